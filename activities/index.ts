@@ -1,0 +1,20 @@
+import type { Db } from '../api/db/knex.js';
+import type { Logger } from '../api/logger.js';
+import type { Config } from '../api/config.js';
+
+/** What activities close over; built once per worker process. */
+export interface ActivityDeps {
+  config: Config;
+  db: Db;
+  logger: Logger;
+}
+
+/**
+ * Activities are plain async functions closing over their dependencies.
+ * Workflows import `typeof createActivities` as a type only.
+ */
+export function createActivities(_deps: ActivityDeps) {
+  return {};
+}
+
+export type Activities = ReturnType<typeof createActivities>;

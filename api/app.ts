@@ -1,0 +1,31 @@
+import { bodyParser } from '@koa/bodyparser';
+import Koa from 'koa';
+import type { AppDeps } from './deps.js';
+import { adminAuth } from './middleware/admin-auth.js';
+import { errorHandler } from './middleware/error-handler.js';
+import { requestContext } from './middleware/request-id.js';
+import { healthRoutes } from './routes/health.routes.js';
+import { projectRoutes } from './routes/projects.routes.js';
+
+/** Builds the Koa application. It never listens: server.ts does. */
+export function createApp(deps: AppDeps): Koa {
+  const app = new Koa({ proxy: false });
+  app.silent = true; // the error handler logs; Koa's default stderr dump would duplicate it
+
+  app.use(requestContext(deps.logger));
+  app.use(errorHandler());
+  app.use(adminAuth(deps.config.adminToken));
+  app.use(
+    bodyParser({
+      enableTypes: ['json'],
+      jsonLimit: deps.config.maxBodyBytes,
+      encoding: 'utf-8',
+    }),
+  );
+
+  for (const router of [healthRoutes(deps), projectRoutes(deps)]) {
+    app.use(router.routes());
+    app.use(router.allowedMethods({ throw: true }));
+  }
+  return app;
+}

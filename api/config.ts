@@ -1,0 +1,118 @@
+import Joi from 'joi';
+
+/**
+ * All process configuration, validated once at start-up. A bad value stops the
+ * process with one line naming the variable (see `ConfigError`).
+ */
+export interface Config {
+  port: number;
+  host: string;
+  maxBodyBytes: number;
+  databaseUrl: string | undefined;
+  temporalAddress: string | undefined;
+  temporalNamespace: string;
+  temporalTaskQueue: string;
+  temporalUiUrl: string | undefined;
+  secretsKey: Buffer | undefined;
+  adminToken: string | undefined;
+  logLevel: string;
+  dataDir: string;
+  embeddedPostgresPort: number;
+  temporalPort: number;
+  temporalUiPort: number;
+  temporalCliPath: string | undefined;
+  shutdownTimeoutMs: number;
+}
+
+/** Thrown when an environment variable is missing or invalid; its message is one printable line. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+const base64Key32 = Joi.string().custom((value: string, helpers) => {
+  const buf = Buffer.from(value, 'base64');
+  if (buf.length !== 32 || buf.toString('base64').replace(/=+$/, '') !== value.replace(/=+$/, '')) {
+    return helpers.message({ custom: '{{#label}} must be 32 random bytes encoded as base64 (e.g. `openssl rand -base64 32`)' });
+  }
+  return value;
+});
+
+const schema = Joi.object({
+  PORT: Joi.number().integer().min(0).max(65535).default(6060),
+  HOST: Joi.string().hostname().default('127.0.0.1'),
+  MAX_BODY_BYTES: Joi.number().integer().min(1024).max(1024 ** 3).default(10 * 1024 * 1024),
+  DATABASE_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }),
+  TEMPORAL_ADDRESS: Joi.string().pattern(/^[^\s:/]+:\d{1,5}$/, 'host:port'),
+  TEMPORAL_NAMESPACE: Joi.string().pattern(/^[A-Za-z0-9._-]{1,200}$/).default('default'),
+  TEMPORAL_TASK_QUEUE: Joi.string().min(1).max(200).default('agent-sessions'),
+  TEMPORAL_UI_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  SECRETS_KEY: base64Key32,
+  ADMIN_TOKEN: Joi.string().min(16).max(512),
+  LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
+  DATA_DIR: Joi.string().min(1).default('.data'),
+  EMBEDDED_PG_PORT: Joi.number().integer().min(1).max(65535).invalid(5432).default(54329),
+  TEMPORAL_PORT: Joi.number().integer().min(1).max(65535).default(7233),
+  TEMPORAL_UI_PORT: Joi.number().integer().min(1).max(65535).default(8233),
+  TEMPORAL_CLI_PATH: Joi.string().min(1),
+  SHUTDOWN_TIMEOUT_MS: Joi.number().integer().min(0).max(600_000).default(30_000),
+})
+  .unknown(true)
+  .prefs({ abortEarly: false, convert: true, errors: { wrap: { label: false } } });
+
+type Env = Record<string, string | undefined>;
+
+export interface LoadOptions {
+  /** Services that must be configured (production commands); embedded mode fills them in itself. */
+  require?: Array<'DATABASE_URL' | 'TEMPORAL_ADDRESS' | 'SECRETS_KEY'>;
+}
+
+export function loadConfig(env: Env = process.env, options: LoadOptions = {}): Config {
+  // Empty strings count as unset, as shells and .env files often produce them.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const { value, error } = schema.validate(cleaned);
+  if (error) {
+    const parts = error.details.map((d) => {
+      const key = String(d.path[0]);
+      const got = cleaned[key];
+      return `${d.message}${got !== undefined && !/KEY|TOKEN|URL/.test(key) ? ` (got "${got}")` : ''}`;
+    });
+    throw new ConfigError(`Invalid configuration: ${parts.join('; ')}`);
+  }
+  const missing = (options.require ?? []).filter((k) => value[k] === undefined);
+  if (missing.length > 0) {
+    throw new ConfigError(`Invalid configuration: ${missing.join(', ')} must be set (required outside embedded mode)`);
+  }
+  const v = value as Record<string, unknown>;
+  return {
+    port: v.PORT as number,
+    host: v.HOST as string,
+    maxBodyBytes: v.MAX_BODY_BYTES as number,
+    databaseUrl: v.DATABASE_URL as string | undefined,
+    temporalAddress: v.TEMPORAL_ADDRESS as string | undefined,
+    temporalNamespace: v.TEMPORAL_NAMESPACE as string,
+    temporalTaskQueue: v.TEMPORAL_TASK_QUEUE as string,
+    temporalUiUrl: v.TEMPORAL_UI_URL as string | undefined,
+    secretsKey: v.SECRETS_KEY ? Buffer.from(v.SECRETS_KEY as string, 'base64') : undefined,
+    adminToken: v.ADMIN_TOKEN as string | undefined,
+    logLevel: v.LOG_LEVEL as string,
+    dataDir: v.DATA_DIR as string,
+    embeddedPostgresPort: v.EMBEDDED_PG_PORT as number,
+    temporalPort: v.TEMPORAL_PORT as number,
+    temporalUiPort: v.TEMPORAL_UI_PORT as number,
+    temporalCliPath: v.TEMPORAL_CLI_PATH as string | undefined,
+    shutdownTimeoutMs: v.SHUTDOWN_TIMEOUT_MS as number,
+  };
+}
+
+/** Entry points call this: print the one-line reason and exit instead of a stack trace. */
+export function loadConfigOrExit(env: Env = process.env, options: LoadOptions = {}): Config {
+  try {
+    return loadConfig(env, options);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+}

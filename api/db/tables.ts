@@ -1,0 +1,18 @@
+/** Typed rows of our tables; repositories use these so queries are type-checked. */
+
+export const ProjectsTableName = 'projects';
+export interface DbProject {
+  id: string;
+  name: string;
+  description: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+export type DbProjectInsert = Pick<DbProject, 'name' | 'description'>;
+export type DbProjectUpdate = Partial<Pick<DbProject, 'name' | 'description'>>;
+
+declare module 'knex/types/tables.js' {
+  interface Tables {
+    projects: DbProject;
+  }
+}

@@ -1,0 +1,34 @@
+import { randomUUID } from 'node:crypto';
+import type { Context, Next } from 'koa';
+import type { Logger } from '../logger.js';
+
+const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * Gives each request an id (the caller's X-Request-Id when it is sane), a child
+ * logger carrying it, and one log line when the response is done.
+ */
+export function requestContext(logger: Logger) {
+  return async function requestContextMiddleware(ctx: Context, next: Next): Promise<void> {
+    const incoming = ctx.get('x-request-id');
+    const requestId = SAFE_ID.test(incoming) ? incoming : randomUUID();
+    ctx.state.requestId = requestId;
+    ctx.state.log = logger.child({ request_id: requestId });
+    ctx.set('X-Request-Id', requestId);
+    const started = performance.now();
+    try {
+      await next();
+    } finally {
+      ctx.state.log.info(
+        {
+          method: ctx.method,
+          path: ctx.path,
+          route: ctx._matchedRoute,
+          status: ctx.status,
+          duration_ms: Math.round((performance.now() - started) * 100) / 100,
+        },
+        'request',
+      );
+    }
+  };
+}

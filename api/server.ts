@@ -1,0 +1,70 @@
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApp } from './app.js';
+import { loadConfigOrExit, type Config } from './config.js';
+import { closeDeps, createDeps, type AppDeps } from './deps.js';
+import { isMain } from './is-main.js';
+import { createLogger, type Logger } from './logger.js';
+
+export interface ApiServer {
+  url: string;
+  server: Server;
+  deps: AppDeps;
+  close(): Promise<void>;
+}
+
+/** Listens, and stops gracefully: no new connections, in-flight requests finish, then pools close. */
+export async function startApiServer(config: Config, logger: Logger, deps = createDeps(config, logger)): Promise<ApiServer> {
+  const app = createApp(deps);
+  const server = app.listen({ port: config.port, host: config.host });
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject);
+  });
+  server.keepAliveTimeout = 65_000; // longer than common load balancers' idle timeout
+  const { port } = server.address() as AddressInfo;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  if (!['127.0.0.1', 'localhost', '::1'].includes(config.host) && !config.adminToken) {
+    logger.warn(`API bound to ${config.host} without ADMIN_TOKEN: anyone who can reach this port can change configuration`);
+  }
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${host}:${port}`,
+    server,
+    deps,
+    close() {
+      closing ??= (async () => {
+        const done = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        const timer = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
+        await done;
+        clearTimeout(timer);
+        await closeDeps(deps);
+      })();
+      return closing;
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const config = loadConfigOrExit(process.env, { require: ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'SECRETS_KEY'] });
+  const logger = createLogger(config.logLevel);
+  const api = await startApiServer(config, logger);
+  logger.info({ url: api.url }, 'api listening');
+  const stop = (signal: string) => {
+    logger.info({ signal }, 'api shutting down');
+    api.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+if (isMain(import.meta.url)) {
+  await main();
+}
