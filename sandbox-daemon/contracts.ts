@@ -1,0 +1,89 @@
+/**
+ * Wire contracts of the daemon (§2.10, §4.11). The manager keeps its own copy
+ * of these shapes (activities/sandbox/daemon-client.ts): nothing outside this
+ * folder imports daemon code except tests.
+ */
+import { BadRequestError } from './errors.js';
+
+/** Body of POST /exec/bash. `timeout` is in seconds (DESIGN.md: request fields named timeout are seconds). */
+export interface ExecBashRequest {
+  command: string;
+  workdir?: string;
+  env?: Record<string, string>;
+  timeout?: number;
+}
+
+/** Body of POST /exec/python. */
+export interface ExecPythonRequest {
+  script: string;
+  workdir?: string;
+  env?: Record<string, string>;
+  timeout?: number;
+}
+
+/** §2.10 plus the flags the issue adds; the extra flags are present only when true. */
+export interface CommandResult {
+  stdout: string;
+  stderr: string;
+  exit_code: number;
+  duration_ms: number;
+  timed_out?: true;
+  stdout_truncated?: true;
+  stderr_truncated?: true;
+}
+
+export interface ErrorBody {
+  error: { code: string; message: string };
+}
+
+export interface ExecOptions {
+  workdir: string | undefined;
+  env: Record<string, string>;
+  timeoutMs: number;
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Validates the shared exec fields. Unknown fields are rejected, as the API
+ * does (DESIGN.md), so a typo such as `timout` fails loudly instead of being ignored.
+ */
+export function parseExecBody(
+  body: unknown,
+  main: 'command' | 'script',
+  limits: { defaultTimeoutMs: number; maxTimeoutMs: number },
+): { source: string } & ExecOptions {
+  if (!isRecord(body)) throw new BadRequestError('body must be a JSON object');
+  for (const key of Object.keys(body)) {
+    if (![main, 'workdir', 'env', 'timeout'].includes(key)) throw new BadRequestError(`unknown field "${key}"`);
+  }
+  const source = body[main];
+  if (typeof source !== 'string' || source.length === 0) throw new BadRequestError(`"${main}" must be a non-empty string`);
+  if (source.includes('\0')) throw new BadRequestError(`"${main}" must not contain NUL bytes`);
+
+  const workdir = body.workdir;
+  if (workdir !== undefined && typeof workdir !== 'string') throw new BadRequestError('"workdir" must be a string');
+
+  const env: Record<string, string> = {};
+  if (body.env !== undefined) {
+    if (!isRecord(body.env)) throw new BadRequestError('"env" must be an object of strings');
+    for (const [key, value] of Object.entries(body.env)) {
+      if (!ENV_NAME.test(key)) throw new BadRequestError(`"env" key "${key}" is not a valid variable name`);
+      if (typeof value !== 'string' || value.includes('\0')) throw new BadRequestError(`"env.${key}" must be a string without NUL`);
+      env[key] = value;
+    }
+  }
+
+  let timeoutMs = limits.defaultTimeoutMs;
+  if (body.timeout !== undefined) {
+    const t = body.timeout;
+    if (typeof t !== 'number' || !Number.isFinite(t) || t <= 0) throw new BadRequestError('"timeout" must be a positive number of seconds');
+    timeoutMs = Math.round(t * 1000);
+    if (timeoutMs > limits.maxTimeoutMs) throw new BadRequestError(`"timeout" must be at most ${limits.maxTimeoutMs / 1000} seconds`);
+  }
+  return { source, workdir: workdir || undefined, env, timeoutMs };
+}

@@ -1,0 +1,190 @@
+/**
+ * The daemon's HTTP server: authentication, idle shutdown, structured request
+ * logs, and listening on TCP or a Unix socket. `createDaemon` never installs
+ * signal handlers or exits the process; main.ts does that.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { chmodSync, mkdirSync, rmSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import type { DaemonConfig } from './config.js';
+import { DaemonError, UnauthorizedError } from './errors.js';
+import { type Logger, silentLogger } from './logging.js';
+import { route, type RouteResult } from './routes.js';
+
+export const DAEMON_VERSION = '1';
+
+export interface Daemon {
+  server: Server;
+  /** `http://host:port` or `unix:<path>`. */
+  address: string;
+  /** Resolves when the daemon has stopped, for whatever reason. */
+  closed: Promise<'idle' | 'closed'>;
+  close(): Promise<void>;
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}
+
+/** Env for commands: the daemon's own, minus its token and settings, which commands have no business reading. */
+function commandEnv(env: NodeJS.ProcessEnv, root: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) {
+    if (v !== undefined && !k.startsWith('SANDBOX_') && !k.startsWith('NODE_')) out[k] = v;
+  }
+  out.PATH ??= '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+  out.HOME ??= root;
+  out.LANG ??= 'C.UTF-8';
+  out.SANDBOX_ROOT = root;
+  return out;
+}
+
+export async function createDaemon(config: DaemonConfig, options: { logger?: Logger; env?: NodeJS.ProcessEnv } = {}): Promise<Daemon> {
+  const logger = options.logger ?? silentLogger;
+  const tokenDigest = digest(config.token);
+  const running = new Set<() => void>();
+  let inflight = 0;
+  let lastActivity = Date.now();
+  let idleTimer: NodeJS.Timeout | undefined;
+  let resolveClosed!: (why: 'idle' | 'closed') => void;
+  const closed = new Promise<'idle' | 'closed'>((r) => (resolveClosed = r));
+
+  mkdirSync(config.root, { recursive: true });
+  const deps = {
+    config,
+    exec: { root: config.root, maxOutputBytes: config.maxOutputBytes, baseEnv: commandEnv(options.env ?? process.env, config.root) },
+    trackProcess: (kill: () => void) => {
+      running.add(kill);
+      return () => running.delete(kill);
+    },
+  };
+
+  const authorized = (req: IncomingMessage): boolean => {
+    const header = req.headers.authorization ?? '';
+    const match = /^Bearer (.+)$/.exec(header);
+    return match !== null && timingSafeEqual(digest(match[1] ?? ''), tokenDigest);
+  };
+
+  const send = (res: ServerResponse, result: RouteResult, head: boolean): void => {
+    if ('json' in result) {
+      const body = JSON.stringify(result.json);
+      res.writeHead(result.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(body);
+      return;
+    }
+    res.writeHead(result.status, { 'content-type': result.contentType, 'content-length': result.size });
+    if (head) {
+      result.stream.destroy();
+      res.end();
+      return;
+    }
+    result.stream.on('error', () => res.destroy());
+    result.stream.pipe(res);
+  };
+
+  const sendError = (res: ServerResponse, err: unknown): number => {
+    const known = err instanceof DaemonError;
+    const errno = (err as NodeJS.ErrnoException).code;
+    // Permission problems inside the root are the caller's to fix, not a daemon fault.
+    const status = known ? err.status : errno === 'EACCES' || errno === 'EPERM' ? 403 : 500;
+    const code = known ? err.code : status === 403 ? 'forbidden' : 'internal';
+    const message = known ? err.message : status === 403 ? 'permission denied' : 'internal error';
+    if (!known && status === 500) logger.error('unhandled error', { error: (err as Error).message });
+    if (res.headersSent) {
+      res.destroy();
+      return status;
+    }
+    const body = JSON.stringify({ error: { code, message } });
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' });
+    res.end(body);
+    return status;
+  };
+
+  const server = createServer((req, res) => {
+    if (req.url === '/health' && (req.method === 'GET' || req.method === 'HEAD')) {
+      // Health checks do not count as activity: a polling orchestrator must not keep an idle sandbox alive.
+      const body = JSON.stringify({ status: 'ok', version: DAEMON_VERSION, running: inflight, idle_ms: inflight > 0 ? 0 : Date.now() - lastActivity });
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.end(req.method === 'HEAD' ? undefined : body);
+      return;
+    }
+    const started = performance.now();
+    inflight++;
+    lastActivity = Date.now();
+    let status = 200;
+    const finish = () => {
+      inflight--;
+      lastActivity = Date.now();
+      logger.info('request', { method: req.method, path: (req.url ?? '').split('?')[0], status, duration_ms: Math.round(performance.now() - started) });
+      armIdle();
+    };
+    res.once('close', finish);
+    if (!authorized(req)) {
+      status = sendError(res, new UnauthorizedError());
+      req.resume();
+      return;
+    }
+    route(req, deps).then(
+      (result) => {
+        status = result.status;
+        send(res, result, req.method === 'HEAD');
+      },
+      (err: unknown) => {
+        status = sendError(res, err);
+        req.resume();
+      },
+    );
+  });
+  server.keepAliveTimeout = 5_000;
+
+  const armIdle = () => {
+    if (config.idleTimeoutMs === 0) return;
+    clearTimeout(idleTimer);
+    const due = lastActivity + config.idleTimeoutMs - Date.now();
+    idleTimer = setTimeout(() => {
+      if (inflight > 0) return; // finish() re-arms
+      if (Date.now() - lastActivity < config.idleTimeoutMs) return armIdle();
+      logger.info('idle shutdown', { idle_ms: Date.now() - lastActivity });
+      void stop('idle');
+    }, Math.max(due, 10));
+  };
+
+  let stopping: Promise<void> | undefined;
+  const stop = (why: 'idle' | 'closed'): Promise<void> => {
+    stopping ??= new Promise<void>((resolve) => {
+      clearTimeout(idleTimer);
+      for (const kill of running) kill();
+      server.close(() => {
+        if (config.socket) rmSync(config.socket, { force: true });
+        resolve();
+        resolveClosed(why);
+      });
+      server.closeIdleConnections();
+      // A client holding a keep-alive socket must not hold the daemon up.
+      setTimeout(() => server.closeAllConnections(), 2_000).unref();
+    });
+    return stopping;
+  };
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    if (config.socket) {
+      mkdirSync(path.dirname(config.socket), { recursive: true });
+      rmSync(config.socket, { force: true }); // stale socket from a previous container
+      server.listen(config.socket, () => {
+        chmodSync(config.socket!, config.socketMode);
+        resolve();
+      });
+    } else {
+      server.listen(config.port, config.host, () => resolve());
+    }
+  });
+  armIdle();
+
+  const addr = server.address();
+  const address = typeof addr === 'string' ? `unix:${addr}` : `http://${(addr as AddressInfo).address}:${(addr as AddressInfo).port}`;
+  logger.info('listening', { address, root: config.root, idle_timeout_ms: config.idleTimeoutMs });
+  return { server, address, closed, close: () => stop('closed') };
+}
