@@ -26,7 +26,15 @@ export default tseslint.config(
     // Workflow code runs in Temporal's deterministic sandbox: no Node built-ins.
     files: ['workflows/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { paths: nodeBuiltins.map((name) => ({ name, message: 'Node built-ins are not allowed in workflow code.' })) }],
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: nodeBuiltins.map((name) => ({
+            name,
+            message: 'Node built-ins are not allowed in workflow code.',
+          })),
+        },
+      ],
     },
   },
   { files: ['**/*.js', '**/*.mjs'], ...tseslint.configs.disableTypeChecked },

@@ -19,7 +19,8 @@ function installRuntime(logger: Logger): void {
   if (runtimeInstalled) return;
   const log = logger.child({ component: 'temporal' });
   const levels = { TRACE: 'trace', DEBUG: 'debug', INFO: 'debug', WARN: 'warn', ERROR: 'error' } as const;
-  const emit = (level: keyof typeof levels, message: string, meta?: Record<string, unknown>) => log[levels[level]](meta ?? {}, message);
+  const emit = (level: keyof typeof levels, message: string, meta?: Record<string, unknown>) =>
+    log[levels[level]](meta ?? {}, message);
   Runtime.install({
     logger: {
       log: emit,
@@ -83,14 +84,19 @@ export async function startWorker(
 }
 
 async function main(): Promise<void> {
-  const config = loadConfigOrExit(process.env, { require: ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'SECRETS_KEY'] });
+  const config = loadConfigOrExit(process.env, {
+    require: ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'SECRETS_KEY'],
+  });
   const logger = createLogger(config.logLevel);
   const db = createDb(config.databaseUrl!);
   const running = await startWorker(config, logger, db);
   logger.info({ taskQueue: config.temporalTaskQueue }, 'worker running');
   const stop = (signal: string) => {
     logger.info({ signal }, 'worker shutting down (finishing in-flight activities)');
-    void running.shutdown().then(() => db.destroy()).then(() => process.exit(0));
+    void running
+      .shutdown()
+      .then(() => db.destroy())
+      .then(() => process.exit(0));
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

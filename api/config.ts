@@ -32,7 +32,9 @@ export class ConfigError extends Error {
 const base64Key32 = Joi.string().custom((value: string, helpers) => {
   const buf = Buffer.from(value, 'base64');
   if (buf.length !== 32 || buf.toString('base64').replace(/=+$/, '') !== value.replace(/=+$/, '')) {
-    return helpers.message({ custom: '{{#label}} must be 32 random bytes encoded as base64 (e.g. `openssl rand -base64 32`)' });
+    return helpers.message({
+      custom: '{{#label}} must be 32 random bytes encoded as base64 (e.g. `openssl rand -base64 32`)',
+    });
   }
   return value;
 });
@@ -40,10 +42,16 @@ const base64Key32 = Joi.string().custom((value: string, helpers) => {
 const schema = Joi.object({
   PORT: Joi.number().integer().min(0).max(65535).default(6060),
   HOST: Joi.string().hostname().default('127.0.0.1'),
-  MAX_BODY_BYTES: Joi.number().integer().min(1024).max(1024 ** 3).default(10 * 1024 * 1024),
+  MAX_BODY_BYTES: Joi.number()
+    .integer()
+    .min(1024)
+    .max(1024 ** 3)
+    .default(10 * 1024 * 1024),
   DATABASE_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }),
   TEMPORAL_ADDRESS: Joi.string().pattern(/^[^\s:/]+:\d{1,5}$/, 'host:port'),
-  TEMPORAL_NAMESPACE: Joi.string().pattern(/^[A-Za-z0-9._-]{1,200}$/).default('default'),
+  TEMPORAL_NAMESPACE: Joi.string()
+    .pattern(/^[A-Za-z0-9._-]{1,200}$/)
+    .default('default'),
   TEMPORAL_TASK_QUEUE: Joi.string().min(1).max(200).default('agent-sessions'),
   TEMPORAL_UI_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
   SECRETS_KEY: base64Key32,
@@ -69,7 +77,7 @@ export interface LoadOptions {
 export function loadConfig(env: Env = process.env, options: LoadOptions = {}): Config {
   // Empty strings count as unset, as shells and .env files often produce them.
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
-  const { value, error } = schema.validate(cleaned);
+  const { value, error } = schema.validate(cleaned) as { value: Record<string, unknown>; error?: Joi.ValidationError };
   if (error) {
     const parts = error.details.map((d) => {
       const key = String(d.path[0]);
@@ -80,9 +88,11 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
   }
   const missing = (options.require ?? []).filter((k) => value[k] === undefined);
   if (missing.length > 0) {
-    throw new ConfigError(`Invalid configuration: ${missing.join(', ')} must be set (required outside embedded mode)`);
+    throw new ConfigError(
+      `Invalid configuration: ${missing.join(', ')} must be set (required outside embedded mode)`,
+    );
   }
-  const v = value as Record<string, unknown>;
+  const v = value;
   return {
     port: v.PORT as number,
     host: v.HOST as string,

@@ -9,7 +9,13 @@ export function createLogger(level: string, destination?: DestinationStream): Lo
       level,
       base: undefined,
       redact: {
-        paths: ['req.headers.authorization', 'req.headers["x-api-key"]', 'req.headers["x-goog-api-key"]', '*.api_key', '*.secret_key'],
+        paths: [
+          'req.headers.authorization',
+          'req.headers["x-api-key"]',
+          'req.headers["x-goog-api-key"]',
+          '*.api_key',
+          '*.secret_key',
+        ],
         censor: '[redacted]',
       },
     },

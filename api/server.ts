@@ -14,7 +14,11 @@ export interface ApiServer {
 }
 
 /** Listens, and stops gracefully: no new connections, in-flight requests finish, then pools close. */
-export async function startApiServer(config: Config, logger: Logger, deps = createDeps(config, logger)): Promise<ApiServer> {
+export async function startApiServer(
+  config: Config,
+  logger: Logger,
+  deps = createDeps(config, logger),
+): Promise<ApiServer> {
   const app = createApp(deps);
   const server = app.listen({ port: config.port, host: config.host });
   await new Promise<void>((resolve, reject) => {
@@ -25,7 +29,9 @@ export async function startApiServer(config: Config, logger: Logger, deps = crea
   const { port } = server.address() as AddressInfo;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   if (!['127.0.0.1', 'localhost', '::1'].includes(config.host) && !config.adminToken) {
-    logger.warn(`API bound to ${config.host} without ADMIN_TOKEN: anyone who can reach this port can change configuration`);
+    logger.warn(
+      `API bound to ${config.host} without ADMIN_TOKEN: anyone who can reach this port can change configuration`,
+    );
   }
   let closing: Promise<void> | undefined;
   return {
@@ -47,7 +53,9 @@ export async function startApiServer(config: Config, logger: Logger, deps = crea
 }
 
 async function main(): Promise<void> {
-  const config = loadConfigOrExit(process.env, { require: ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'SECRETS_KEY'] });
+  const config = loadConfigOrExit(process.env, {
+    require: ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'SECRETS_KEY'],
+  });
   const logger = createLogger(config.logLevel);
   const api = await startApiServer(config, logger);
   logger.info({ url: api.url }, 'api listening');

@@ -12,7 +12,11 @@ import pg from 'pg';
 import type { TestProject } from 'vitest/node';
 import { createDb, migrateLatest } from '../api/db/knex.js';
 import { startEmbeddedPostgres, type EmbeddedPg } from '../scripts/lib/embedded-postgres.js';
-import { findTemporalCli, startTemporalDevServer, type DevServer } from '../scripts/lib/temporal-dev-server.js';
+import {
+  findTemporalCli,
+  startTemporalDevServer,
+  type DevServer,
+} from '../scripts/lib/temporal-dev-server.js';
 import { freePort } from './helpers/ports.js';
 
 declare module 'vitest' {
@@ -81,7 +85,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     // Temporal
     const cli = findTemporalCli();
     if (!cli) {
-      const reason = 'Temporal CLI not found (TEMPORAL_CLI_PATH, ~/.cache/agent-server/temporal-v1.5.1, PATH); run scripts/install-temporal';
+      const reason =
+        'Temporal CLI not found (TEMPORAL_CLI_PATH, ~/.cache/agent-server/temporal-v1.5.1, PATH); run scripts/install-temporal';
       if (CI) throw new Error(reason);
       console.warn(`\n*** SKIPPING Temporal tests: ${reason} ***\n`);
       project.provide('temporalAddress', null);

@@ -14,7 +14,11 @@ const digest = (s: string) => createHash('sha256').update(s).digest();
 export function adminAuth(adminToken: string | undefined) {
   const expected = adminToken ? digest(adminToken) : undefined;
   return async function adminAuthMiddleware(ctx: Context, next: Next): Promise<void> {
-    if (expected && ctx.path.startsWith('/api/agent-server/') && !OPEN_PATHS.some((re) => re.test(ctx.path))) {
+    if (
+      expected &&
+      ctx.path.startsWith('/api/agent-server/') &&
+      !OPEN_PATHS.some((re) => re.test(ctx.path))
+    ) {
       const match = /^Bearer\s+(.+)$/i.exec(ctx.get('authorization'));
       if (!match || !timingSafeEqual(digest(match[1]!.trim()), expected)) throw new UnauthorizedError();
     }

@@ -28,7 +28,8 @@ function fromPostgres(err: HttpLikeError): AppError | undefined {
 function fromHttpError(err: HttpLikeError): AppError | undefined {
   const status = err.status ?? err.statusCode;
   if (typeof status !== 'number' || status < 400 || status >= 500) return undefined;
-  if (status === 413) return new AppError(413, 'Payload too large', { reason: 'request body exceeds the size limit' });
+  if (status === 413)
+    return new AppError(413, 'Payload too large', { reason: 'request body exceeds the size limit' });
   if (status === 400 && (err.type === 'entity.parse.failed' || /JSON/i.test(err.message ?? ''))) {
     return ValidationError.field('body', 'body is not valid JSON', 'body.parse');
   }
@@ -52,7 +53,7 @@ export function errorHandler() {
       ctx.status = status;
       ctx.body = failure(status, appErr?.expose ? appErr.details : {});
       if (status >= 500) {
-        ctx.state.log?.error({ err: caught, request_id: ctx.state.requestId }, 'request failed');
+        ctx.state.log.error({ err: caught, request_id: ctx.state.requestId }, 'request failed');
       }
       ctx.state.error = caught;
     }

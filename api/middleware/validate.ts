@@ -31,7 +31,12 @@ export function validate(schemas: RequestSchemas) {
   return async function validateMiddleware(ctx: Context, next: Next): Promise<void> {
     const fields: FieldError[] = [];
     const input: Validated = { params: {}, query: {}, body: undefined };
-    const run = (schema: Joi.Schema | undefined, value: unknown, location: keyof Validated, convert: boolean) => {
+    const run = (
+      schema: Joi.Schema | undefined,
+      value: unknown,
+      location: keyof Validated,
+      convert: boolean,
+    ) => {
       if (!schema) return value;
       const result = schema.validate(value, {
         abortEarly: false,

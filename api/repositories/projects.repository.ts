@@ -1,5 +1,10 @@
 import type { Db } from '../db/knex.js';
-import { ProjectsTableName, type DbProject, type DbProjectInsert, type DbProjectUpdate } from '../db/tables.js';
+import {
+  ProjectsTableName,
+  type DbProject,
+  type DbProjectInsert,
+  type DbProjectUpdate,
+} from '../db/tables.js';
 import type { Page } from '../schemas/common.schemas.js';
 
 export class ProjectsRepository {

@@ -23,7 +23,11 @@ async function timed(fn: () => Promise<unknown>, timeoutMs: number): Promise<Che
   } catch (err) {
     // The reason is an operator's aid (connection refused, timeout); it carries no secrets.
     const e = err as { code?: string; message?: string };
-    return { ok: false, latency_ms: Math.round(performance.now() - started), error: e.code ?? e.message ?? 'unavailable' };
+    return {
+      ok: false,
+      latency_ms: Math.round(performance.now() - started),
+      error: e.code ?? e.message ?? 'unavailable',
+    };
   } finally {
     clearTimeout(timer);
   }

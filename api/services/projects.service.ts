@@ -23,9 +23,12 @@ export class ProjectsService {
 
   async create(body: ProjectCreateBody): Promise<Project> {
     try {
-      return toProject(await this.projects.insert({ name: body.name, description: body.description ?? null }));
+      return toProject(
+        await this.projects.insert({ name: body.name, description: body.description ?? null }),
+      );
     } catch (err) {
-      if (isUniqueViolation(err)) throw new ConflictError({ field: 'name', reason: 'a project with this name already exists' });
+      if (isUniqueViolation(err))
+        throw new ConflictError({ field: 'name', reason: 'a project with this name already exists' });
       throw err;
     }
   }
@@ -46,7 +49,8 @@ export class ProjectsService {
       if (!row) throw new NotFoundError('project');
       return toProject(row);
     } catch (err) {
-      if (isUniqueViolation(err)) throw new ConflictError({ field: 'name', reason: 'a project with this name already exists' });
+      if (isUniqueViolation(err))
+        throw new ConflictError({ field: 'name', reason: 'a project with this name already exists' });
       throw err;
     }
   }

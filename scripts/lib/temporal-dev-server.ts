@@ -13,7 +13,10 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 export const TEMPORAL_CLI_VERSION = 'v1.5.1';
 
 function cacheDir(): string {
-  return process.env.AGENT_SERVER_CACHE ?? path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'agent-server');
+  return (
+    process.env.AGENT_SERVER_CACHE ??
+    path.join(process.env.XDG_CACHE_HOME ?? path.join(os.homedir(), '.cache'), 'agent-server')
+  );
 }
 
 function onPath(bin: string): string | undefined {
@@ -56,7 +59,8 @@ export function waitForPort(host: string, port: number, timeoutMs: number): Prom
       });
       socket.once('error', () => {
         socket.destroy();
-        if (Date.now() > deadline) reject(new Error(`nothing listening on ${host}:${port} after ${timeoutMs} ms`));
+        if (Date.now() > deadline)
+          reject(new Error(`nothing listening on ${host}:${port} after ${timeoutMs} ms`));
         else setTimeout(attempt, 100);
       });
     };
@@ -118,14 +122,24 @@ export async function stopStale(pidFile: string, expectCommand: string): Promise
 
 export async function startTemporalDevServer(opts: DevServerOptions): Promise<DevServer> {
   if (opts.pidFile) await stopStale(opts.pidFile, 'start-dev');
-  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(opts.port), '--log-level', 'warn'];
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    '127.0.0.1',
+    '--port',
+    String(opts.port),
+    '--log-level',
+    'warn',
+  ];
   if (opts.uiPort === undefined) args.push('--headless');
   else args.push('--ui-port', String(opts.uiPort));
   if (opts.dbFile) {
     await mkdir(path.dirname(opts.dbFile), { recursive: true });
     args.push('--db-filename', opts.dbFile);
   }
-  for (const [name, type] of Object.entries(searchAttributes)) args.push('--search-attribute', `${name}=${type}`);
+  for (const [name, type] of Object.entries(searchAttributes))
+    args.push('--search-attribute', `${name}=${type}`);
 
   const child = spawn(opts.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
@@ -136,7 +150,9 @@ export async function startTemporalDevServer(opts: DevServerOptions): Promise<De
   child.stderr.on('data', collect);
   if (opts.pidFile) await writeFile(opts.pidFile, String(child.pid));
   const exited = new Promise<never>((_, reject) =>
-    child.once('exit', (code) => reject(new Error(`temporal dev server exited (code ${code}): ${output.trim().slice(-2_000)}`))),
+    child.once('exit', (code) =>
+      reject(new Error(`temporal dev server exited (code ${code}): ${output.trim().slice(-2_000)}`)),
+    ),
   );
   exited.catch(() => undefined);
   await Promise.race([waitForPort('127.0.0.1', opts.port, 60_000), exited]);

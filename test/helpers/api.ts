@@ -17,7 +17,9 @@ export interface Envelope<T = unknown> {
   message: string;
   data: T;
   status: number;
-  errorDetails: Record<string, unknown> & { fields?: Array<{ field: string; message: string; type: string }> };
+  errorDetails: Record<string, unknown> & {
+    fields?: Array<{ field: string; message: string; type: string }>;
+  };
 }
 
 export interface TestApi {
@@ -25,7 +27,12 @@ export interface TestApi {
   server: ApiServer;
   logs: LogCapture;
   config: Config;
-  request<T = unknown>(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<HttpResult<Envelope<T>>>;
+  request<T = unknown>(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers?: Record<string, string>,
+  ): Promise<HttpResult<Envelope<T>>>;
   close(): Promise<void>;
 }
 
@@ -41,7 +48,12 @@ export async function startTestApi(env: Record<string, string | undefined> = {})
   });
   const logs = new LogCapture();
   const server = await startApiServer(config, createLogger(config.logLevel, logs));
-  const request = async <T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+  const request = async <T>(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ) => {
     const init: RequestInit = { method, headers: { ...headers } };
     if (body !== undefined) {
       init.body = typeof body === 'string' ? body : JSON.stringify(body);
@@ -49,11 +61,11 @@ export async function startTestApi(env: Record<string, string | undefined> = {})
     }
     const res = await fetch(`${server.url}${path}`, init);
     const text = await res.text();
-    let parsed: unknown = undefined;
+    let parsed: unknown;
     try {
       parsed = JSON.parse(text);
     } catch {
-      parsed = undefined;
+      // not JSON: tests look at `text`
     }
     return { status: res.status, headers: res.headers, body: parsed as Envelope<T>, text };
   };

@@ -13,7 +13,10 @@ export const uniqueName = (prefix = 'test') => `${prefix}-${randomUUID().slice(0
 
 /** Each test builds its own tenant instead of truncating shared tables. */
 export async function createProject(api: TestApi, body: Record<string, unknown> = {}): Promise<ProjectData> {
-  const res = await api.request<ProjectData>('POST', '/api/agent-server/projects', { name: uniqueName('project'), ...body });
+  const res = await api.request<ProjectData>('POST', '/api/agent-server/projects', {
+    name: uniqueName('project'),
+    ...body,
+  });
   if (res.status !== 200) throw new Error(`createProject failed: ${res.status} ${res.text}`);
   return res.body.data;
 }

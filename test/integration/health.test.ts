@@ -19,7 +19,10 @@ describe('health and readiness', () => {
     api = await startTestApi();
     const live = await api.request('GET', '/api/agent-server/health');
     expect(live.body).toMatchObject({ error: false, status: 200, data: { status: 'ok' } });
-    const ready = await api.request<{ checks: Record<string, Check> }>('GET', '/api/agent-server/health/ready');
+    const ready = await api.request<{ checks: Record<string, Check> }>(
+      'GET',
+      '/api/agent-server/health/ready',
+    );
     expect(ready.status).toBe(200);
     expect(ready.body.data.checks.postgres?.ok).toBe(true);
     expect(ready.body.data.checks.temporal?.ok).toBe(true);

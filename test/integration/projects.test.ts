@@ -131,7 +131,9 @@ describe('ADMIN_TOKEN', () => {
     const none = await api.request('GET', P);
     expect(none.status).toBe(401);
     expect(none.body).toMatchObject({ error: true, message: 'Unauthorized', status: 401, data: {} });
-    expect((await api.request('GET', P, undefined, { authorization: 'Bearer wrong-token' })).status).toBe(401);
+    expect((await api.request('GET', P, undefined, { authorization: 'Bearer wrong-token' })).status).toBe(
+      401,
+    );
     expect((await api.request('GET', P, undefined, { authorization: `Bearer ${token}` })).status).toBe(200);
     expect((await api.request('GET', '/api/agent-server/health')).status).toBe(200);
   });

@@ -43,7 +43,9 @@ describe.skipIf(noTemporal())('a real Worker against the Temporal dev server', (
   });
 
   it('starts a workflow with update-with-start, runs its activities against Postgres, and answers queries', async () => {
-    const [project] = await db('projects').insert({ name: `wf-${randomUUID()}` }).returning('*');
+    const [project] = await db('projects')
+      .insert({ name: `wf-${randomUUID()}` })
+      .returning('*');
     const workflowId = `ledger/${project!.id}`;
     const start = () =>
       new WithStartWorkflowOperation(ledgerWorkflow, {
@@ -53,8 +55,14 @@ describe.skipIf(noTemporal())('a real Worker against the Temporal dev server', (
         workflowIdConflictPolicy: 'USE_EXISTING',
       });
 
-    const first = await client.workflow.executeUpdateWithStart(addEntryUpdate, { args: ['a'], startWorkflowOperation: start() });
-    const second = await client.workflow.executeUpdateWithStart(addEntryUpdate, { args: ['b'], startWorkflowOperation: start() });
+    const first = await client.workflow.executeUpdateWithStart(addEntryUpdate, {
+      args: ['a'],
+      startWorkflowOperation: start(),
+    });
+    const second = await client.workflow.executeUpdateWithStart(addEntryUpdate, {
+      args: ['b'],
+      startWorkflowOperation: start(),
+    });
     expect([first, second]).toEqual([1, 2]);
 
     const handle = client.workflow.getHandle(workflowId);

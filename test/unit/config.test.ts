@@ -37,12 +37,15 @@ describe('configuration', () => {
       }
       throw new Error('expected a ConfigError');
     })();
-    for (const name of ['PORT', 'SECRETS_KEY', 'LOG_LEVEL', 'DATABASE_URL']) expect(err.message).toContain(name);
+    for (const name of ['PORT', 'SECRETS_KEY', 'LOG_LEVEL', 'DATABASE_URL'])
+      expect(err.message).toContain(name);
     expect(err.message).not.toContain('not-a-key');
   });
 
   it('requires services outside embedded mode and accepts a proper SECRETS_KEY', () => {
-    expect(() => loadConfig({}, { require: ['DATABASE_URL', 'SECRETS_KEY'] })).toThrowError(/DATABASE_URL, SECRETS_KEY must be set/);
+    expect(() => loadConfig({}, { require: ['DATABASE_URL', 'SECRETS_KEY'] })).toThrowError(
+      /DATABASE_URL, SECRETS_KEY must be set/,
+    );
     const key = randomBytes(32).toString('base64');
     expect(loadConfig({ SECRETS_KEY: key }).secretsKey?.length).toBe(32);
     expect(() => loadConfig({ SECRETS_KEY: randomBytes(16).toString('base64') })).toThrowError(/SECRETS_KEY/);

@@ -1,0 +1,11 @@
+import type { Logger } from '../logger.js';
+
+declare module 'koa' {
+  interface DefaultState {
+    requestId: string;
+    log: Logger;
+    /** Set by validate(): params, query and body after joi conversion. */
+    input?: unknown;
+    error?: unknown;
+  }
+}
