@@ -38,9 +38,17 @@ fi
 
 cd "$ROOT"
 stamp="node_modules/.package-lock.json"
-if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ]; then
-  echo "node-env: installing dependencies (npm ci)" >&2
-  npm ci --no-audit --no-fund >&2
+if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] || [ package.json -nt "$stamp" ]; then
+  echo "node-env: installing dependencies" >&2
+  # `npm ci` refuses a lockfile that lacks optional platform packages the
+  # registry does not serve (here: @swc/core's darwin/win builds); `npm install`
+  # installs the same locked versions and tolerates that.
+  npm ci --no-audit --no-fund >&2 2>/tmp/node-env-npm-ci.$$ || {
+    grep -q 'EUSAGE' /tmp/node-env-npm-ci.$$ || { cat /tmp/node-env-npm-ci.$$ >&2; rm -f /tmp/node-env-npm-ci.$$; exit 1; }
+    npm install --no-audit --no-fund >&2
+  }
+  rm -f /tmp/node-env-npm-ci.$$
+  touch "$stamp"
 fi
 
 export PATH="$ROOT/node_modules/.bin:$PATH"
