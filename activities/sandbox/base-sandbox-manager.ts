@@ -1,0 +1,143 @@
+/**
+ * What every backend shares: calls go straight to the last known endpoint and
+ * fall back to `ensure` when the daemon is gone (idle shutdown, crash, kill).
+ * The in-process handle cache is only a shortcut: it is never trusted over
+ * the backend, so two manager processes stay correct without coordinating.
+ */
+import type { Logger } from '../../api/logger.js';
+import { daemonRequest, DaemonAuthRejectedError, DaemonUnreachableError, encodeFilePath, parseCommandResult, raiseForStatus } from './daemon-client.js';
+import { SandboxAuthError } from './errors.js';
+import type { SandboxConfig } from './sandbox-config.js';
+import type { CommandResult, ExecRequest, PythonRequest, SandboxHandle, SandboxInfo, SandboxManager, SandboxSession, SandboxSpec } from './sandbox-manager.js';
+import { sandboxName } from './sandbox-manager.js';
+import { deriveToken } from './sandbox-token.js';
+
+export type SandboxLogger = Pick<Logger, 'info' | 'warn' | 'error'>;
+
+/** Margin over a command's own timeout for the HTTP call carrying it. */
+const HTTP_MARGIN_MS = 15_000;
+const FILE_TIMEOUT_MS = 120_000;
+
+export abstract class BaseSandboxManager implements SandboxManager {
+  abstract readonly backend: 'docker' | 'kubernetes' | 'process';
+  private readonly handles = new Map<string, SandboxHandle>();
+  private readonly inflight = new Map<string, Promise<SandboxHandle>>();
+
+  constructor(
+    protected readonly config: SandboxConfig,
+    protected readonly logger: SandboxLogger,
+    private readonly tokenSecret: string,
+  ) {}
+
+  /** The backend's idempotent create-or-adopt; called at most once at a time per session in this process. */
+  protected abstract ensureSandbox(session: SandboxSession, spec: SandboxSpec, name: string, token: string): Promise<SandboxHandle>;
+  protected abstract releaseSandbox(session: SandboxSession, name: string): Promise<void>;
+  protected abstract destroySandbox(session: SandboxSession, name: string): Promise<void>;
+  abstract list(): Promise<SandboxInfo[]>;
+
+  protected tokenFor(name: string): string {
+    return deriveToken(this.tokenSecret, name);
+  }
+
+  ensure(session: SandboxSession, spec: SandboxSpec = {}): Promise<SandboxHandle> {
+    const name = sandboxName(session);
+    // Ten concurrent calls in one process share one backend round; other processes are arbitrated by the backend.
+    let pending = this.inflight.get(name);
+    if (!pending) {
+      pending = this.ensureSandbox(session, spec, name, this.tokenFor(name))
+        .then((handle) => {
+          this.handles.set(name, handle);
+          return handle;
+        })
+        .finally(() => this.inflight.delete(name));
+      this.inflight.set(name, pending);
+    }
+    return pending;
+  }
+
+  private async withDaemon<T>(session: SandboxSession, spec: SandboxSpec | undefined, fn: (handle: SandboxHandle) => Promise<T>): Promise<T> {
+    const name = sandboxName(session);
+    let handle = this.handles.get(name) ?? (await this.ensure(session, spec));
+    let authRetried = false;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await fn(handle);
+      } catch (err) {
+        if (err instanceof DaemonUnreachableError && attempt < 3) {
+          // The daemon is gone (idle shutdown, crash, kill) and the request never reached it: recreate and resend.
+          this.handles.delete(name);
+          handle = await this.ensure(session, spec);
+          continue;
+        }
+        if (err instanceof DaemonAuthRejectedError) {
+          if (authRetried) throw new SandboxAuthError(`sandbox ${name} rejects our token; do all managers share SANDBOX_TOKEN_SECRET?`);
+          // A sandbox started under another secret (rotated): replace it; the workspace stays.
+          authRetried = true;
+          this.logger.warn({ sandbox: name }, 'sandbox rejected our token; recreating it');
+          await this.release(session);
+          handle = await this.ensure(session, spec);
+          continue;
+        }
+        throw err;
+      }
+    }
+  }
+
+  private async runCommand(kind: 'bash' | 'python', session: SandboxSession, body: ExecRequest | PythonRequest, spec?: SandboxSpec): Promise<CommandResult> {
+    const timeoutMs = (body.timeout !== undefined ? body.timeout * 1000 : this.config.commandTimeoutMs) + HTTP_MARGIN_MS;
+    const payload = { ...body, timeout: body.timeout ?? this.config.commandTimeoutMs / 1000 };
+    return this.withDaemon(session, spec, async (h) => {
+      const res = await daemonRequest(h.endpoint, { method: 'POST', path: `/exec/${kind}`, token: h.token, body: JSON.stringify(payload), contentType: 'application/json', timeoutMs });
+      raiseForStatus(res, `exec in sandbox ${h.name}`);
+      return parseCommandResult(res);
+    });
+  }
+
+  exec(session: SandboxSession, request: ExecRequest, spec?: SandboxSpec): Promise<CommandResult> {
+    return this.runCommand('bash', session, request, spec);
+  }
+
+  execPython(session: SandboxSession, request: PythonRequest, spec?: SandboxSpec): Promise<CommandResult> {
+    return this.runCommand('python', session, request, spec);
+  }
+
+  readFile(session: SandboxSession, path: string, spec?: SandboxSpec): Promise<Buffer> {
+    return this.withDaemon(session, spec, async (h) => {
+      const res = await daemonRequest(h.endpoint, { method: 'GET', path: encodeFilePath(path), token: h.token, timeoutMs: FILE_TIMEOUT_MS });
+      raiseForStatus(res, `read ${path}`);
+      return res.body;
+    });
+  }
+
+  writeFile(session: SandboxSession, path: string, data: Buffer | Uint8Array | string, spec?: SandboxSpec): Promise<void> {
+    const body = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+    return this.withDaemon(session, spec, async (h) => {
+      const res = await daemonRequest(h.endpoint, { method: 'POST', path: encodeFilePath(path), token: h.token, body, timeoutMs: FILE_TIMEOUT_MS });
+      raiseForStatus(res, `write ${path}`);
+    });
+  }
+
+  deleteFile(session: SandboxSession, path: string, spec?: SandboxSpec): Promise<void> {
+    return this.withDaemon(session, spec, async (h) => {
+      const res = await daemonRequest(h.endpoint, { method: 'DELETE', path: encodeFilePath(path), token: h.token, timeoutMs: FILE_TIMEOUT_MS });
+      raiseForStatus(res, `delete ${path}`);
+    });
+  }
+
+  async release(session: SandboxSession): Promise<void> {
+    const name = sandboxName(session);
+    this.handles.delete(name);
+    await this.releaseSandbox(session, name);
+  }
+
+  async destroy(session: SandboxSession): Promise<void> {
+    const name = sandboxName(session);
+    this.handles.delete(name);
+    await this.destroySandbox(session, name);
+  }
+
+  close(): Promise<void> {
+    this.handles.clear();
+    return Promise.resolve();
+  }
+}

@@ -1,0 +1,342 @@
+/**
+ * Docker backend: one container per session, named from the session hash.
+ * Docker itself is the arbiter between manager processes: a create that loses
+ * the race gets 409 and adopts the winner's container. A container that is not
+ * running (idle shutdown, crash, `docker kill`) is removed by id and replaced,
+ * on the same named workspace volume.
+ */
+import { chmod, chown, mkdir, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import Docker from 'dockerode';
+import type { ContainerCreateOptions, ContainerInspectInfo } from 'dockerode';
+import { BaseSandboxManager, type SandboxLogger } from './base-sandbox-manager.js';
+import { daemonHealth } from './daemon-client.js';
+import { SandboxNotReadyError, SandboxStartError } from './errors.js';
+import type { SandboxConfig } from './sandbox-config.js';
+import { LABEL, sessionFromLabels, sessionLabels, type SandboxEndpoint, type SandboxHandle, type SandboxInfo, type SandboxSession, type SandboxSpec } from './sandbox-manager.js';
+
+const DAEMON_PORT = 8080;
+const SOCKET_DIR = '/sandbox/run';
+const MAX_ROUNDS = 8;
+
+export interface DockerSandboxOptions {
+  docker?: Docker;
+  /** Added to every container and volume (tests mark theirs with agent-server.test=1). */
+  extraLabels?: Record<string, string>;
+}
+
+function statusCode(err: unknown): number | undefined {
+  return (err as { statusCode?: number }).statusCode;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Docker's log stream without a TTY is multiplexed: 8-byte frame headers before each chunk. */
+function demuxLogs(buf: Buffer): string {
+  const out: Buffer[] = [];
+  let i = 0;
+  while (i + 8 <= buf.length) {
+    const size = buf.readUInt32BE(i + 4);
+    out.push(buf.subarray(i + 8, i + 8 + size));
+    i += 8 + size;
+  }
+  return Buffer.concat(out).toString('utf8');
+}
+
+export class DockerSandboxManager extends BaseSandboxManager {
+  readonly backend = 'docker' as const;
+  private readonly docker: Docker;
+  private readonly extraLabels: Record<string, string>;
+  private readonly mode: 'none' | 'host' | 'network';
+
+  constructor(config: SandboxConfig, logger: SandboxLogger, tokenSecret: string, options: DockerSandboxOptions = {}) {
+    super(config, logger, tokenSecret);
+    this.docker = options.docker ?? new Docker();
+    this.extraLabels = options.extraLabels ?? {};
+    this.mode = config.dockerNetwork === 'none' ? 'none' : config.dockerNetwork === 'host' ? 'host' : 'network';
+  }
+
+  private sessionDir(name: string): string {
+    return path.join(this.config.hostDir, name);
+  }
+
+  private volumeName(name: string): string {
+    return `${name}-workspace`;
+  }
+
+  private async inspect(name: string): Promise<ContainerInspectInfo | undefined> {
+    try {
+      return await this.docker.getContainer(name).inspect();
+    } catch (err) {
+      if (statusCode(err) === 404) return undefined;
+      throw err;
+    }
+  }
+
+  protected async ensureSandbox(session: SandboxSession, spec: SandboxSpec, name: string, token: string): Promise<SandboxHandle> {
+    for (let round = 0; round < MAX_ROUNDS; round++) {
+      const info = await this.inspect(name);
+      if (!info) {
+        const created = await this.createContainer(session, spec, name, token, round);
+        if (!created) continue; // another process won the name: adopt its container next round
+        try {
+          const handle = await this.startAndWait(created, name, token, true);
+          if (handle) return handle;
+        } catch (err) {
+          // Host networking: another process may have bound our port first; next round picks another.
+          if (!(this.mode === 'host' && err instanceof SandboxStartError)) throw err;
+          this.logger.warn({ sandbox: name, err: err.message }, 'sandbox daemon failed to start on host network; retrying on another port');
+          await this.removeContainer(created);
+        }
+        continue;
+      }
+      const state = info.State;
+      if (state.Running && !state.Paused && !state.Restarting) {
+        const handle = await this.waitReady(info.Id, name, token, false);
+        if (handle) return handle;
+        continue;
+      }
+      if (state.Status === 'created') {
+        // Possibly a peer between create and start: starting twice is harmless (304).
+        const handle = await this.startAndWait(info.Id, name, token, false);
+        if (handle) return handle;
+        continue;
+      }
+      if (state.Status === 'removing') {
+        await sleep(50);
+        continue;
+      }
+      // exited, dead, paused: §3 rule 3 — remove it (by id, so a peer's fresh container is never hit) and create anew.
+      this.logger.info({ sandbox: name, container: info.Id.slice(0, 12), status: state.Status, exitCode: state.ExitCode }, 'replacing stopped sandbox');
+      await this.removeContainer(info.Id);
+    }
+    throw new SandboxStartError(`sandbox ${name} could not be settled after ${MAX_ROUNDS} attempts (containers keep stopping?)`);
+  }
+
+  /** Returns the new container id, or undefined when the name is taken (409). */
+  private async createContainer(session: SandboxSession, spec: SandboxSpec, name: string, token: string, round: number): Promise<string | undefined> {
+    const labels = { ...sessionLabels(session), ...this.extraLabels };
+    const image = spec.image ?? this.config.defaultImage;
+    const limits = { ...this.config.limits, ...spec.limits };
+    const dir = await this.prepareSessionDir(name);
+    // Creating an existing volume returns it unchanged, so racing processes are fine here.
+    await this.docker.createVolume({ Name: this.volumeName(name), Labels: labels });
+
+    const env = [
+      `SANDBOX_TOKEN=${token}`,
+      'SANDBOX_ROOT=/sandbox/workspace',
+      `SANDBOX_IDLE_TIMEOUT_MS=${this.config.idleTimeoutMs}`,
+      `SANDBOX_MAX_TIMEOUT_MS=${this.config.maxTimeoutMs}`,
+      `SANDBOX_DEFAULT_TIMEOUT_MS=${this.config.commandTimeoutMs}`,
+      `SANDBOX_MAX_OUTPUT_BYTES=${this.config.maxOutputBytes}`,
+    ];
+    const mounts: NonNullable<ContainerCreateOptions['HostConfig']>['Mounts'] = [
+      { Type: 'volume', Source: this.volumeName(name), Target: '/sandbox/workspace' },
+      { Type: 'bind', Source: dir.path, Target: SOCKET_DIR },
+    ];
+    for (const skill of spec.skills ?? []) {
+      if (!skill.hostPath) continue;
+      if (!/^[A-Za-z0-9._-]+$/.test(skill.name) || skill.name.startsWith('.')) throw new SandboxStartError(`invalid skill name "${skill.name}"`);
+      mounts.push({ Type: 'bind', Source: path.resolve(skill.hostPath), Target: `/sandbox/skills/${skill.name}`, ReadOnly: true });
+    }
+    const hostConfig: NonNullable<ContainerCreateOptions['HostConfig']> = {
+      NetworkMode: this.config.dockerNetwork,
+      Mounts: mounts,
+      Memory: limits.memoryMb * 1024 * 1024,
+      MemorySwap: limits.memoryMb * 1024 * 1024, // no swap on top
+      NanoCpus: Math.round(limits.cpus * 1e9),
+      PidsLimit: limits.pids,
+      CapDrop: ['ALL'],
+      SecurityOpt: ['no-new-privileges'],
+      Init: true, // tini reaps the zombies of killed process groups
+      RestartPolicy: { Name: 'no' },
+      LogConfig: { Type: 'json-file', Config: { 'max-size': '1m', 'max-file': '1' } },
+    };
+    if (this.mode === 'none') {
+      env.push(`SANDBOX_SOCKET=${SOCKET_DIR}/daemon.sock`, `SANDBOX_SOCKET_MODE=${dir.socketMode}`);
+    } else if (this.mode === 'host') {
+      const port = await this.pickPort(name, round);
+      labels[LABEL.port] = String(port);
+      env.push('SANDBOX_HOST=127.0.0.1', `SANDBOX_PORT=${port}`);
+    } else {
+      env.push(`SANDBOX_PORT=${DAEMON_PORT}`);
+      hostConfig.PortBindings = { [`${DAEMON_PORT}/tcp`]: [{ HostIp: '127.0.0.1', HostPort: '' }] };
+    }
+    const options: ContainerCreateOptions = {
+      name,
+      Image: image,
+      Labels: labels,
+      Env: env,
+      User: this.config.user,
+      WorkingDir: '/sandbox/workspace',
+      HostConfig: hostConfig,
+      ...(this.mode === 'network' ? { ExposedPorts: { [`${DAEMON_PORT}/tcp`]: {} } } : {}),
+    };
+    try {
+      const container = await this.docker.createContainer(options);
+      this.logger.info({ sandbox: name, container: container.id.slice(0, 12), image }, 'sandbox container created');
+      return container.id;
+    } catch (err) {
+      if (statusCode(err) === 409) return undefined;
+      if (statusCode(err) === 404) throw new SandboxStartError(`sandbox image "${image}" not found (build it with npm run sandbox:image)`, { cause: err });
+      throw new SandboxStartError(`cannot create sandbox ${name}: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  /**
+   * The per-session folder bind-mounted at /sandbox/run for the daemon's socket.
+   * As root we hand it to the sandbox user (0700); otherwise we cannot chown,
+   * so it is world-writable and the socket 0666 — the bearer token still guards it.
+   */
+  private async prepareSessionDir(name: string): Promise<{ path: string; socketMode: string }> {
+    const dir = this.sessionDir(name);
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const [uid, gid] = this.config.user.split(':').map(Number) as [number, number];
+    if (process.getuid?.() === 0) {
+      await chown(dir, uid, gid);
+      await chmod(dir, 0o700);
+      return { path: dir, socketMode: '600' };
+    }
+    await chmod(dir, 0o777);
+    return { path: dir, socketMode: '666' };
+  }
+
+  /** Host networking: a free loopback port, starting from one derived from the name so peers rarely collide. */
+  private async pickPort(name: string, round: number): Promise<number> {
+    const { from, to } = this.config.portRange;
+    const size = to - from + 1;
+    const taken = new Set((await this.docker.listContainers({ all: true, filters: JSON.stringify({ label: [LABEL.port] }) })).map((c) => Number(c.Labels[LABEL.port])));
+    const start = (parseInt(name.slice(-8), 16) + round * 7919) % size;
+    for (let i = 0; i < size; i++) {
+      const port = from + ((start + i) % size);
+      if (!taken.has(port) && (await portFree(port))) return port;
+    }
+    throw new SandboxStartError(`no free port in SANDBOX_PORT_RANGE ${from}-${to}`);
+  }
+
+  private async startAndWait(id: string, name: string, token: string, created: boolean): Promise<SandboxHandle | undefined> {
+    try {
+      await this.docker.getContainer(id).start();
+    } catch (err) {
+      const code = statusCode(err);
+      if (code === 404) return undefined; // removed by a peer meanwhile
+      if (code !== 304) throw new SandboxStartError(`cannot start sandbox ${name}: ${(err as Error).message}`, { cause: err });
+    }
+    return this.waitReady(id, name, token, created);
+  }
+
+  private endpointOf(info: ContainerInspectInfo, name: string): SandboxEndpoint | undefined {
+    if (this.mode === 'none') return { kind: 'unix', socketPath: path.join(this.sessionDir(name), 'daemon.sock') };
+    if (this.mode === 'host') return { kind: 'http', url: `http://127.0.0.1:${info.Config.Labels[LABEL.port]}` };
+    const binding = info.NetworkSettings.Ports[`${DAEMON_PORT}/tcp`]?.[0];
+    return binding ? { kind: 'http', url: `http://127.0.0.1:${binding.HostPort}` } : undefined;
+  }
+
+  /**
+   * Polls the daemon's /health until it answers. Returns undefined when the
+   * container vanished (a peer replaced it) so the caller re-inspects; throws
+   * when it exited on its own (a daemon that cannot start) or on timeout.
+   */
+  private async waitReady(id: string, name: string, token: string, created: boolean): Promise<SandboxHandle | undefined> {
+    const deadline = Date.now() + this.config.readyTimeoutMs;
+    let endpoint: SandboxEndpoint | undefined;
+    for (let poll = 0; ; poll++) {
+      if (endpoint === undefined || poll % 10 === 0) {
+        let info: ContainerInspectInfo;
+        try {
+          info = await this.docker.getContainer(id).inspect();
+        } catch (err) {
+          if (statusCode(err) === 404) return undefined;
+          throw err;
+        }
+        if (!info.State.Running) {
+          // Exited right after we saw it running: an idle shutdown racing us is normal; a fresh one failing is not.
+          if (!created) return undefined;
+          const logs = await this.tailLogs(id);
+          throw new SandboxStartError(`sandbox ${name} exited during start (code ${info.State.ExitCode}): ${logs}`);
+        }
+        endpoint = this.endpointOf(info, name);
+      }
+      if (endpoint && (await daemonHealth(endpoint, 1000))) return { name, id, endpoint, token, created };
+      if (Date.now() > deadline) throw new SandboxNotReadyError(`sandbox ${name} did not become ready within ${this.config.readyTimeoutMs} ms`);
+      await sleep(poll < 40 ? 10 : 100);
+    }
+  }
+
+  private async tailLogs(id: string): Promise<string> {
+    try {
+      const buf = await this.docker.getContainer(id).logs({ stdout: true, stderr: true, tail: 20, follow: false });
+      return demuxLogs(buf).trim().split('\n').slice(-5).join(' | ').slice(0, 1000) || '(no output)';
+    } catch {
+      return '(logs unavailable)';
+    }
+  }
+
+  private async removeContainer(idOrName: string): Promise<void> {
+    try {
+      await this.docker.getContainer(idOrName).remove({ force: true });
+    } catch (err) {
+      const code = statusCode(err);
+      // 404: already gone; 409: a removal is already in progress.
+      if (code !== 404 && code !== 409) throw err;
+    }
+  }
+
+  protected async releaseSandbox(_session: SandboxSession, name: string): Promise<void> {
+    await this.removeContainer(name);
+  }
+
+  protected async destroySandbox(_session: SandboxSession, name: string): Promise<void> {
+    await this.removeContainer(name);
+    for (let i = 0; i < 20; i++) {
+      try {
+        await this.docker.getVolume(this.volumeName(name)).remove();
+        break;
+      } catch (err) {
+        if (statusCode(err) === 404) break;
+        if (statusCode(err) !== 409) throw err;
+        await sleep(100); // the container's removal has not released the volume yet
+      }
+    }
+    await rm(this.sessionDir(name), { recursive: true, force: true });
+  }
+
+  async list(): Promise<SandboxInfo[]> {
+    const filter = JSON.stringify({ label: [`${LABEL.sandbox}=1`, ...Object.entries(this.extraLabels).map(([k, v]) => `${k}=${v}`)] });
+    const [containers, volumes] = await Promise.all([this.docker.listContainers({ all: true, filters: filter }), this.docker.listVolumes({ filters: filter })]);
+    const byName = new Map<string, SandboxInfo>();
+    for (const c of containers) {
+      const session = sessionFromLabels(c.Labels);
+      const name = c.Names[0]?.replace(/^\//, '');
+      if (!session || !name) continue;
+      const running = c.State === 'running';
+      let finishedAt: Date | undefined;
+      let idleMs: number | undefined;
+      if (running) {
+        const info = await this.inspect(name);
+        const endpoint = info && this.endpointOf(info, name);
+        idleMs = endpoint ? (await daemonHealth(endpoint, 1000))?.idle_ms : undefined;
+      } else {
+        const info = await this.inspect(name);
+        finishedAt = info?.State.FinishedAt ? new Date(info.State.FinishedAt) : undefined;
+      }
+      byName.set(name, { name, session, id: c.Id, state: running ? 'running' : 'stopped', image: c.Image, finishedAt, idleMs });
+    }
+    for (const v of volumes.Volumes ?? []) {
+      const session = sessionFromLabels(v.Labels);
+      const name = v.Name.replace(/-workspace$/, '');
+      if (!session || byName.has(name)) continue;
+      byName.set(name, { name, session, id: undefined, state: 'absent', image: undefined, finishedAt: undefined, idleMs: undefined });
+    }
+    return [...byName.values()];
+  }
+}
+
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}

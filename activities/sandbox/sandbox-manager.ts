@@ -1,0 +1,136 @@
+/**
+ * The SandboxManager contract every backend implements, and the naming rules
+ * they share. A session is one conversation of one agent in one project; it
+ * maps to exactly one sandbox, whose name is a hash of the session so that
+ * any manager process (or replica) derives the same name without coordination.
+ */
+import { createHash } from 'node:crypto';
+import type { SandboxLimits } from './sandbox-config.js';
+
+export interface SandboxSession {
+  projectId: string;
+  agentId: string;
+  conversationId: string;
+}
+
+/** A skill mounted read-only at /sandbox/skills/<name>/ (§8). */
+export interface SkillMount {
+  name: string;
+  /** Docker and process backends: a folder on the host holding SKILL.md and friends. */
+  hostPath?: string;
+  /** Kubernetes backend: a ConfigMap in the sandbox namespace whose keys become the files. */
+  configMap?: string;
+}
+
+export interface SandboxSpec {
+  /** The agent's docker_image, else SANDBOX_DEFAULT_IMAGE. */
+  image?: string;
+  skills?: SkillMount[];
+  limits?: Partial<SandboxLimits>;
+}
+
+export type SandboxEndpoint = { kind: 'unix'; socketPath: string } | { kind: 'http'; url: string };
+
+export interface SandboxHandle {
+  /** Deterministic name from the session hash. */
+  name: string;
+  /** Backend id of the current incarnation (container id, pod uid, pid); changes when the sandbox is recreated. */
+  id: string;
+  endpoint: SandboxEndpoint;
+  token: string;
+  /** True when this call created the sandbox. */
+  created: boolean;
+}
+
+export interface SandboxInfo {
+  name: string;
+  session: SandboxSession;
+  /** Current incarnation, when compute exists. */
+  id: string | undefined;
+  state: 'running' | 'stopped' | 'absent';
+  image: string | undefined;
+  /** When it stopped (stopped sandboxes only, when known). */
+  finishedAt: Date | undefined;
+  /** Daemon-reported time since its last request (running sandboxes only, when reachable). */
+  idleMs: number | undefined;
+}
+
+export interface ExecRequest {
+  command: string;
+  workdir?: string;
+  env?: Record<string, string>;
+  /** Seconds. */
+  timeout?: number;
+}
+
+export interface PythonRequest extends Omit<ExecRequest, 'command'> {
+  script: string;
+}
+
+/** §2.10 plus the flags the daemon adds when true. */
+export interface CommandResult {
+  stdout: string;
+  stderr: string;
+  exit_code: number;
+  duration_ms: number;
+  timed_out?: true;
+  stdout_truncated?: true;
+  stderr_truncated?: true;
+}
+
+export interface SandboxManager {
+  readonly backend: 'docker' | 'kubernetes' | 'process' | 'disabled';
+  /** Idempotent and safe under concurrency across processes; recreates a stopped sandbox on the same workspace. */
+  ensure(session: SandboxSession, spec?: SandboxSpec): Promise<SandboxHandle>;
+  exec(session: SandboxSession, request: ExecRequest, spec?: SandboxSpec): Promise<CommandResult>;
+  execPython(session: SandboxSession, request: PythonRequest, spec?: SandboxSpec): Promise<CommandResult>;
+  readFile(session: SandboxSession, path: string, spec?: SandboxSpec): Promise<Buffer>;
+  writeFile(session: SandboxSession, path: string, data: Buffer | Uint8Array | string, spec?: SandboxSpec): Promise<void>;
+  deleteFile(session: SandboxSession, path: string, spec?: SandboxSpec): Promise<void>;
+  /** Removes the compute but keeps the workspace (what idle shutdown does, done from outside). */
+  release(session: SandboxSession): Promise<void>;
+  /** Removes compute and workspace: the conversation is gone. */
+  destroy(session: SandboxSession): Promise<void>;
+  /** Every sandbox this manager's backend knows, with or without compute. */
+  list(): Promise<SandboxInfo[]>;
+  /** Releases client resources (HTTP agents, watchers); sandboxes keep running. */
+  close(): Promise<void>;
+}
+
+export const LABEL = {
+  sandbox: 'agent-server.sandbox',
+  session: 'agent-server.sandbox.session',
+  project: 'agent-server.project-id',
+  agent: 'agent-server.agent-id',
+  conversation: 'agent-server.conversation-id',
+  port: 'agent-server.sandbox.port',
+} as const;
+
+export function sessionHash(session: SandboxSession): string {
+  // JSON keeps the three ids unambiguous whatever characters they contain.
+  return createHash('sha256').update(JSON.stringify([session.projectId, session.agentId, session.conversationId])).digest('hex').slice(0, 24);
+}
+
+/** Valid as a Docker container name, a Kubernetes object name and a folder name. */
+export function sandboxName(session: SandboxSession): string {
+  return `agent-sandbox-${sessionHash(session)}`;
+}
+
+/** Labels identifying a session's objects; values are ids, never secrets. */
+export function sessionLabels(session: SandboxSession): Record<string, string> {
+  return {
+    [LABEL.sandbox]: '1',
+    [LABEL.session]: sessionHash(session),
+    [LABEL.project]: session.projectId,
+    [LABEL.agent]: session.agentId,
+    [LABEL.conversation]: session.conversationId,
+  };
+}
+
+export function sessionFromLabels(labels: Record<string, string> | undefined): SandboxSession | undefined {
+  const projectId = labels?.[LABEL.project];
+  const agentId = labels?.[LABEL.agent];
+  const conversationId = labels?.[LABEL.conversation];
+  if (projectId === undefined || agentId === undefined || conversationId === undefined) return undefined;
+  return { projectId, agentId, conversationId };
+}
