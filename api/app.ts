@@ -4,8 +4,7 @@ import type { AppDeps } from './deps.js';
 import { adminAuth } from './middleware/admin-auth.js';
 import { errorHandler } from './middleware/error-handler.js';
 import { requestContext } from './middleware/request-id.js';
-import { healthRoutes } from './routes/health.routes.js';
-import { projectRoutes } from './routes/projects.routes.js';
+import { buildRouters } from './routes/index.js';
 
 /** Builds the Koa application. It never listens: server.ts does. */
 export function createApp(deps: AppDeps): Koa {
@@ -23,7 +22,7 @@ export function createApp(deps: AppDeps): Koa {
     }),
   );
 
-  for (const router of [healthRoutes(deps), projectRoutes(deps)]) {
+  for (const { router } of buildRouters(deps)) {
     app.use(router.routes());
     app.use(router.allowedMethods({ throw: true }));
   }

@@ -1,35 +1,28 @@
 import type { Config } from './config.js';
+import { SecretBox } from './crypto/secrets.js';
 import { createDb, type Db } from './db/knex.js';
 import type { Logger } from './logger.js';
-import { ProjectsRepository } from './repositories/projects.repository.js';
-import { ProjectsService } from './services/projects.service.js';
 import { TemporalClientHolder } from './temporal/client.js';
 import { temporalSettings } from '../temporal.config.js';
 
-/** Everything the API needs, built once per process (the composition root of the API). */
+/**
+ * The infrastructure the API needs, built once per process. Routers build
+ * their own repositories and services from it (see routes/index.ts).
+ */
 export interface AppDeps {
   config: Config;
   db: Db;
   logger: Logger;
+  secrets: SecretBox;
   temporal: TemporalClientHolder;
-  services: {
-    projects: ProjectsService;
-  };
 }
 
 export function createDeps(config: Config, logger: Logger): AppDeps {
   if (!config.databaseUrl) throw new Error('DATABASE_URL is not set');
+  if (!config.secretsKey) throw new Error('SECRETS_KEY is not set');
   const db = createDb(config.databaseUrl);
   const temporal = new TemporalClientHolder(temporalSettings(config));
-  return {
-    config,
-    db,
-    logger,
-    temporal,
-    services: {
-      projects: new ProjectsService(new ProjectsRepository(db)),
-    },
-  };
+  return { config, db, logger, secrets: new SecretBox(config.secretsKey), temporal };
 }
 
 export async function closeDeps(deps: AppDeps): Promise<void> {

@@ -2,6 +2,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
 import { loadConfigOrExit, type Config } from './config.js';
+import { verifySecretsKey, WrongSecretsKeyError } from './crypto/secrets-check.js';
 import { closeDeps, createDeps, type AppDeps } from './deps.js';
 import { isMain } from './is-main.js';
 import { createLogger, type Logger } from './logger.js';
@@ -52,12 +53,26 @@ export async function startApiServer(
   };
 }
 
+/** Checks that must pass before serving; throws WrongSecretsKeyError when SECRETS_KEY does not match the database. */
+export async function preflight(deps: AppDeps): Promise<void> {
+  await verifySecretsKey(deps.db, deps.secrets);
+}
+
 async function main(): Promise<void> {
   const config = loadConfigOrExit(process.env, {
     require: ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'SECRETS_KEY'],
   });
   const logger = createLogger(config.logLevel);
-  const api = await startApiServer(config, logger);
+  const deps = createDeps(config, logger);
+  try {
+    await preflight(deps);
+  } catch (err) {
+    if (!(err instanceof WrongSecretsKeyError)) throw err;
+    process.stderr.write(`${err.message}\n`);
+    await closeDeps(deps);
+    process.exit(1);
+  }
+  const api = await startApiServer(config, logger, deps);
   logger.info({ url: api.url }, 'api listening');
   const stop = (signal: string) => {
     logger.info({ signal }, 'api shutting down');

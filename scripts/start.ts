@@ -11,7 +11,8 @@ import path from 'node:path';
 import { loadConfigOrExit } from '../api/config.js';
 import { createDb, migrateLatest } from '../api/db/knex.js';
 import { createLogger } from '../api/logger.js';
-import { startApiServer } from '../api/server.js';
+import { createDeps } from '../api/deps.js';
+import { preflight, startApiServer } from '../api/server.js';
 import { startWorker } from '../activities/worker.js';
 import { startEmbeddedPostgres } from './lib/embedded-postgres.js';
 import { ensureTemporalCli, startTemporalDevServer } from './lib/temporal-dev-server.js';
@@ -86,7 +87,9 @@ async function main(): Promise<void> {
     });
     worker.done.catch(() => void shutdown(1));
 
-    const api = await startApiServer(config, logger);
+    const deps = createDeps(config, logger);
+    await preflight(deps);
+    const api = await startApiServer(config, logger, deps);
     stops.push(() => api.close());
 
     const lines = [

@@ -8,7 +8,7 @@ export interface RequestSchemas {
   body?: Joi.Schema;
 }
 
-export interface Validated<P = Record<string, string>, Q = Record<string, unknown>, B = unknown> {
+export interface Validated<P = Record<string, string | undefined>, Q = Record<string, unknown>, B = unknown> {
   params: P;
   query: Q;
   body: B;

@@ -1,6 +1,7 @@
-import Router from '@koa/router';
+import Joi from 'joi';
 import type { AppDeps } from '../deps.js';
 import { ServiceUnavailableError } from '../errors.js';
+import { ApiRouter } from '../http/api-router.js';
 import { ok } from '../http/envelope.js';
 
 interface CheckResult {
@@ -33,23 +34,32 @@ async function timed(fn: () => Promise<unknown>, timeoutMs: number): Promise<Che
   }
 }
 
-export function healthRoutes(deps: AppDeps): Router {
-  const router = new Router({ prefix: '/api/agent-server/health' });
+const check = Joi.object({ ok: Joi.boolean(), latency_ms: Joi.number(), error: Joi.string() });
 
-  router.get('/', (ctx) => ok(ctx, { status: 'ok' }));
-
-  router.get('/ready', async (ctx) => {
-    const [postgres, temporal] = await Promise.all([
-      timed(() => deps.db.raw('select 1'), 2_000),
-      timed(() => deps.temporal.check(2_000), 2_500),
-    ]);
-    const checks = { postgres, temporal };
-    const down = Object.entries(checks)
-      .filter(([, c]) => !c.ok)
-      .map(([name]) => name);
-    if (down.length > 0) throw new ServiceUnavailableError({ down, checks });
-    ok(ctx, { status: 'ready', checks });
-  });
-
-  return router;
+export function healthRoutes(deps: AppDeps): ApiRouter {
+  return new ApiRouter('/api/agent-server/health', 'Health')
+    .route(
+      { method: 'get', path: '/', summary: 'Liveness: the process answers', response: Joi.object({ status: Joi.string().valid('ok') }) },
+      (ctx) => ok(ctx, { status: 'ok' }),
+    )
+    .route(
+      {
+        method: 'get',
+        path: '/ready',
+        summary: 'Readiness: PostgreSQL and Temporal answer; 503 naming what is down',
+        response: Joi.object({ status: Joi.string().valid('ready'), checks: Joi.object().pattern(Joi.string(), check) }),
+      },
+      async (ctx) => {
+        const [postgres, temporal] = await Promise.all([
+          timed(() => deps.db.raw('select 1'), 2_000),
+          timed(() => deps.temporal.check(2_000), 2_500),
+        ]);
+        const checks = { postgres, temporal };
+        const down = Object.entries(checks)
+          .filter(([, c]) => !c.ok)
+          .map(([name]) => name);
+        if (down.length > 0) throw new ServiceUnavailableError({ down, checks });
+        ok(ctx, { status: 'ready', checks });
+      },
+    );
 }

@@ -1,33 +1,38 @@
-import Router from '@koa/router';
 import type { AppDeps } from '../deps.js';
+import { ApiRouter } from '../http/api-router.js';
 import { ok } from '../http/envelope.js';
-import { validate, type Validated } from '../middleware/validate.js';
+import type { Validated } from '../middleware/validate.js';
+import { ProjectsRepository } from '../repositories/projects.repository.js';
 import type { Page } from '../schemas/common.schemas.js';
 import * as s from '../schemas/projects.schemas.js';
+import { ProjectsService } from '../services/projects.service.js';
 
-const input = <T = Validated>(state: { input?: unknown }) => state.input as T;
+type Id = { id: string };
 
-export function projectRoutes({ services }: AppDeps): Router {
-  const router = new Router({ prefix: '/api/agent-server/projects' });
-  const projects = services.projects;
-
-  router.post('/', validate(s.projectCreate), async (ctx) => {
-    ok(ctx, await projects.create(input<Validated<never, never, s.ProjectCreateBody>>(ctx.state).body));
-  });
-  router.get('/', validate(s.projectList), async (ctx) => {
-    ok(ctx, await projects.list(input<Validated<never, Page>>(ctx.state).query));
-  });
-  router.get('/:id', validate(s.projectGet), async (ctx) => {
-    ok(ctx, await projects.get(input<Validated>(ctx.state).params.id!));
-  });
-  router.patch('/:id', validate(s.projectUpdate), async (ctx) => {
-    const { params, body } = input<Validated<{ id: string }, never, s.ProjectUpdateBody>>(ctx.state);
-    ok(ctx, await projects.update(params.id, body));
-  });
-  router.delete('/:id', validate(s.projectDelete), async (ctx) => {
-    await projects.delete(input<Validated>(ctx.state).params.id!);
-    ok(ctx, {});
-  });
-
-  return router;
+export function projectRoutes(deps: AppDeps): ApiRouter {
+  const projects = new ProjectsService(new ProjectsRepository(deps.db));
+  return new ApiRouter('/api/agent-server/projects', 'Projects')
+    .route<Validated<never, never, s.ProjectCreateBody>>(
+      { method: 'post', path: '/', summary: 'Create a project', request: s.projectCreate, response: s.projectResponse },
+      async (ctx, { body }) => ok(ctx, await projects.create(body)),
+    )
+    .route<Validated<never, Page>>(
+      { method: 'get', path: '/', summary: 'List projects, newest first', request: s.projectList, response: s.projectListResponse },
+      async (ctx, { query }) => ok(ctx, await projects.list(query)),
+    )
+    .route<Validated<Id>>(
+      { method: 'get', path: '/:id', summary: 'Get a project', request: s.projectGet, response: s.projectResponse },
+      async (ctx, { params }) => ok(ctx, await projects.get(params.id)),
+    )
+    .route<Validated<Id, never, s.ProjectUpdateBody>>(
+      { method: 'patch', path: '/:id', summary: 'Update a project', request: s.projectUpdate, response: s.projectResponse },
+      async (ctx, { params, body }) => ok(ctx, await projects.update(params.id, body)),
+    )
+    .route<Validated<Id>>(
+      { method: 'delete', path: '/:id', summary: 'Delete a project', request: s.projectDelete },
+      async (ctx, { params }) => {
+        await projects.delete(params.id);
+        ok(ctx, {});
+      },
+    );
 }

@@ -21,3 +21,6 @@ export interface Page {
   limit: number;
   offset: number;
 }
+
+/** Timestamps as they appear in responses. */
+export const timestamp = Joi.string().isoDate();

@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { description, idParams, name, pagination } from './common.schemas.js';
+import { description, idParams, name, pagination, timestamp, uuid } from './common.schemas.js';
 
 export const projectCreate = {
   body: Joi.object({ name: name.required(), description }).required(),
@@ -32,3 +32,12 @@ export interface Project {
   created_at: string;
   updated_at: string;
 }
+
+export const projectResponse = Joi.object({
+  id: uuid,
+  name: Joi.string(),
+  description: Joi.string().allow(null),
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+export const projectListResponse = Joi.array().items(projectResponse);

@@ -1,0 +1,53 @@
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+
+/** Thrown when a stored secret cannot be decrypted: wrong SECRETS_KEY or a tampered value. */
+export class SecretDecryptionError extends Error {
+  override name = 'SecretDecryptionError';
+}
+
+const VERSION = 'v1';
+
+/**
+ * AES-256-GCM with a random 96-bit nonce per value. Stored form:
+ * `v1.<nonce b64>.<tag b64>.<ciphertext b64>`; the version prefix lets a later
+ * key rotation tell formats apart.
+ */
+export class SecretBox {
+  constructor(private readonly key: Buffer) {
+    if (key.length !== 32) throw new Error('SECRETS_KEY must be 32 bytes');
+  }
+
+  encrypt(plaintext: string): string {
+    const nonce = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.key, nonce);
+    const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+    return [VERSION, nonce.toString('base64'), cipher.getAuthTag().toString('base64'), body.toString('base64')].join('.');
+  }
+
+  decrypt(stored: string): string {
+    const [version, nonce, tag, body] = stored.split('.');
+    if (version !== VERSION || !nonce || !tag || body === undefined) throw new SecretDecryptionError('unrecognised secret format');
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(nonce, 'base64'));
+      decipher.setAuthTag(Buffer.from(tag, 'base64'));
+      return Buffer.concat([decipher.update(Buffer.from(body, 'base64')), decipher.final()]).toString('utf8');
+    } catch {
+      throw new SecretDecryptionError('secret cannot be decrypted with this SECRETS_KEY');
+    }
+  }
+
+  encryptJson(value: unknown): string {
+    return this.encrypt(JSON.stringify(value));
+  }
+
+  decryptJson<T>(stored: string): T {
+    return JSON.parse(this.decrypt(stored)) as T;
+  }
+}
+
+const SENSITIVE_HEADER = /authorization|cookie|key|token|secret|password|credential/i;
+
+/** Header values that look like credentials come back as `[redacted]` (DESIGN.md, security model). */
+export function redactHeaders(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, SENSITIVE_HEADER.test(k) ? '[redacted]' : v]));
+}

@@ -1,0 +1,15 @@
+import type { AppDeps } from '../deps.js';
+import type { ApiRouter } from '../http/api-router.js';
+import { docsRoutes } from './docs.routes.js';
+import { healthRoutes } from './health.routes.js';
+import { projectRoutes } from './projects.routes.js';
+
+/**
+ * Every router of the API, in one list: the app mounts them and the OpenAPI
+ * document is generated from them. Add a resource's router here.
+ */
+export function buildRouters(deps: AppDeps): ApiRouter[] {
+  const routers: ApiRouter[] = [healthRoutes(deps), projectRoutes(deps)];
+  routers.push(docsRoutes(() => routers.flatMap((r) => r.routes)));
+  return routers;
+}
