@@ -1,9 +1,6 @@
 import Joi from 'joi';
 
-export const uuid = Joi.string().guid({
-  version: ['uuidv1', 'uuidv4', 'uuidv5', 'uuidv7', 'uuidv8'],
-  separator: '-',
-});
+export const uuid = Joi.string().guid({ version: ['uuidv1', 'uuidv4', 'uuidv5', 'uuidv7', 'uuidv8'], separator: '-' });
 
 export const idParams = Joi.object({ id: uuid.required() });
 
@@ -21,6 +18,11 @@ export interface Page {
   limit: number;
   offset: number;
 }
+
+/** `?project_id=` on create and list of project-scoped resources. */
+export const projectQuery = { project_id: uuid.required() };
+/** `?project_id=` optional on get/update/delete by id (must match when given). */
+export const optionalProjectQuery = { project_id: uuid };
 
 /** Timestamps as they appear in responses. */
 export const timestamp = Joi.string().isoDate();

@@ -1,0 +1,41 @@
+import type { Db } from '../db/knex.js';
+import { NotFoundError, ValidationError } from '../errors.js';
+
+/**
+ * Project scoping rules (DESIGN.md): project-scoped resources take
+ * `?project_id=` on create and list, and an unknown project there is a 404.
+ * Get/update/delete by UUID need no project, but one given must match.
+ */
+export async function requireProject(db: Db, projectId: string): Promise<void> {
+  const row = await db('projects').where({ id: projectId }).first('id');
+  if (!row) throw new NotFoundError('project');
+}
+
+/** A resource fetched by id whose project differs from the `project_id` the caller gave does not exist for them. */
+export function assertInProject(row: { project_id: string } | undefined, projectId: string | undefined, what: string): void {
+  if (!row || (projectId !== undefined && row.project_id !== projectId)) throw new NotFoundError(what);
+}
+
+/**
+ * An id inside a body must name an existing row of the same project; a
+ * dangling reference is a 400 naming the field (DESIGN.md).
+ */
+export async function requireReference(
+  db: Db,
+  table: string,
+  id: string,
+  projectId: string | undefined,
+  field: string,
+): Promise<Record<string, unknown>> {
+  const row = (await db(table).where({ id }).first()) as Record<string, unknown> | undefined;
+  if (!row || (projectId !== undefined && 'project_id' in row && row.project_id !== projectId)) {
+    throw ValidationError.field(field, `${field} does not name an existing ${table.replace(/s$/, '').replace(/_/g, ' ')} in this project`, 'any.reference');
+  }
+  return row;
+}
+
+export interface Referrer {
+  type: string;
+  id: string;
+  name?: string;
+}
