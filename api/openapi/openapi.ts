@@ -1,4 +1,4 @@
-import Joi from 'joi';
+import type Joi from 'joi';
 import { createRequire } from 'node:module';
 import type { RegisteredRoute } from '../http/api-router.js';
 import { STATUS_MESSAGES } from '../errors.js';

@@ -2,6 +2,7 @@ import type { AppDeps } from '../deps.js';
 import type { ApiRouter } from '../http/api-router.js';
 import { docsRoutes } from './docs.routes.js';
 import { healthRoutes } from './health.routes.js';
+import { mcpServerRoutes } from './mcp-servers.routes.js';
 import { projectRoutes } from './projects.routes.js';
 
 /**
@@ -9,7 +10,11 @@ import { projectRoutes } from './projects.routes.js';
  * document is generated from them. Add a resource's router here.
  */
 export function buildRouters(deps: AppDeps): ApiRouter[] {
-  const routers: ApiRouter[] = [healthRoutes(deps), projectRoutes(deps)];
+  const routers: ApiRouter[] = [
+    healthRoutes(deps),
+    projectRoutes(deps),
+    mcpServerRoutes(deps),
+  ];
   routers.push(docsRoutes(() => routers.flatMap((r) => r.routes)));
   return routers;
 }

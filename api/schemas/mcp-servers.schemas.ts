@@ -1,0 +1,74 @@
+import Joi from 'joi';
+import {
+  idParams,
+  name,
+  optionalProjectQuery,
+  pagination,
+  projectQuery,
+  timestamp,
+  uuid,
+} from './common.schemas.js';
+
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/;
+
+export const headers = Joi.object()
+  .pattern(
+    Joi.string().pattern(HEADER_NAME, 'HTTP header name'),
+    Joi.string()
+      .max(8_192)
+      .pattern(/^[^\r\n]*$/, 'single line'),
+  )
+  .max(50);
+
+const endpoint = Joi.string()
+  .uri({ scheme: ['http', 'https'] })
+  .max(2_048);
+const transport = Joi.string().valid('streamable_http', 'sse');
+
+export const mcpServerCreate = {
+  query: Joi.object(projectQuery),
+  body: Joi.object({
+    name: name.required(),
+    endpoint: endpoint.required(),
+    headers: headers.default({}),
+    transport: transport.default('streamable_http'),
+  }).required(),
+};
+export const mcpServerList = { query: Joi.object({ ...projectQuery, ...pagination }) };
+export const mcpServerGet = { params: idParams, query: Joi.object(optionalProjectQuery) };
+export const mcpServerUpdate = {
+  params: idParams,
+  query: Joi.object(optionalProjectQuery),
+  body: Joi.object({ name, endpoint, headers, transport }).min(1).required(),
+};
+export const mcpServerDelete = mcpServerGet;
+export const mcpServerInspect = mcpServerGet;
+
+export interface McpServerCreateBody {
+  name: string;
+  endpoint: string;
+  headers: Record<string, string>;
+  transport: 'streamable_http' | 'sse';
+}
+export type McpServerUpdateBody = Partial<McpServerCreateBody>;
+
+export const mcpServerResponse = Joi.object({
+  id: uuid,
+  project_id: uuid,
+  name: Joi.string(),
+  endpoint: Joi.string(),
+  headers: Joi.object()
+    .pattern(Joi.string(), Joi.string())
+    .description(
+      'sensitive values (authorization, cookies, *key*, *token*, *secret*) come back as "[redacted]"',
+    ),
+  transport: transport,
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+export const mcpServerListResponse = Joi.array().items(mcpServerResponse);
+export const mcpInspectResponse = Joi.object({
+  tools: Joi.array().items(
+    Joi.object({ name: Joi.string(), description: Joi.string(), input_schema: Joi.object() }),
+  ),
+});
