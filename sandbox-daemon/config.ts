@@ -22,17 +22,20 @@ function int(env: NodeJS.ProcessEnv, key: string, fallback: number, min = 0): nu
   const raw = env[key];
   if (raw === undefined || raw === '') return fallback;
   const value = Number(raw);
-  if (!Number.isInteger(value) || value < min) throw new Error(`${key} must be an integer >= ${min}, got "${raw}"`);
+  if (!Number.isInteger(value) || value < min)
+    throw new Error(`${key} must be an integer >= ${min}, got "${raw}"`);
   return value;
 }
 
 /** Throws a one-line Error naming the bad variable; a daemon without a token must not start. */
 export function loadDaemonConfig(env: NodeJS.ProcessEnv): DaemonConfig {
   const token = env.SANDBOX_TOKEN ?? '';
-  if (token.length < 16) throw new Error('SANDBOX_TOKEN must be set (at least 16 characters); refusing to start without it');
+  if (token.length < 16)
+    throw new Error('SANDBOX_TOKEN must be set (at least 16 characters); refusing to start without it');
   const socketModeRaw = env.SANDBOX_SOCKET_MODE ?? '600';
   const socketMode = parseInt(socketModeRaw, 8);
-  if (!/^[0-7]{3,4}$/.test(socketModeRaw)) throw new Error(`SANDBOX_SOCKET_MODE must be octal like 600, got "${socketModeRaw}"`);
+  if (!/^[0-7]{3,4}$/.test(socketModeRaw))
+    throw new Error(`SANDBOX_SOCKET_MODE must be octal like 600, got "${socketModeRaw}"`);
   return {
     token,
     host: env.SANDBOX_HOST || '0.0.0.0',

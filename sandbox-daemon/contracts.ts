@@ -59,21 +59,25 @@ export function parseExecBody(
 ): { source: string } & ExecOptions {
   if (!isRecord(body)) throw new BadRequestError('body must be a JSON object');
   for (const key of Object.keys(body)) {
-    if (![main, 'workdir', 'env', 'timeout'].includes(key)) throw new BadRequestError(`unknown field "${key}"`);
+    if (![main, 'workdir', 'env', 'timeout'].includes(key))
+      throw new BadRequestError(`unknown field "${key}"`);
   }
   const source = body[main];
-  if (typeof source !== 'string' || source.length === 0) throw new BadRequestError(`"${main}" must be a non-empty string`);
+  if (typeof source !== 'string' || source.length === 0)
+    throw new BadRequestError(`"${main}" must be a non-empty string`);
   if (source.includes('\0')) throw new BadRequestError(`"${main}" must not contain NUL bytes`);
 
   const workdir = body.workdir;
-  if (workdir !== undefined && typeof workdir !== 'string') throw new BadRequestError('"workdir" must be a string');
+  if (workdir !== undefined && typeof workdir !== 'string')
+    throw new BadRequestError('"workdir" must be a string');
 
   const env: Record<string, string> = {};
   if (body.env !== undefined) {
     if (!isRecord(body.env)) throw new BadRequestError('"env" must be an object of strings');
     for (const [key, value] of Object.entries(body.env)) {
       if (!ENV_NAME.test(key)) throw new BadRequestError(`"env" key "${key}" is not a valid variable name`);
-      if (typeof value !== 'string' || value.includes('\0')) throw new BadRequestError(`"env.${key}" must be a string without NUL`);
+      if (typeof value !== 'string' || value.includes('\0'))
+        throw new BadRequestError(`"env.${key}" must be a string without NUL`);
       env[key] = value;
     }
   }
@@ -81,9 +85,11 @@ export function parseExecBody(
   let timeoutMs = limits.defaultTimeoutMs;
   if (body.timeout !== undefined) {
     const t = body.timeout;
-    if (typeof t !== 'number' || !Number.isFinite(t) || t <= 0) throw new BadRequestError('"timeout" must be a positive number of seconds');
+    if (typeof t !== 'number' || !Number.isFinite(t) || t <= 0)
+      throw new BadRequestError('"timeout" must be a positive number of seconds');
     timeoutMs = Math.round(t * 1000);
-    if (timeoutMs > limits.maxTimeoutMs) throw new BadRequestError(`"timeout" must be at most ${limits.maxTimeoutMs / 1000} seconds`);
+    if (timeoutMs > limits.maxTimeoutMs)
+      throw new BadRequestError(`"timeout" must be at most ${limits.maxTimeoutMs / 1000} seconds`);
   }
   return { source, workdir: workdir || undefined, env, timeoutMs };
 }

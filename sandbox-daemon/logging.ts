@@ -13,7 +13,10 @@ export interface Logger {
 
 export function createLogger(write: (line: string) => void = (line) => process.stdout.write(line)): Logger {
   const emit = (level: string, msg: string, fields?: LogFields) =>
-    write(JSON.stringify({ time: new Date().toISOString(), level, component: 'sandbox-daemon', msg, ...fields }) + '\n');
+    write(
+      JSON.stringify({ time: new Date().toISOString(), level, component: 'sandbox-daemon', msg, ...fields }) +
+        '\n',
+    );
   return {
     info: (msg, fields) => emit('info', msg, fields),
     warn: (msg, fields) => emit('warn', msg, fields),

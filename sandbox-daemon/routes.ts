@@ -15,8 +15,7 @@ import { decodeUrlPath } from './operations/resolve-path.js';
 import { writeFile } from './operations/write-file.js';
 
 export type RouteResult =
-  | { status: number; json: unknown }
-  | { status: number; stream: Readable; size: number; contentType: string };
+  { status: number; json: unknown } | { status: number; stream: Readable; size: number; contentType: string };
 
 export interface RouteDeps {
   config: DaemonConfig;
@@ -73,7 +72,10 @@ export async function route(req: IncomingMessage, deps: RouteDeps): Promise<Rout
       case 'PUT':
         return { status: 200, json: await writeFile(deps.config.root, rel, req, deps.config.maxFileBytes) };
       case 'DELETE':
-        return { status: 200, json: await deleteFile(deps.config.root, rel, query.get('recursive') === 'true') };
+        return {
+          status: 200,
+          json: await deleteFile(deps.config.root, rel, query.get('recursive') === 'true'),
+        };
       default:
         throw methodNotAllowed('GET, POST, PUT, DELETE');
     }

@@ -41,7 +41,10 @@ function commandEnv(env: NodeJS.ProcessEnv, root: string): Record<string, string
   return out;
 }
 
-export async function createDaemon(config: DaemonConfig, options: { logger?: Logger; env?: NodeJS.ProcessEnv } = {}): Promise<Daemon> {
+export async function createDaemon(
+  config: DaemonConfig,
+  options: { logger?: Logger; env?: NodeJS.ProcessEnv } = {},
+): Promise<Daemon> {
   const logger = options.logger ?? silentLogger;
   const tokenDigest = digest(config.token);
   const running = new Set<() => void>();
@@ -54,7 +57,11 @@ export async function createDaemon(config: DaemonConfig, options: { logger?: Log
   mkdirSync(config.root, { recursive: true });
   const deps = {
     config,
-    exec: { root: config.root, maxOutputBytes: config.maxOutputBytes, baseEnv: commandEnv(options.env ?? process.env, config.root) },
+    exec: {
+      root: config.root,
+      maxOutputBytes: config.maxOutputBytes,
+      baseEnv: commandEnv(options.env ?? process.env, config.root),
+    },
     trackProcess: (kill: () => void) => {
       running.add(kill);
       return () => running.delete(kill);
@@ -70,7 +77,10 @@ export async function createDaemon(config: DaemonConfig, options: { logger?: Log
   const send = (res: ServerResponse, result: RouteResult, head: boolean): void => {
     if ('json' in result) {
       const body = JSON.stringify(result.json);
-      res.writeHead(result.status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
+      res.writeHead(result.status, {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+      });
       res.end(body);
       return;
     }
@@ -97,7 +107,11 @@ export async function createDaemon(config: DaemonConfig, options: { logger?: Log
       return status;
     }
     const body = JSON.stringify({ error: { code, message } });
-    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), connection: 'close' });
+    res.writeHead(status, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+      connection: 'close',
+    });
     res.end(body);
     return status;
   };
@@ -105,7 +119,12 @@ export async function createDaemon(config: DaemonConfig, options: { logger?: Log
   const server = createServer((req, res) => {
     if (req.url === '/health' && (req.method === 'GET' || req.method === 'HEAD')) {
       // Health checks do not count as activity: a polling orchestrator must not keep an idle sandbox alive.
-      const body = JSON.stringify({ status: 'ok', version: DAEMON_VERSION, running: inflight, idle_ms: inflight > 0 ? 0 : Date.now() - lastActivity });
+      const body = JSON.stringify({
+        status: 'ok',
+        version: DAEMON_VERSION,
+        running: inflight,
+        idle_ms: inflight > 0 ? 0 : Date.now() - lastActivity,
+      });
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
       res.end(req.method === 'HEAD' ? undefined : body);
       return;
@@ -117,7 +136,12 @@ export async function createDaemon(config: DaemonConfig, options: { logger?: Log
     const finish = () => {
       inflight--;
       lastActivity = Date.now();
-      logger.info('request', { method: req.method, path: (req.url ?? '').split('?')[0], status, duration_ms: Math.round(performance.now() - started) });
+      logger.info('request', {
+        method: req.method,
+        path: (req.url ?? '').split('?')[0],
+        status,
+        duration_ms: Math.round(performance.now() - started),
+      });
       armIdle();
     };
     res.once('close', finish);
@@ -143,12 +167,15 @@ export async function createDaemon(config: DaemonConfig, options: { logger?: Log
     if (config.idleTimeoutMs === 0) return;
     clearTimeout(idleTimer);
     const due = lastActivity + config.idleTimeoutMs - Date.now();
-    idleTimer = setTimeout(() => {
-      if (inflight > 0) return; // finish() re-arms
-      if (Date.now() - lastActivity < config.idleTimeoutMs) return armIdle();
-      logger.info('idle shutdown', { idle_ms: Date.now() - lastActivity });
-      void stop('idle');
-    }, Math.max(due, 10));
+    idleTimer = setTimeout(
+      () => {
+        if (inflight > 0) return; // finish() re-arms
+        if (Date.now() - lastActivity < config.idleTimeoutMs) return armIdle();
+        logger.info('idle shutdown', { idle_ms: Date.now() - lastActivity });
+        void stop('idle');
+      },
+      Math.max(due, 10),
+    );
   };
 
   let stopping: Promise<void> | undefined;
@@ -184,7 +211,10 @@ export async function createDaemon(config: DaemonConfig, options: { logger?: Log
   armIdle();
 
   const addr = server.address();
-  const address = typeof addr === 'string' ? `unix:${addr}` : `http://${(addr as AddressInfo).address}:${(addr as AddressInfo).port}`;
+  const address =
+    typeof addr === 'string'
+      ? `unix:${addr}`
+      : `http://${(addr as AddressInfo).address}:${(addr as AddressInfo).port}`;
   logger.info('listening', { address, root: config.root, idle_timeout_ms: config.idleTimeoutMs });
   return { server, address, closed, close: () => stop('closed') };
 }

@@ -5,10 +5,26 @@
  * the backend, so two manager processes stay correct without coordinating.
  */
 import type { Logger } from '../../api/logger.js';
-import { daemonRequest, DaemonAuthRejectedError, DaemonUnreachableError, encodeFilePath, parseCommandResult, raiseForStatus } from './daemon-client.js';
+import {
+  daemonRequest,
+  DaemonAuthRejectedError,
+  DaemonUnreachableError,
+  encodeFilePath,
+  parseCommandResult,
+  raiseForStatus,
+} from './daemon-client.js';
 import { SandboxAuthError } from './errors.js';
 import type { SandboxConfig } from './sandbox-config.js';
-import type { CommandResult, ExecRequest, PythonRequest, SandboxHandle, SandboxInfo, SandboxManager, SandboxSession, SandboxSpec } from './sandbox-manager.js';
+import type {
+  CommandResult,
+  ExecRequest,
+  PythonRequest,
+  SandboxHandle,
+  SandboxInfo,
+  SandboxManager,
+  SandboxSession,
+  SandboxSpec,
+} from './sandbox-manager.js';
 import { sandboxName } from './sandbox-manager.js';
 import { deriveToken } from './sandbox-token.js';
 
@@ -30,7 +46,12 @@ export abstract class BaseSandboxManager implements SandboxManager {
   ) {}
 
   /** The backend's idempotent create-or-adopt; called at most once at a time per session in this process. */
-  protected abstract ensureSandbox(session: SandboxSession, spec: SandboxSpec, name: string, token: string): Promise<SandboxHandle>;
+  protected abstract ensureSandbox(
+    session: SandboxSession,
+    spec: SandboxSpec,
+    name: string,
+    token: string,
+  ): Promise<SandboxHandle>;
   protected abstract releaseSandbox(session: SandboxSession, name: string): Promise<void>;
   protected abstract destroySandbox(session: SandboxSession, name: string): Promise<void>;
   abstract list(): Promise<SandboxInfo[]>;
@@ -55,7 +76,11 @@ export abstract class BaseSandboxManager implements SandboxManager {
     return pending;
   }
 
-  private async withDaemon<T>(session: SandboxSession, spec: SandboxSpec | undefined, fn: (handle: SandboxHandle) => Promise<T>): Promise<T> {
+  private async withDaemon<T>(
+    session: SandboxSession,
+    spec: SandboxSpec | undefined,
+    fn: (handle: SandboxHandle) => Promise<T>,
+  ): Promise<T> {
     const name = sandboxName(session);
     let handle = this.handles.get(name) ?? (await this.ensure(session, spec));
     let authRetried = false;
@@ -70,7 +95,10 @@ export abstract class BaseSandboxManager implements SandboxManager {
           continue;
         }
         if (err instanceof DaemonAuthRejectedError) {
-          if (authRetried) throw new SandboxAuthError(`sandbox ${name} rejects our token; do all managers share SANDBOX_TOKEN_SECRET?`);
+          if (authRetried)
+            throw new SandboxAuthError(
+              `sandbox ${name} rejects our token; do all managers share SANDBOX_TOKEN_SECRET?`,
+            );
           // A sandbox started under another secret (rotated): replace it; the workspace stays.
           authRetried = true;
           this.logger.warn({ sandbox: name }, 'sandbox rejected our token; recreating it');
@@ -83,11 +111,24 @@ export abstract class BaseSandboxManager implements SandboxManager {
     }
   }
 
-  private async runCommand(kind: 'bash' | 'python', session: SandboxSession, body: ExecRequest | PythonRequest, spec?: SandboxSpec): Promise<CommandResult> {
-    const timeoutMs = (body.timeout !== undefined ? body.timeout * 1000 : this.config.commandTimeoutMs) + HTTP_MARGIN_MS;
+  private async runCommand(
+    kind: 'bash' | 'python',
+    session: SandboxSession,
+    body: ExecRequest | PythonRequest,
+    spec?: SandboxSpec,
+  ): Promise<CommandResult> {
+    const timeoutMs =
+      (body.timeout !== undefined ? body.timeout * 1000 : this.config.commandTimeoutMs) + HTTP_MARGIN_MS;
     const payload = { ...body, timeout: body.timeout ?? this.config.commandTimeoutMs / 1000 };
     return this.withDaemon(session, spec, async (h) => {
-      const res = await daemonRequest(h.endpoint, { method: 'POST', path: `/exec/${kind}`, token: h.token, body: JSON.stringify(payload), contentType: 'application/json', timeoutMs });
+      const res = await daemonRequest(h.endpoint, {
+        method: 'POST',
+        path: `/exec/${kind}`,
+        token: h.token,
+        body: JSON.stringify(payload),
+        contentType: 'application/json',
+        timeoutMs,
+      });
       raiseForStatus(res, `exec in sandbox ${h.name}`);
       return parseCommandResult(res);
     });
@@ -103,23 +144,47 @@ export abstract class BaseSandboxManager implements SandboxManager {
 
   readFile(session: SandboxSession, path: string, spec?: SandboxSpec): Promise<Buffer> {
     return this.withDaemon(session, spec, async (h) => {
-      const res = await daemonRequest(h.endpoint, { method: 'GET', path: encodeFilePath(path), token: h.token, timeoutMs: FILE_TIMEOUT_MS });
+      const res = await daemonRequest(h.endpoint, {
+        method: 'GET',
+        path: encodeFilePath(path),
+        token: h.token,
+        timeoutMs: FILE_TIMEOUT_MS,
+      });
       raiseForStatus(res, `read ${path}`);
       return res.body;
     });
   }
 
-  writeFile(session: SandboxSession, path: string, data: Buffer | Uint8Array | string, spec?: SandboxSpec): Promise<void> {
-    const body = typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  writeFile(
+    session: SandboxSession,
+    path: string,
+    data: Buffer | Uint8Array | string,
+    spec?: SandboxSpec,
+  ): Promise<void> {
+    const body =
+      typeof data === 'string'
+        ? Buffer.from(data, 'utf8')
+        : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
     return this.withDaemon(session, spec, async (h) => {
-      const res = await daemonRequest(h.endpoint, { method: 'POST', path: encodeFilePath(path), token: h.token, body, timeoutMs: FILE_TIMEOUT_MS });
+      const res = await daemonRequest(h.endpoint, {
+        method: 'POST',
+        path: encodeFilePath(path),
+        token: h.token,
+        body,
+        timeoutMs: FILE_TIMEOUT_MS,
+      });
       raiseForStatus(res, `write ${path}`);
     });
   }
 
   deleteFile(session: SandboxSession, path: string, spec?: SandboxSpec): Promise<void> {
     return this.withDaemon(session, spec, async (h) => {
-      const res = await daemonRequest(h.endpoint, { method: 'DELETE', path: encodeFilePath(path), token: h.token, timeoutMs: FILE_TIMEOUT_MS });
+      const res = await daemonRequest(h.endpoint, {
+        method: 'DELETE',
+        path: encodeFilePath(path),
+        token: h.token,
+        timeoutMs: FILE_TIMEOUT_MS,
+      });
       raiseForStatus(res, `delete ${path}`);
     });
   }

@@ -32,7 +32,11 @@ export interface CreateSandboxManagerOptions {
   process?: ProcessSandboxOptions;
 }
 
-export async function createSandboxManager(config: SandboxConfig, logger: SandboxLogger, options: CreateSandboxManagerOptions = {}): Promise<SandboxManager> {
+export async function createSandboxManager(
+  config: SandboxConfig,
+  logger: SandboxLogger,
+  options: CreateSandboxManagerOptions = {},
+): Promise<SandboxManager> {
   if (!config.enabled) return new DisabledSandboxManager();
   const secret = config.tokenSecret ?? (await loadOrCreateTokenSecret(config.dataDir));
   switch (config.backend) {
@@ -41,7 +45,10 @@ export async function createSandboxManager(config: SandboxConfig, logger: Sandbo
     case 'kubernetes':
       return new KubernetesSandboxManager(config, logger, secret, options.kubernetes);
     case 'process':
-      logger.warn({ backend: 'process' }, 'SANDBOX_BACKEND=process runs commands on this host with NO isolation; use it only on a laptop without Docker');
+      logger.warn(
+        { backend: 'process' },
+        'SANDBOX_BACKEND=process runs commands on this host with NO isolation; use it only on a laptop without Docker',
+      );
       return new ProcessSandboxManager(config, logger, secret, options.process);
   }
 }

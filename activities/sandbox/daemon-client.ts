@@ -16,7 +16,10 @@ export interface DaemonResponse {
 
 /** The request never reached the daemon (socket missing, connection refused): safe to retry, even for exec. */
 export class DaemonUnreachableError extends Error {
-  constructor(readonly errno: string | undefined, message: string) {
+  constructor(
+    readonly errno: string | undefined,
+    message: string,
+  ) {
     super(message);
     this.name = 'DaemonUnreachableError';
   }
@@ -27,11 +30,25 @@ export class DaemonAuthRejectedError extends Error {
   override name = 'DaemonAuthRejectedError';
 }
 
-const NOT_REACHED = new Set(['ECONNREFUSED', 'ENOENT', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'ENOTSOCK']);
+const NOT_REACHED = new Set([
+  'ECONNREFUSED',
+  'ENOENT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+  'ENOTSOCK',
+]);
 
 export function daemonRequest(
   endpoint: SandboxEndpoint,
-  options: { method: string; path: string; token?: string; body?: Buffer | string; contentType?: string; timeoutMs: number },
+  options: {
+    method: string;
+    path: string;
+    token?: string;
+    body?: Buffer | string;
+    contentType?: string;
+    timeoutMs: number;
+  },
 ): Promise<DaemonResponse> {
   const headers: Record<string, string | number> = {};
   if (options.token) headers.authorization = `Bearer ${options.token}`;
@@ -52,13 +69,23 @@ export function daemonRequest(
       responded = true;
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
-      res.on('error', (err) => reject(new SandboxUnavailableError(`sandbox daemon connection broke: ${err.message}`, { cause: err })));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+      );
+      res.on('error', (err) =>
+        reject(
+          new SandboxUnavailableError(`sandbox daemon connection broke: ${err.message}`, { cause: err }),
+        ),
+      );
     });
-    req.setTimeout(options.timeoutMs, () => req.destroy(new Error(`no answer within ${options.timeoutMs} ms`)));
+    req.setTimeout(options.timeoutMs, () =>
+      req.destroy(new Error(`no answer within ${options.timeoutMs} ms`)),
+    );
     req.on('error', (err: NodeJS.ErrnoException) => {
-      if (!responded && err.code !== undefined && NOT_REACHED.has(err.code)) reject(new DaemonUnreachableError(err.code, err.message));
-      else reject(new SandboxUnavailableError(`sandbox daemon request failed: ${err.message}`, { cause: err }));
+      if (!responded && err.code !== undefined && NOT_REACHED.has(err.code))
+        reject(new DaemonUnreachableError(err.code, err.message));
+      else
+        reject(new SandboxUnavailableError(`sandbox daemon request failed: ${err.message}`, { cause: err }));
     });
     req.end(options.body);
   });
@@ -78,11 +105,15 @@ export function raiseForStatus(res: DaemonResponse, what: string): void {
   }
   if (res.status === 401) throw new DaemonAuthRejectedError(message);
   if (res.status === 404 && code === 'not_found') throw new SandboxFileNotFoundError(`${what}: ${message}`);
-  if (res.status >= 400 && res.status < 500) throw new SandboxRequestError(res.status, code, `${what}: ${message}`);
+  if (res.status >= 400 && res.status < 500)
+    throw new SandboxRequestError(res.status, code, `${what}: ${message}`);
   throw new SandboxUnavailableError(`${what}: daemon answered ${res.status} ${message}`);
 }
 
-export async function daemonHealth(endpoint: SandboxEndpoint, timeoutMs = 1000): Promise<{ idle_ms: number; running: number } | undefined> {
+export async function daemonHealth(
+  endpoint: SandboxEndpoint,
+  timeoutMs = 1000,
+): Promise<{ idle_ms: number; running: number } | undefined> {
   try {
     const res = await daemonRequest(endpoint, { method: 'GET', path: '/health', timeoutMs });
     if (res.status !== 200) return undefined;

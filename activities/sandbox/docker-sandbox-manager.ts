@@ -14,7 +14,16 @@ import { BaseSandboxManager, type SandboxLogger } from './base-sandbox-manager.j
 import { daemonHealth } from './daemon-client.js';
 import { SandboxNotReadyError, SandboxStartError } from './errors.js';
 import type { SandboxConfig } from './sandbox-config.js';
-import { LABEL, sessionFromLabels, sessionLabels, type SandboxEndpoint, type SandboxHandle, type SandboxInfo, type SandboxSession, type SandboxSpec } from './sandbox-manager.js';
+import {
+  LABEL,
+  sessionFromLabels,
+  sessionLabels,
+  type SandboxEndpoint,
+  type SandboxHandle,
+  type SandboxInfo,
+  type SandboxSession,
+  type SandboxSpec,
+} from './sandbox-manager.js';
 
 const DAEMON_PORT = 8080;
 const SOCKET_DIR = '/sandbox/run';
@@ -50,11 +59,17 @@ export class DockerSandboxManager extends BaseSandboxManager {
   private readonly extraLabels: Record<string, string>;
   private readonly mode: 'none' | 'host' | 'network';
 
-  constructor(config: SandboxConfig, logger: SandboxLogger, tokenSecret: string, options: DockerSandboxOptions = {}) {
+  constructor(
+    config: SandboxConfig,
+    logger: SandboxLogger,
+    tokenSecret: string,
+    options: DockerSandboxOptions = {},
+  ) {
     super(config, logger, tokenSecret);
     this.docker = options.docker ?? new Docker();
     this.extraLabels = options.extraLabels ?? {};
-    this.mode = config.dockerNetwork === 'none' ? 'none' : config.dockerNetwork === 'host' ? 'host' : 'network';
+    this.mode =
+      config.dockerNetwork === 'none' ? 'none' : config.dockerNetwork === 'host' ? 'host' : 'network';
   }
 
   private sessionDir(name: string): string {
@@ -74,7 +89,12 @@ export class DockerSandboxManager extends BaseSandboxManager {
     }
   }
 
-  protected async ensureSandbox(session: SandboxSession, spec: SandboxSpec, name: string, token: string): Promise<SandboxHandle> {
+  protected async ensureSandbox(
+    session: SandboxSession,
+    spec: SandboxSpec,
+    name: string,
+    token: string,
+  ): Promise<SandboxHandle> {
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const info = await this.inspect(name);
       if (!info) {
@@ -86,7 +106,10 @@ export class DockerSandboxManager extends BaseSandboxManager {
         } catch (err) {
           // Host networking: another process may have bound our port first; next round picks another.
           if (!(this.mode === 'host' && err instanceof SandboxStartError)) throw err;
-          this.logger.warn({ sandbox: name, err: err.message }, 'sandbox daemon failed to start on host network; retrying on another port');
+          this.logger.warn(
+            { sandbox: name, err: err.message },
+            'sandbox daemon failed to start on host network; retrying on another port',
+          );
           await this.removeContainer(created);
         }
         continue;
@@ -108,14 +131,25 @@ export class DockerSandboxManager extends BaseSandboxManager {
         continue;
       }
       // exited, dead, paused: §3 rule 3 — remove it (by id, so a peer's fresh container is never hit) and create anew.
-      this.logger.info({ sandbox: name, container: info.Id.slice(0, 12), status: state.Status, exitCode: state.ExitCode }, 'replacing stopped sandbox');
+      this.logger.info(
+        { sandbox: name, container: info.Id.slice(0, 12), status: state.Status, exitCode: state.ExitCode },
+        'replacing stopped sandbox',
+      );
       await this.removeContainer(info.Id);
     }
-    throw new SandboxStartError(`sandbox ${name} could not be settled after ${MAX_ROUNDS} attempts (containers keep stopping?)`);
+    throw new SandboxStartError(
+      `sandbox ${name} could not be settled after ${MAX_ROUNDS} attempts (containers keep stopping?)`,
+    );
   }
 
   /** Returns the new container id, or undefined when the name is taken (409). */
-  private async createContainer(session: SandboxSession, spec: SandboxSpec, name: string, token: string, round: number): Promise<string | undefined> {
+  private async createContainer(
+    session: SandboxSession,
+    spec: SandboxSpec,
+    name: string,
+    token: string,
+    round: number,
+  ): Promise<string | undefined> {
     const labels = { ...sessionLabels(session), ...this.extraLabels };
     const image = spec.image ?? this.config.defaultImage;
     const limits = { ...this.config.limits, ...spec.limits };
@@ -137,8 +171,14 @@ export class DockerSandboxManager extends BaseSandboxManager {
     ];
     for (const skill of spec.skills ?? []) {
       if (!skill.hostPath) continue;
-      if (!/^[A-Za-z0-9._-]+$/.test(skill.name) || skill.name.startsWith('.')) throw new SandboxStartError(`invalid skill name "${skill.name}"`);
-      mounts.push({ Type: 'bind', Source: path.resolve(skill.hostPath), Target: `/sandbox/skills/${skill.name}`, ReadOnly: true });
+      if (!/^[A-Za-z0-9._-]+$/.test(skill.name) || skill.name.startsWith('.'))
+        throw new SandboxStartError(`invalid skill name "${skill.name}"`);
+      mounts.push({
+        Type: 'bind',
+        Source: path.resolve(skill.hostPath),
+        Target: `/sandbox/skills/${skill.name}`,
+        ReadOnly: true,
+      });
     }
     const hostConfig: NonNullable<ContainerCreateOptions['HostConfig']> = {
       NetworkMode: this.config.dockerNetwork,
@@ -175,11 +215,18 @@ export class DockerSandboxManager extends BaseSandboxManager {
     };
     try {
       const container = await this.docker.createContainer(options);
-      this.logger.info({ sandbox: name, container: container.id.slice(0, 12), image }, 'sandbox container created');
+      this.logger.info(
+        { sandbox: name, container: container.id.slice(0, 12), image },
+        'sandbox container created',
+      );
       return container.id;
     } catch (err) {
       if (statusCode(err) === 409) return undefined;
-      if (statusCode(err) === 404) throw new SandboxStartError(`sandbox image "${image}" not found (build it with npm run sandbox:image)`, { cause: err });
+      if (statusCode(err) === 404)
+        throw new SandboxStartError(
+          `sandbox image "${image}" not found (build it with npm run sandbox:image)`,
+          { cause: err },
+        );
       throw new SandboxStartError(`cannot create sandbox ${name}: ${(err as Error).message}`, { cause: err });
     }
   }
@@ -206,7 +253,11 @@ export class DockerSandboxManager extends BaseSandboxManager {
   private async pickPort(name: string, round: number): Promise<number> {
     const { from, to } = this.config.portRange;
     const size = to - from + 1;
-    const taken = new Set((await this.docker.listContainers({ all: true, filters: JSON.stringify({ label: [LABEL.port] }) })).map((c) => Number(c.Labels[LABEL.port])));
+    const taken = new Set(
+      (await this.docker.listContainers({ all: true, filters: JSON.stringify({ label: [LABEL.port] }) })).map(
+        (c) => Number(c.Labels[LABEL.port]),
+      ),
+    );
     const start = (parseInt(name.slice(-8), 16) + round * 7919) % size;
     for (let i = 0; i < size; i++) {
       const port = from + ((start + i) % size);
@@ -215,20 +266,30 @@ export class DockerSandboxManager extends BaseSandboxManager {
     throw new SandboxStartError(`no free port in SANDBOX_PORT_RANGE ${from}-${to}`);
   }
 
-  private async startAndWait(id: string, name: string, token: string, created: boolean): Promise<SandboxHandle | undefined> {
+  private async startAndWait(
+    id: string,
+    name: string,
+    token: string,
+    created: boolean,
+  ): Promise<SandboxHandle | undefined> {
     try {
       await this.docker.getContainer(id).start();
     } catch (err) {
       const code = statusCode(err);
       if (code === 404) return undefined; // removed by a peer meanwhile
-      if (code !== 304) throw new SandboxStartError(`cannot start sandbox ${name}: ${(err as Error).message}`, { cause: err });
+      if (code !== 304)
+        throw new SandboxStartError(`cannot start sandbox ${name}: ${(err as Error).message}`, {
+          cause: err,
+        });
     }
     return this.waitReady(id, name, token, created);
   }
 
   private endpointOf(info: ContainerInspectInfo, name: string): SandboxEndpoint | undefined {
-    if (this.mode === 'none') return { kind: 'unix', socketPath: path.join(this.sessionDir(name), 'daemon.sock') };
-    if (this.mode === 'host') return { kind: 'http', url: `http://127.0.0.1:${info.Config.Labels[LABEL.port]}` };
+    if (this.mode === 'none')
+      return { kind: 'unix', socketPath: path.join(this.sessionDir(name), 'daemon.sock') };
+    if (this.mode === 'host')
+      return { kind: 'http', url: `http://127.0.0.1:${info.Config.Labels[LABEL.port]}` };
     const binding = info.NetworkSettings.Ports[`${DAEMON_PORT}/tcp`]?.[0];
     return binding ? { kind: 'http', url: `http://127.0.0.1:${binding.HostPort}` } : undefined;
   }
@@ -238,7 +299,12 @@ export class DockerSandboxManager extends BaseSandboxManager {
    * container vanished (a peer replaced it) so the caller re-inspects; throws
    * when it exited on its own (a daemon that cannot start) or on timeout.
    */
-  private async waitReady(id: string, name: string, token: string, created: boolean): Promise<SandboxHandle | undefined> {
+  private async waitReady(
+    id: string,
+    name: string,
+    token: string,
+    created: boolean,
+  ): Promise<SandboxHandle | undefined> {
     const deadline = Date.now() + this.config.readyTimeoutMs;
     let endpoint: SandboxEndpoint | undefined;
     for (let poll = 0; ; poll++) {
@@ -254,19 +320,26 @@ export class DockerSandboxManager extends BaseSandboxManager {
           // Exited right after we saw it running: an idle shutdown racing us is normal; a fresh one failing is not.
           if (!created) return undefined;
           const logs = await this.tailLogs(id);
-          throw new SandboxStartError(`sandbox ${name} exited during start (code ${info.State.ExitCode}): ${logs}`);
+          throw new SandboxStartError(
+            `sandbox ${name} exited during start (code ${info.State.ExitCode}): ${logs}`,
+          );
         }
         endpoint = this.endpointOf(info, name);
       }
       if (endpoint && (await daemonHealth(endpoint, 1000))) return { name, id, endpoint, token, created };
-      if (Date.now() > deadline) throw new SandboxNotReadyError(`sandbox ${name} did not become ready within ${this.config.readyTimeoutMs} ms`);
+      if (Date.now() > deadline)
+        throw new SandboxNotReadyError(
+          `sandbox ${name} did not become ready within ${this.config.readyTimeoutMs} ms`,
+        );
       await sleep(poll < 40 ? 10 : 100);
     }
   }
 
   private async tailLogs(id: string): Promise<string> {
     try {
-      const buf = await this.docker.getContainer(id).logs({ stdout: true, stderr: true, tail: 20, follow: false });
+      const buf = await this.docker
+        .getContainer(id)
+        .logs({ stdout: true, stderr: true, tail: 20, follow: false });
       return demuxLogs(buf).trim().split('\n').slice(-5).join(' | ').slice(0, 1000) || '(no output)';
     } catch {
       return '(logs unavailable)';
@@ -303,8 +376,13 @@ export class DockerSandboxManager extends BaseSandboxManager {
   }
 
   async list(): Promise<SandboxInfo[]> {
-    const filter = JSON.stringify({ label: [`${LABEL.sandbox}=1`, ...Object.entries(this.extraLabels).map(([k, v]) => `${k}=${v}`)] });
-    const [containers, volumes] = await Promise.all([this.docker.listContainers({ all: true, filters: filter }), this.docker.listVolumes({ filters: filter })]);
+    const filter = JSON.stringify({
+      label: [`${LABEL.sandbox}=1`, ...Object.entries(this.extraLabels).map(([k, v]) => `${k}=${v}`)],
+    });
+    const [containers, volumes] = await Promise.all([
+      this.docker.listContainers({ all: true, filters: filter }),
+      this.docker.listVolumes({ filters: filter }),
+    ]);
     const byName = new Map<string, SandboxInfo>();
     for (const c of containers) {
       const session = sessionFromLabels(c.Labels);
@@ -321,13 +399,29 @@ export class DockerSandboxManager extends BaseSandboxManager {
         const info = await this.inspect(name);
         finishedAt = info?.State.FinishedAt ? new Date(info.State.FinishedAt) : undefined;
       }
-      byName.set(name, { name, session, id: c.Id, state: running ? 'running' : 'stopped', image: c.Image, finishedAt, idleMs });
+      byName.set(name, {
+        name,
+        session,
+        id: c.Id,
+        state: running ? 'running' : 'stopped',
+        image: c.Image,
+        finishedAt,
+        idleMs,
+      });
     }
     for (const v of volumes.Volumes ?? []) {
       const session = sessionFromLabels(v.Labels);
       const name = v.Name.replace(/-workspace$/, '');
       if (!session || byName.has(name)) continue;
-      byName.set(name, { name, session, id: undefined, state: 'absent', image: undefined, finishedAt: undefined, idleMs: undefined });
+      byName.set(name, {
+        name,
+        session,
+        id: undefined,
+        state: 'absent',
+        image: undefined,
+        finishedAt: undefined,
+        idleMs: undefined,
+      });
     }
     return [...byName.values()];
   }

@@ -10,11 +10,25 @@
  * Tested only against a local fake of the API calls below
  * (test/fixtures/k8s-fake), never against a real cluster.
  */
-import { ApiException, CoreV1Api, KubeConfig, type V1PersistentVolumeClaim, type V1Pod } from '@kubernetes/client-node';
+import {
+  ApiException,
+  CoreV1Api,
+  KubeConfig,
+  type V1PersistentVolumeClaim,
+  type V1Pod,
+} from '@kubernetes/client-node';
 import { BaseSandboxManager, type SandboxLogger } from './base-sandbox-manager.js';
 import { SandboxNotReadyError, SandboxStartError } from './errors.js';
 import type { SandboxConfig } from './sandbox-config.js';
-import { LABEL, sessionFromLabels, sessionLabels, type SandboxHandle, type SandboxInfo, type SandboxSession, type SandboxSpec } from './sandbox-manager.js';
+import {
+  LABEL,
+  sessionFromLabels,
+  sessionLabels,
+  type SandboxHandle,
+  type SandboxInfo,
+  type SandboxSession,
+  type SandboxSpec,
+} from './sandbox-manager.js';
 
 export interface KubernetesSandboxOptions {
   /** Defaults to the in-cluster config or ~/.kube/config (KubeConfig.loadFromDefault). */
@@ -48,7 +62,11 @@ async function ignore(call: Promise<unknown>, ...codes: number[]): Promise<void>
 }
 
 function isReady(pod: V1Pod): boolean {
-  return pod.status?.phase === 'Running' && !!pod.status.podIP && (pod.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+  return (
+    pod.status?.phase === 'Running' &&
+    !!pod.status.podIP &&
+    (pod.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True')
+  );
 }
 
 function finished(pod: V1Pod): boolean {
@@ -62,13 +80,20 @@ export class KubernetesSandboxManager extends BaseSandboxManager {
   private readonly extraLabels: Record<string, string>;
   private readonly pollMs: number;
 
-  constructor(config: SandboxConfig, logger: SandboxLogger, tokenSecret: string, options: KubernetesSandboxOptions = {}) {
+  constructor(
+    config: SandboxConfig,
+    logger: SandboxLogger,
+    tokenSecret: string,
+    options: KubernetesSandboxOptions = {},
+  ) {
     super(config, logger, tokenSecret);
-    const kc = options.kubeConfig ?? (() => {
-      const k = new KubeConfig();
-      k.loadFromDefault();
-      return k;
-    })();
+    const kc =
+      options.kubeConfig ??
+      (() => {
+        const k = new KubeConfig();
+        k.loadFromDefault();
+        return k;
+      })();
     this.core = kc.makeApiClient(CoreV1Api);
     this.namespace = config.k8s.namespace;
     this.extraLabels = options.extraLabels ?? {};
@@ -79,7 +104,12 @@ export class KubernetesSandboxManager extends BaseSandboxManager {
     return { ...sessionLabels(session), ...this.extraLabels };
   }
 
-  protected async ensureSandbox(session: SandboxSession, spec: SandboxSpec, name: string, token: string): Promise<SandboxHandle> {
+  protected async ensureSandbox(
+    session: SandboxSession,
+    spec: SandboxSpec,
+    name: string,
+    token: string,
+  ): Promise<SandboxHandle> {
     const namespace = this.namespace;
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const pod = await orUndefined(this.core.readNamespacedPod({ name, namespace }));
@@ -92,7 +122,9 @@ export class KubernetesSandboxManager extends BaseSandboxManager {
           this.logger.info({ sandbox: name, namespace }, 'sandbox pod created');
         } catch (err) {
           if (code(err) === 409) continue; // a peer created it first: adopt it next round
-          throw new SandboxStartError(`cannot create sandbox pod ${name}: ${(err as Error).message}`, { cause: err });
+          throw new SandboxStartError(`cannot create sandbox pod ${name}: ${(err as Error).message}`, {
+            cause: err,
+          });
         }
       } else if (pod.metadata?.deletionTimestamp) {
         await sleep(this.pollMs);
@@ -111,7 +143,13 @@ export class KubernetesSandboxManager extends BaseSandboxManager {
   private async ensureSecretAndClaim(session: SandboxSession, name: string, token: string): Promise<void> {
     const namespace = this.namespace;
     const metadata = { name, labels: this.labels(session) };
-    await ignore(this.core.createNamespacedSecret({ namespace, body: { apiVersion: 'v1', kind: 'Secret', metadata, type: 'Opaque', stringData: { token } } }), 409);
+    await ignore(
+      this.core.createNamespacedSecret({
+        namespace,
+        body: { apiVersion: 'v1', kind: 'Secret', metadata, type: 'Opaque', stringData: { token } },
+      }),
+      409,
+    );
     const claim: V1PersistentVolumeClaim = {
       apiVersion: 'v1',
       kind: 'PersistentVolumeClaim',
@@ -139,7 +177,13 @@ export class KubernetesSandboxManager extends BaseSandboxManager {
         restartPolicy: 'Never',
         automountServiceAccountToken: false,
         enableServiceLinks: false,
-        securityContext: { runAsUser: uid, runAsGroup: gid, runAsNonRoot: true, fsGroup: gid, seccompProfile: { type: 'RuntimeDefault' } },
+        securityContext: {
+          runAsUser: uid,
+          runAsGroup: gid,
+          runAsNonRoot: true,
+          fsGroup: gid,
+          seccompProfile: { type: 'RuntimeDefault' },
+        },
         containers: [
           {
             name: 'sandbox',
@@ -157,10 +201,18 @@ export class KubernetesSandboxManager extends BaseSandboxManager {
             readinessProbe: { httpGet: { path: '/health', port }, periodSeconds: 1, failureThreshold: 3 },
             // Requests equal limits: the Guaranteed QoS class, so a busy node evicts sandboxes last.
             resources: { limits: resources, requests: resources },
-            securityContext: { allowPrivilegeEscalation: false, privileged: false, capabilities: { drop: ['ALL'] } },
+            securityContext: {
+              allowPrivilegeEscalation: false,
+              privileged: false,
+              capabilities: { drop: ['ALL'] },
+            },
             volumeMounts: [
               { name: 'workspace', mountPath: '/sandbox/workspace' },
-              ...skills.map((s, i) => ({ name: `skill-${i}`, mountPath: `/sandbox/skills/${s.name}`, readOnly: true })),
+              ...skills.map((s, i) => ({
+                name: `skill-${i}`,
+                mountPath: `/sandbox/skills/${s.name}`,
+                readOnly: true,
+              })),
             ],
           },
         ],
@@ -181,14 +233,24 @@ export class KubernetesSandboxManager extends BaseSandboxManager {
       if (finished(pod)) {
         if (!created) return undefined;
         const term = pod.status?.containerStatuses?.[0]?.state?.terminated;
-        throw new SandboxStartError(`sandbox pod ${name} ended during start (${pod.status?.phase}${term ? `, exit ${term.exitCode}: ${term.message ?? term.reason ?? ''}` : ''})`);
+        throw new SandboxStartError(
+          `sandbox pod ${name} ended during start (${pod.status?.phase}${term ? `, exit ${term.exitCode}: ${term.message ?? term.reason ?? ''}` : ''})`,
+        );
       }
       if (isReady(pod)) {
-        return { name, id: pod.metadata?.uid ?? name, endpoint: { kind: 'http', url: `http://${pod.status?.podIP}:${this.config.k8s.daemonPort}` }, token, created };
+        return {
+          name,
+          id: pod.metadata?.uid ?? name,
+          endpoint: { kind: 'http', url: `http://${pod.status?.podIP}:${this.config.k8s.daemonPort}` },
+          token,
+          created,
+        };
       }
       if (Date.now() > deadline) {
         const waiting = pod.status?.containerStatuses?.[0]?.state?.waiting;
-        throw new SandboxNotReadyError(`sandbox pod ${name} did not become ready within ${this.config.readyTimeoutMs} ms (phase ${pod.status?.phase ?? 'unknown'}${waiting?.reason ? `, ${waiting.reason}` : ''})`);
+        throw new SandboxNotReadyError(
+          `sandbox pod ${name} did not become ready within ${this.config.readyTimeoutMs} ms (phase ${pod.status?.phase ?? 'unknown'}${waiting?.reason ? `, ${waiting.reason}` : ''})`,
+        );
       }
       await sleep(this.pollMs);
     }
@@ -196,7 +258,16 @@ export class KubernetesSandboxManager extends BaseSandboxManager {
 
   private async deletePod(name: string, uid: string | undefined): Promise<void> {
     // 404: gone already; 409: the uid precondition failed, i.e. a peer already replaced it.
-    await ignore(this.core.deleteNamespacedPod({ name, namespace: this.namespace, gracePeriodSeconds: 0, body: uid ? { preconditions: { uid } } : {} }), 404, 409);
+    await ignore(
+      this.core.deleteNamespacedPod({
+        name,
+        namespace: this.namespace,
+        gracePeriodSeconds: 0,
+        body: uid ? { preconditions: { uid } } : {},
+      }),
+      404,
+      409,
+    );
   }
 
   protected async releaseSandbox(_session: SandboxSession, name: string): Promise<void> {
@@ -206,12 +277,18 @@ export class KubernetesSandboxManager extends BaseSandboxManager {
   protected async destroySandbox(_session: SandboxSession, name: string): Promise<void> {
     const namespace = this.namespace;
     await this.deletePod(name, undefined);
-    await ignore(this.core.deleteNamespacedPersistentVolumeClaim({ name: `${name}-workspace`, namespace }), 404);
+    await ignore(
+      this.core.deleteNamespacedPersistentVolumeClaim({ name: `${name}-workspace`, namespace }),
+      404,
+    );
     await ignore(this.core.deleteNamespacedSecret({ name, namespace }), 404);
   }
 
   async list(): Promise<SandboxInfo[]> {
-    const selector = [`${LABEL.sandbox}=1`, ...Object.entries(this.extraLabels).map(([k, v]) => `${k}=${v}`)].join(',');
+    const selector = [
+      `${LABEL.sandbox}=1`,
+      ...Object.entries(this.extraLabels).map(([k, v]) => `${k}=${v}`),
+    ].join(',');
     const [pods, claims] = await Promise.all([
       this.core.listNamespacedPod({ namespace: this.namespace, labelSelector: selector }),
       this.core.listNamespacedPersistentVolumeClaim({ namespace: this.namespace, labelSelector: selector }),
@@ -236,7 +313,15 @@ export class KubernetesSandboxManager extends BaseSandboxManager {
       const session = sessionFromLabels(claim.metadata?.labels);
       const name = claim.metadata?.name?.replace(/-workspace$/, '');
       if (!session || !name || out.has(name)) continue;
-      out.set(name, { name, session, id: undefined, state: 'absent', image: undefined, finishedAt: undefined, idleMs: undefined });
+      out.set(name, {
+        name,
+        session,
+        id: undefined,
+        state: 'absent',
+        image: undefined,
+        finishedAt: undefined,
+        idleMs: undefined,
+      });
     }
     return [...out.values()];
   }

@@ -15,7 +15,13 @@ import { BaseSandboxManager, type SandboxLogger } from './base-sandbox-manager.j
 import { daemonHealth } from './daemon-client.js';
 import { SandboxNotReadyError, SandboxStartError } from './errors.js';
 import type { SandboxConfig } from './sandbox-config.js';
-import type { SandboxEndpoint, SandboxHandle, SandboxInfo, SandboxSession, SandboxSpec } from './sandbox-manager.js';
+import type {
+  SandboxEndpoint,
+  SandboxHandle,
+  SandboxInfo,
+  SandboxSession,
+  SandboxSpec,
+} from './sandbox-manager.js';
 
 export interface ProcessSandboxOptions {
   /** The bundled daemon; default sandbox-daemon/dist/daemon.mjs (npm run sandbox:bundle). */
@@ -40,7 +46,12 @@ export class ProcessSandboxManager extends BaseSandboxManager {
   private readonly entry: string;
   private readonly nodePath: string;
 
-  constructor(config: SandboxConfig, logger: SandboxLogger, tokenSecret: string, options: ProcessSandboxOptions = {}) {
+  constructor(
+    config: SandboxConfig,
+    logger: SandboxLogger,
+    tokenSecret: string,
+    options: ProcessSandboxOptions = {},
+  ) {
     super(config, logger, tokenSecret);
     this.entry = options.daemonEntry ?? DEFAULT_ENTRY;
     this.nodePath = options.nodePath ?? process.execPath;
@@ -48,7 +59,16 @@ export class ProcessSandboxManager extends BaseSandboxManager {
 
   private paths(name: string) {
     const dir = path.join(this.config.hostDir, name);
-    return { dir, workspace: path.join(dir, 'workspace'), skills: path.join(dir, 'skills'), run: path.join(dir, 'run'), socket: path.join(dir, 'run', 'daemon.sock'), pid: path.join(dir, 'run', 'daemon.pid'), lock: path.join(dir, 'run', 'start.lock'), log: path.join(dir, 'daemon.log') };
+    return {
+      dir,
+      workspace: path.join(dir, 'workspace'),
+      skills: path.join(dir, 'skills'),
+      run: path.join(dir, 'run'),
+      socket: path.join(dir, 'run', 'daemon.sock'),
+      pid: path.join(dir, 'run', 'daemon.pid'),
+      lock: path.join(dir, 'run', 'start.lock'),
+      log: path.join(dir, 'daemon.log'),
+    };
   }
 
   private async pidOf(name: string): Promise<number | undefined> {
@@ -56,13 +76,19 @@ export class ProcessSandboxManager extends BaseSandboxManager {
     return pid > 0 && pidAlive(pid) ? pid : undefined;
   }
 
-  protected async ensureSandbox(session: SandboxSession, spec: SandboxSpec, name: string, token: string): Promise<SandboxHandle> {
+  protected async ensureSandbox(
+    session: SandboxSession,
+    spec: SandboxSpec,
+    name: string,
+    token: string,
+  ): Promise<SandboxHandle> {
     const p = this.paths(name);
     const endpoint: SandboxEndpoint = { kind: 'unix', socketPath: p.socket };
     const deadline = Date.now() + this.config.readyTimeoutMs;
     await mkdir(p.run, { recursive: true, mode: 0o700 });
     while (Date.now() < deadline) {
-      if (await daemonHealth(endpoint, 1000)) return { name, id: String((await this.pidOf(name)) ?? 'unknown'), endpoint, token, created: false };
+      if (await daemonHealth(endpoint, 1000))
+        return { name, id: String((await this.pidOf(name)) ?? 'unknown'), endpoint, token, created: false };
       // The lock file (O_EXCL) decides which process starts the daemon; the others wait for its health.
       let lockFd: number;
       try {
@@ -84,17 +110,28 @@ export class ProcessSandboxManager extends BaseSandboxManager {
         await rm(p.lock, { force: true });
       }
     }
-    throw new SandboxNotReadyError(`sandbox ${name} did not become ready within ${this.config.readyTimeoutMs} ms`);
+    throw new SandboxNotReadyError(
+      `sandbox ${name} did not become ready within ${this.config.readyTimeoutMs} ms`,
+    );
   }
 
-  private async spawnDaemon(session: SandboxSession, spec: SandboxSpec, name: string, token: string): Promise<number> {
-    if (!existsSync(this.entry)) throw new SandboxStartError(`sandbox daemon bundle missing at ${this.entry} (run npm run sandbox:bundle)`);
+  private async spawnDaemon(
+    session: SandboxSession,
+    spec: SandboxSpec,
+    name: string,
+    token: string,
+  ): Promise<number> {
+    if (!existsSync(this.entry))
+      throw new SandboxStartError(
+        `sandbox daemon bundle missing at ${this.entry} (run npm run sandbox:bundle)`,
+      );
     const p = this.paths(name);
     await mkdir(p.workspace, { recursive: true });
     await rm(p.skills, { recursive: true, force: true });
     await mkdir(p.skills, { recursive: true });
     for (const skill of spec.skills ?? []) {
-      if (skill.hostPath && /^[A-Za-z0-9._-]+$/.test(skill.name) && !skill.name.startsWith('.')) await symlink(path.resolve(skill.hostPath), path.join(p.skills, skill.name));
+      if (skill.hostPath && /^[A-Za-z0-9._-]+$/.test(skill.name) && !skill.name.startsWith('.'))
+        await symlink(path.resolve(skill.hostPath), path.join(p.skills, skill.name));
     }
     await writeFile(path.join(p.dir, 'session.json'), JSON.stringify(session));
     const log = openSync(p.log, 'a', 0o600);
@@ -116,22 +153,34 @@ export class ProcessSandboxManager extends BaseSandboxManager {
     });
     closeSync(log);
     child.unref();
-    if (child.pid === undefined) throw new SandboxStartError(`cannot spawn the sandbox daemon with ${this.nodePath}`);
+    if (child.pid === undefined)
+      throw new SandboxStartError(`cannot spawn the sandbox daemon with ${this.nodePath}`);
     await writeFile(p.pid, String(child.pid));
     this.logger.info({ sandbox: name, pid: child.pid }, 'sandbox process started');
     return child.pid;
   }
 
-  private async waitReady(name: string, pid: number, endpoint: SandboxEndpoint, token: string, deadline: number): Promise<SandboxHandle> {
+  private async waitReady(
+    name: string,
+    pid: number,
+    endpoint: SandboxEndpoint,
+    token: string,
+    deadline: number,
+  ): Promise<SandboxHandle> {
     while (Date.now() < deadline) {
-      if (await daemonHealth(endpoint, 1000)) return { name, id: String(pid), endpoint, token, created: true };
+      if (await daemonHealth(endpoint, 1000))
+        return { name, id: String(pid), endpoint, token, created: true };
       if (!pidAlive(pid)) {
         const log = await readFile(this.paths(name).log, 'utf8').catch(() => '');
-        throw new SandboxStartError(`sandbox ${name} daemon exited during start: ${log.trim().split('\n').slice(-3).join(' | ')}`);
+        throw new SandboxStartError(
+          `sandbox ${name} daemon exited during start: ${log.trim().split('\n').slice(-3).join(' | ')}`,
+        );
       }
       await sleep(10);
     }
-    throw new SandboxNotReadyError(`sandbox ${name} did not become ready within ${this.config.readyTimeoutMs} ms`);
+    throw new SandboxNotReadyError(
+      `sandbox ${name} did not become ready within ${this.config.readyTimeoutMs} ms`,
+    );
   }
 
   protected async releaseSandbox(_session: SandboxSession, name: string): Promise<void> {
@@ -162,12 +211,28 @@ export class ProcessSandboxManager extends BaseSandboxManager {
     const out: SandboxInfo[] = [];
     for (const name of names) {
       const p = this.paths(name);
-      const session = await readFile(path.join(p.dir, 'session.json'), 'utf8').then((t) => JSON.parse(t) as SandboxSession, () => undefined);
+      const session = await readFile(path.join(p.dir, 'session.json'), 'utf8').then(
+        (t) => JSON.parse(t) as SandboxSession,
+        () => undefined,
+      );
       if (!session) continue;
       const health = await daemonHealth({ kind: 'unix', socketPath: p.socket }, 1000);
       const pid = await this.pidOf(name);
-      const finishedAt = health ? undefined : await stat(p.log).then((s) => s.mtime, () => undefined);
-      out.push({ name, session, id: pid === undefined ? undefined : String(pid), state: health ? 'running' : 'stopped', image: undefined, finishedAt, idleMs: health?.idle_ms });
+      const finishedAt = health
+        ? undefined
+        : await stat(p.log).then(
+            (s) => s.mtime,
+            () => undefined,
+          );
+      out.push({
+        name,
+        session,
+        id: pid === undefined ? undefined : String(pid),
+        state: health ? 'running' : 'stopped',
+        image: undefined,
+        finishedAt,
+        idleMs: health?.idle_ms,
+      });
     }
     return out;
   }

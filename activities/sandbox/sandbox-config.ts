@@ -47,26 +47,49 @@ export const sandboxConfigSchema = Joi.object({
   SANDBOX_ENABLED: Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off').default(false),
   SANDBOX_BACKEND: Joi.string().valid('docker', 'kubernetes', 'process').default('docker'),
   SANDBOX_DEFAULT_IMAGE: Joi.string().min(1).max(512).default(`agent-sandbox:${SANDBOX_VERSION}`),
-  SANDBOX_DOCKER_NETWORK: Joi.string().pattern(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'network name').default('none'),
+  SANDBOX_DOCKER_NETWORK: Joi.string()
+    .pattern(/^[A-Za-z0-9][A-Za-z0-9_.-]*$/, 'network name')
+    .default('none'),
   SANDBOX_IDLE_TIMEOUT_MS: Joi.number().integer().min(0).max(86_400_000).default(30_000),
   SANDBOX_READY_TIMEOUT_MS: Joi.number().integer().min(100).max(600_000).default(30_000),
   SANDBOX_COMMAND_TIMEOUT_MS: Joi.number().integer().min(1).max(3_600_000).default(60_000),
   SANDBOX_MAX_TIMEOUT_MS: Joi.number().integer().min(1).max(3_600_000).default(600_000),
-  SANDBOX_MAX_OUTPUT_BYTES: Joi.number().integer().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
-  SANDBOX_MEMORY_MB: Joi.number().integer().min(16).max(1024 * 1024).default(512),
+  SANDBOX_MAX_OUTPUT_BYTES: Joi.number()
+    .integer()
+    .min(1024)
+    .max(64 * 1024 * 1024)
+    .default(1024 * 1024),
+  SANDBOX_MEMORY_MB: Joi.number()
+    .integer()
+    .min(16)
+    .max(1024 * 1024)
+    .default(512),
   SANDBOX_CPUS: Joi.number().min(0.01).max(256).default(1),
   SANDBOX_PIDS_LIMIT: Joi.number().integer().min(8).max(1_000_000).default(256),
-  SANDBOX_USER: Joi.string().pattern(/^\d+:\d+$/, 'uid:gid').default('1000:1000'),
+  SANDBOX_USER: Joi.string()
+    .pattern(/^\d+:\d+$/, 'uid:gid')
+    .default('1000:1000'),
   SANDBOX_HOST_DIR: Joi.string().min(1),
   DATA_DIR: Joi.string().min(1).default('.data'),
   SANDBOX_TOKEN_SECRET: Joi.string().min(32).max(512),
-  SANDBOX_PORT_RANGE: Joi.string().pattern(/^\d{1,5}-\d{1,5}$/, 'from-to').default('30000-30999'),
-  SANDBOX_K8S_NAMESPACE: Joi.string().pattern(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'DNS label').max(63).default('default'),
+  SANDBOX_PORT_RANGE: Joi.string()
+    .pattern(/^\d{1,5}-\d{1,5}$/, 'from-to')
+    .default('30000-30999'),
+  SANDBOX_K8S_NAMESPACE: Joi.string()
+    .pattern(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, 'DNS label')
+    .max(63)
+    .default('default'),
   SANDBOX_K8S_STORAGE_CLASS: Joi.string().min(1),
-  SANDBOX_K8S_WORKSPACE_SIZE: Joi.string().pattern(/^\d+(Ki|Mi|Gi|Ti)$/, 'quantity like 1Gi').default('1Gi'),
+  SANDBOX_K8S_WORKSPACE_SIZE: Joi.string()
+    .pattern(/^\d+(Ki|Mi|Gi|Ti)$/, 'quantity like 1Gi')
+    .default('1Gi'),
   SANDBOX_K8S_DAEMON_PORT: Joi.number().integer().min(1).max(65535).default(8080),
   SANDBOX_REAP_INTERVAL_MS: Joi.number().integer().min(1000).max(86_400_000).default(60_000),
-  SANDBOX_REAP_IDLE_MS: Joi.number().integer().min(1000).max(30 * 86_400_000).default(3_600_000),
+  SANDBOX_REAP_IDLE_MS: Joi.number()
+    .integer()
+    .min(1000)
+    .max(30 * 86_400_000)
+    .default(3_600_000),
 })
   .unknown(true)
   .prefs({ abortEarly: true, convert: true, errors: { wrap: { label: false } } });
@@ -83,15 +106,23 @@ export function loadSandboxConfig(env: Env = process.env): SandboxConfig {
     const key = String(detail?.path[0] ?? '');
     const got = cleaned[key];
     const shown = got !== undefined && !/SECRET|TOKEN/.test(key) ? ` (got "${got}")` : '';
-    throw new SandboxConfigError(`Invalid sandbox configuration: ${detail?.message ?? error.message}${shown}`);
+    throw new SandboxConfigError(
+      `Invalid sandbox configuration: ${detail?.message ?? error.message}${shown}`,
+    );
   }
   const v = result.value as Record<string, unknown>;
-  const [from, to] = String(v.SANDBOX_PORT_RANGE).split('-').map((part) => Number(part)) as [number, number];
+  const [from, to] = String(v.SANDBOX_PORT_RANGE)
+    .split('-')
+    .map((part) => Number(part)) as [number, number];
   if (from < 1024 || to > 65535 || from > to) {
-    throw new SandboxConfigError(`Invalid sandbox configuration: SANDBOX_PORT_RANGE must be from-to within 1024-65535 (got "${String(v.SANDBOX_PORT_RANGE)}")`);
+    throw new SandboxConfigError(
+      `Invalid sandbox configuration: SANDBOX_PORT_RANGE must be from-to within 1024-65535 (got "${String(v.SANDBOX_PORT_RANGE)}")`,
+    );
   }
   if ((v.SANDBOX_COMMAND_TIMEOUT_MS as number) > (v.SANDBOX_MAX_TIMEOUT_MS as number)) {
-    throw new SandboxConfigError('Invalid sandbox configuration: SANDBOX_COMMAND_TIMEOUT_MS must not exceed SANDBOX_MAX_TIMEOUT_MS');
+    throw new SandboxConfigError(
+      'Invalid sandbox configuration: SANDBOX_COMMAND_TIMEOUT_MS must not exceed SANDBOX_MAX_TIMEOUT_MS',
+    );
   }
   const dataDir = path.resolve(v.DATA_DIR as string);
   return {
@@ -104,7 +135,11 @@ export function loadSandboxConfig(env: Env = process.env): SandboxConfig {
     commandTimeoutMs: v.SANDBOX_COMMAND_TIMEOUT_MS as number,
     maxTimeoutMs: v.SANDBOX_MAX_TIMEOUT_MS as number,
     maxOutputBytes: v.SANDBOX_MAX_OUTPUT_BYTES as number,
-    limits: { memoryMb: v.SANDBOX_MEMORY_MB as number, cpus: v.SANDBOX_CPUS as number, pids: v.SANDBOX_PIDS_LIMIT as number },
+    limits: {
+      memoryMb: v.SANDBOX_MEMORY_MB as number,
+      cpus: v.SANDBOX_CPUS as number,
+      pids: v.SANDBOX_PIDS_LIMIT as number,
+    },
     user: v.SANDBOX_USER as string,
     hostDir: path.resolve((v.SANDBOX_HOST_DIR as string | undefined) ?? path.join(dataDir, 'sandboxes')),
     dataDir,

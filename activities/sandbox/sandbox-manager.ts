@@ -85,7 +85,12 @@ export interface SandboxManager {
   exec(session: SandboxSession, request: ExecRequest, spec?: SandboxSpec): Promise<CommandResult>;
   execPython(session: SandboxSession, request: PythonRequest, spec?: SandboxSpec): Promise<CommandResult>;
   readFile(session: SandboxSession, path: string, spec?: SandboxSpec): Promise<Buffer>;
-  writeFile(session: SandboxSession, path: string, data: Buffer | Uint8Array | string, spec?: SandboxSpec): Promise<void>;
+  writeFile(
+    session: SandboxSession,
+    path: string,
+    data: Buffer | Uint8Array | string,
+    spec?: SandboxSpec,
+  ): Promise<void>;
   deleteFile(session: SandboxSession, path: string, spec?: SandboxSpec): Promise<void>;
   /** Removes the compute but keeps the workspace (what idle shutdown does, done from outside). */
   release(session: SandboxSession): Promise<void>;
@@ -108,7 +113,10 @@ export const LABEL = {
 
 export function sessionHash(session: SandboxSession): string {
   // JSON keeps the three ids unambiguous whatever characters they contain.
-  return createHash('sha256').update(JSON.stringify([session.projectId, session.agentId, session.conversationId])).digest('hex').slice(0, 24);
+  return createHash('sha256')
+    .update(JSON.stringify([session.projectId, session.agentId, session.conversationId]))
+    .digest('hex')
+    .slice(0, 24);
 }
 
 /** Valid as a Docker container name, a Kubernetes object name and a folder name. */

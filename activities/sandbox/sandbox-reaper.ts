@@ -30,7 +30,8 @@ export class SandboxReaper {
   constructor(private readonly options: ReaperOptions) {}
 
   private idleTooLong(info: SandboxInfo, now: number): boolean {
-    if (info.state === 'stopped') return info.finishedAt !== undefined && now - info.finishedAt.getTime() > this.options.idleMs;
+    if (info.state === 'stopped')
+      return info.finishedAt !== undefined && now - info.finishedAt.getTime() > this.options.idleMs;
     if (info.state === 'running') return info.idleMs !== undefined && info.idleMs > this.options.idleMs;
     return false;
   }
@@ -49,7 +50,10 @@ export class SandboxReaper {
           report.released.push(info.name);
         }
       } catch (err) {
-        logger.warn({ sandbox: info.name, err: (err as Error).message }, 'reaper could not clean up a sandbox');
+        logger.warn(
+          { sandbox: info.name, err: (err as Error).message },
+          'reaper could not clean up a sandbox',
+        );
       }
     }
     if (report.destroyed.length + report.released.length > 0) logger.info(report, 'sandbox reaper pass');

@@ -23,9 +23,17 @@ const repo = path.resolve(import.meta.dirname, '../..');
 const docker = new Docker();
 const labels = { 'agent-server.bench': '1' };
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'sbx-bench-'));
-const config = loadSandboxConfig({ SANDBOX_ENABLED: 'true', SANDBOX_HOST_DIR: path.join(tmp, 'hosts'), DATA_DIR: tmp, SANDBOX_IDLE_TIMEOUT_MS: '600000' });
+const config = loadSandboxConfig({
+  SANDBOX_ENABLED: 'true',
+  SANDBOX_HOST_DIR: path.join(tmp, 'hosts'),
+  DATA_DIR: tmp,
+  SANDBOX_IDLE_TIMEOUT_MS: '600000',
+});
 const logger = { info() {}, warn() {}, error() {} } as never;
-const manager = new DockerSandboxManager(config, logger, 'bench-secret-0123456789abcdef0123456789', { docker, extraLabels: labels });
+const manager = new DockerSandboxManager(config, logger, 'bench-secret-0123456789abcdef0123456789', {
+  docker,
+  extraLabels: labels,
+});
 
 function pct(samples: number[], p: number): number {
   const sorted = [...samples].sort((a, b) => a - b);
@@ -34,7 +42,9 @@ function pct(samples: number[], p: number): number {
 
 function report(name: string, samples: number[]): void {
   const f = (n: number) => n.toFixed(2).padStart(8);
-  console.log(`${name.padEnd(42)} n=${String(samples.length).padStart(3)}  p50 ${f(pct(samples, 50))} ms  p95 ${f(pct(samples, 95))} ms  p99 ${f(pct(samples, 99))} ms`);
+  console.log(
+    `${name.padEnd(42)} n=${String(samples.length).padStart(3)}  p50 ${f(pct(samples, 50))} ms  p95 ${f(pct(samples, 95))} ms  p99 ${f(pct(samples, 99))} ms`,
+  );
 }
 
 async function time<T>(fn: () => Promise<T>): Promise<number> {
@@ -43,25 +53,46 @@ async function time<T>(fn: () => Promise<T>): Promise<number> {
   return performance.now() - t0;
 }
 
-const session = (): SandboxSession => ({ projectId: randomUUID(), agentId: randomUUID(), conversationId: randomUUID() });
+const session = (): SandboxSession => ({
+  projectId: randomUUID(),
+  agentId: randomUUID(),
+  conversationId: randomUUID(),
+});
 
 async function cleanup(): Promise<void> {
   const filters = JSON.stringify({ label: ['agent-server.bench=1'] });
-  for (const c of await docker.listContainers({ all: true, filters })) await docker.getContainer(c.Id).remove({ force: true }).catch(() => {});
-  for (const v of (await docker.listVolumes({ filters })).Volumes ?? []) await docker.getVolume(v.Name).remove().catch(() => {});
+  for (const c of await docker.listContainers({ all: true, filters }))
+    await docker
+      .getContainer(c.Id)
+      .remove({ force: true })
+      .catch(() => {});
+  for (const v of (await docker.listVolumes({ filters })).Volumes ?? [])
+    await docker
+      .getVolume(v.Name)
+      .remove()
+      .catch(() => {});
 }
 
 async function main(): Promise<void> {
-  execFileSync('bash', [path.join(repo, 'sandbox-daemon/image/build.sh')], { stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync('bash', [path.join(repo, 'sandbox-daemon/image/build.sh')], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   await cleanup();
-  console.log(`sandbox bench: image ${config.defaultImage}, network ${config.dockerNetwork}, ${os.cpus().length} CPUs, node ${process.version}\n`);
+  console.log(
+    `sandbox bench: image ${config.defaultImage}, network ${config.dockerNetwork}, ${os.cpus().length} CPUs, node ${process.version}\n`,
+  );
 
   // Baseline: the engine's own create + start + wait of a container that runs `true`.
   const bare: number[] = [];
   for (let i = 0; i < 20; i++) {
     bare.push(
       await time(async () => {
-        const c = await docker.createContainer({ Image: config.defaultImage, Cmd: ['true'], Labels: labels, HostConfig: { NetworkMode: 'none' } });
+        const c = await docker.createContainer({
+          Image: config.defaultImage,
+          Cmd: ['true'],
+          Labels: labels,
+          HostConfig: { NetworkMode: 'none' },
+        });
         await c.start();
         await c.wait();
         await c.remove();
@@ -82,7 +113,10 @@ async function main(): Promise<void> {
   const warmSession = sessions[0]!;
   const handle = await manager.ensure(warmSession);
   const health: number[] = [];
-  for (let i = 0; i < 500; i++) health.push(await time(() => daemonRequest(handle.endpoint, { method: 'GET', path: '/health', timeoutMs: 5000 })));
+  for (let i = 0; i < 500; i++)
+    health.push(
+      await time(() => daemonRequest(handle.endpoint, { method: 'GET', path: '/health', timeoutMs: 5000 })),
+    );
   report('baseline: GET /health round trip', health);
 
   const warm: number[] = [];

@@ -46,6 +46,11 @@ ROOTFS_KEY="$(printf '%s\n' "$SUITE" "$PACKAGES" "rootfs-v1" | sha)"
 ROOTFS_TAR="$CACHE_DIR/sandbox-rootfs-$ROOTFS_KEY.tar"
 BASE_TAG="agent-sandbox-base:$ROOTFS_KEY"
 
+# Test files may run this concurrently: one build at a time, the others then find it done.
+mkdir -p "$CACHE_DIR"
+exec 9>"$CACHE_DIR/sandbox-image.lock"
+flock 9
+
 # 1. Root filesystem (about a minute; cached across clones).
 if [ ! -s "$ROOTFS_TAR" ]; then
   command -v debootstrap >/dev/null || die "debootstrap not found (apt-get install -y debootstrap)"

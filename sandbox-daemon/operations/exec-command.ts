@@ -51,7 +51,8 @@ class OutputBuffer {
 async function resolveWorkdir(root: string, workdir: string | undefined): Promise<string> {
   if (workdir === undefined) return root;
   const { real, exists } = await resolveInRoot(root, workdir);
-  if (!exists || !(await stat(real)).isDirectory()) throw new BadRequestError(`workdir "${workdir}" is not a directory in the sandbox root`);
+  if (!exists || !(await stat(real)).isDirectory())
+    throw new BadRequestError(`workdir "${workdir}" is not a directory in the sandbox root`);
   return real;
 }
 
@@ -99,10 +100,12 @@ export async function execCommand(
   }, options.timeoutMs);
 
   try {
-    const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve, reject) => {
-      child.once('error', reject);
-      child.once('exit', (code, signal) => resolve({ code, signal }));
-    });
+    const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>(
+      (resolve, reject) => {
+        child.once('error', reject);
+        child.once('exit', (code, signal) => resolve({ code, signal }));
+      },
+    );
     await waitForPipes(outPipe, errPipe);
     const duration = Math.round(performance.now() - started);
     const signalNo = exit.signal ? (osConstants.signals[exit.signal] ?? 9) : 0;

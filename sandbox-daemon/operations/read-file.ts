@@ -38,7 +38,10 @@ export function contentTypeFor(file: string): string {
   return CONTENT_TYPES[path.extname(file).toLowerCase()] ?? 'application/octet-stream';
 }
 
-export async function readFile(root: string, rel: string): Promise<{ stream: Readable; size: number; contentType: string }> {
+export async function readFile(
+  root: string,
+  rel: string,
+): Promise<{ stream: Readable; size: number; contentType: string }> {
   const { real, exists } = await resolveInRoot(root, rel);
   if (!exists) throw new FileNotFoundError(rel);
   // O_NOFOLLOW: `real` has no symlinks left; one appearing now is a race, refuse it.

@@ -22,7 +22,8 @@ export function decodeUrlPath(raw: string): string {
 /** Lexical check of a relative path; returns it normalised (no empty or `.` segments). */
 export function checkRelative(rel: string): string {
   if (rel.includes('\0')) throw new PathEscapeError('path contains a NUL byte');
-  if (rel.startsWith('/') || path.isAbsolute(rel)) throw new PathEscapeError('absolute paths are not allowed');
+  if (rel.startsWith('/') || path.isAbsolute(rel))
+    throw new PathEscapeError('absolute paths are not allowed');
   const segments = rel.split('/').filter((s) => s !== '' && s !== '.');
   if (segments.includes('..')) throw new PathEscapeError('".." is not allowed in paths');
   return segments.join('/');
@@ -47,7 +48,8 @@ export async function resolveInRoot(root: string, rel: string): Promise<{ real: 
   const lexical = path.join(realRoot, checkRelative(rel));
   try {
     const real = await realpath(lexical);
-    if (!inside(realRoot, real)) throw new PathEscapeError('path resolves outside the sandbox root through a symlink');
+    if (!inside(realRoot, real))
+      throw new PathEscapeError('path resolves outside the sandbox root through a symlink');
     return { real, exists: true };
   } catch (err) {
     if (!isMissing(err)) throw err;
@@ -57,7 +59,8 @@ export async function resolveInRoot(root: string, rel: string): Promise<{ real: 
   for (;;) {
     try {
       const real = await realpath(ancestor);
-      if (!inside(realRoot, real)) throw new PathEscapeError('path resolves outside the sandbox root through a symlink');
+      if (!inside(realRoot, real))
+        throw new PathEscapeError('path resolves outside the sandbox root through a symlink');
       return { real: path.join(real, path.relative(ancestor, lexical)), exists: false };
     } catch (err) {
       if (!isMissing(err)) throw err;

@@ -31,7 +31,8 @@ export async function dockerUnavailableReason(): Promise<string | undefined> {
     return undefined;
   } catch (err) {
     const reason = `Docker engine unreachable (${(err as Error).message}); start dockerd --bridge=none --iptables=false`;
-    if (process.env.CI === 'true') throw new Error(`CI=true: the Docker sandbox tests must run, but ${reason}`, { cause: err });
+    if (process.env.CI === 'true')
+      throw new Error(`CI=true: the Docker sandbox tests must run, but ${reason}`, { cause: err });
     console.warn(`\n*** SKIPPING Docker sandbox tests: ${reason} ***\n`);
     return reason;
   }
@@ -39,7 +40,11 @@ export async function dockerUnavailableReason(): Promise<string | undefined> {
 
 /** Builds agent-sandbox:<version> when absent or stale; minutes the first time on a machine, under a second after. */
 export function buildImage(): void {
-  execFileSync('bash', [path.join(repoRoot, 'sandbox-daemon/image/build.sh')], { cwd: repoRoot, stdio: ['ignore', 'ignore', 'inherit'], timeout: 15 * 60_000 });
+  execFileSync('bash', [path.join(repoRoot, 'sandbox-daemon/image/build.sh')], {
+    cwd: repoRoot,
+    stdio: ['ignore', 'ignore', 'inherit'],
+    timeout: 15 * 60_000,
+  });
 }
 
 export function newSession(): SandboxSession {
@@ -67,7 +72,13 @@ export function testConfig(env: Record<string, string> = {}): SandboxConfig {
 
 export function makeManager(env: Record<string, string> = {}): TestManager {
   const config = testConfig(env);
-  return { manager: new DockerSandboxManager(config, silentLogger, TEST_SECRET, { docker, extraLabels: TEST_LABELS }), config };
+  return {
+    manager: new DockerSandboxManager(config, silentLogger, TEST_SECRET, {
+      docker,
+      extraLabels: TEST_LABELS,
+    }),
+    config,
+  };
 }
 
 export function labelFilter(extra: string[] = []): string {
@@ -76,9 +87,23 @@ export function labelFilter(extra: string[] = []): string {
 
 export async function cleanup(): Promise<void> {
   const containers = await docker.listContainers({ all: true, filters: labelFilter() });
-  await Promise.all(containers.map((c) => docker.getContainer(c.Id).remove({ force: true }).catch(() => {})));
+  await Promise.all(
+    containers.map((c) =>
+      docker
+        .getContainer(c.Id)
+        .remove({ force: true })
+        .catch(() => {}),
+    ),
+  );
   const { Volumes } = await docker.listVolumes({ filters: labelFilter() });
-  await Promise.all((Volumes ?? []).map((v) => docker.getVolume(v.Name).remove().catch(() => {})));
+  await Promise.all(
+    (Volumes ?? []).map((v) =>
+      docker
+        .getVolume(v.Name)
+        .remove()
+        .catch(() => {}),
+    ),
+  );
   await rm(tmpRoot, { recursive: true, force: true });
 }
 

@@ -14,7 +14,14 @@ const session = JSON.parse(sessionJson ?? '{}') as SandboxSession;
 const config = loadSandboxConfig(process.env);
 const logger = { info() {}, warn() {}, error() {} } as never;
 // Each call gets its own manager so the in-process de-duplication cannot hide a race.
-const managers = Array.from({ length: Number(calls) }, () => new DockerSandboxManager(config, logger, config.tokenSecret ?? '', { docker: new Docker(), extraLabels: JSON.parse(labelsJson ?? '{}') as Record<string, string> }));
+const managers = Array.from(
+  { length: Number(calls) },
+  () =>
+    new DockerSandboxManager(config, logger, config.tokenSecret ?? '', {
+      docker: new Docker(),
+      extraLabels: JSON.parse(labelsJson ?? '{}') as Record<string, string>,
+    }),
+);
 
 await new Promise((r) => setTimeout(r, Math.max(0, Number(startAt) - Date.now())));
 const handles = await Promise.all(managers.map((m) => m.ensure(session)));

@@ -14,7 +14,12 @@ describe('process sandbox', () => {
   beforeAll(async () => {
     execFileSync(process.execPath, [path.join(repoRoot, 'sandbox-daemon/bundle.mjs')], { stdio: 'ignore' });
     dir = await mkdtemp(path.join(os.tmpdir(), 'sbx-proc-'));
-    const config = loadSandboxConfig({ SANDBOX_ENABLED: 'true', SANDBOX_BACKEND: 'process', DATA_DIR: dir, SANDBOX_IDLE_TIMEOUT_MS: '800' });
+    const config = loadSandboxConfig({
+      SANDBOX_ENABLED: 'true',
+      SANDBOX_BACKEND: 'process',
+      DATA_DIR: dir,
+      SANDBOX_IDLE_TIMEOUT_MS: '800',
+    });
     manager = new ProcessSandboxManager(config, silentLogger, TEST_SECRET);
   });
   afterAll(async () => {
@@ -29,7 +34,11 @@ describe('process sandbox', () => {
     const r = await manager.exec(session, { command: 'echo kept > f.txt; pwd' });
     expect(r.stdout).toBe(path.join(dir, 'sandboxes', first[0].name, 'workspace') + '\n');
 
-    await waitFor(async () => (await manager.list()).some((i) => i.name === first[0].name && i.state === 'stopped'), 10_000, 'idle exit');
+    await waitFor(
+      async () => (await manager.list()).some((i) => i.name === first[0].name && i.state === 'stopped'),
+      10_000,
+      'idle exit',
+    );
     expect((await manager.exec(session, { command: 'cat f.txt' })).stdout).toBe('kept\n');
     expect((await manager.ensure(session)).id).not.toBe(first[0].id);
 

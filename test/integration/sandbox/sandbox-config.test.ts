@@ -1,8 +1,19 @@
 /** Configuration and the disabled manager; no Docker needed. */
 import { describe, expect, it } from 'vitest';
-import { createSandboxManager, DisabledSandboxManager } from '../../../activities/sandbox/create-sandbox-manager.js';
-import { NON_RETRYABLE_SANDBOX_ERRORS, SandboxConfigError, SandboxNotConfiguredError } from '../../../activities/sandbox/errors.js';
-import { loadSandboxConfig, SANDBOX_VERSION, sandboxConfigSchema } from '../../../activities/sandbox/sandbox-config.js';
+import {
+  createSandboxManager,
+  DisabledSandboxManager,
+} from '../../../activities/sandbox/create-sandbox-manager.js';
+import {
+  NON_RETRYABLE_SANDBOX_ERRORS,
+  SandboxConfigError,
+  SandboxNotConfiguredError,
+} from '../../../activities/sandbox/errors.js';
+import {
+  loadSandboxConfig,
+  SANDBOX_VERSION,
+  sandboxConfigSchema,
+} from '../../../activities/sandbox/sandbox-config.js';
 import { deriveToken, loadOrCreateTokenSecret } from '../../../activities/sandbox/sandbox-token.js';
 import { mkdtemp, stat } from 'node:fs/promises';
 import os from 'node:os';
@@ -12,13 +23,25 @@ import { newSession, silentLogger } from './docker-harness.js';
 describe('sandbox configuration', () => {
   it('has safe defaults', () => {
     const c = loadSandboxConfig({});
-    expect(c).toMatchObject({ enabled: false, backend: 'docker', defaultImage: `agent-sandbox:${SANDBOX_VERSION}`, dockerNetwork: 'none', idleTimeoutMs: 30_000, limits: { memoryMb: 512, cpus: 1, pids: 256 } });
+    expect(c).toMatchObject({
+      enabled: false,
+      backend: 'docker',
+      defaultImage: `agent-sandbox:${SANDBOX_VERSION}`,
+      dockerNetwork: 'none',
+      idleTimeoutMs: 30_000,
+      limits: { memoryMb: 512, cpus: 1, pids: 256 },
+    });
     expect(SANDBOX_VERSION).toMatch(/^\d+\.\d+\.\d+/);
     expect(sandboxConfigSchema.describe().keys).toHaveProperty('SANDBOX_DOCKER_NETWORK');
   });
 
   it('throws one line naming the bad variable', () => {
-    for (const [key, value] of [['SANDBOX_BACKEND', 'podman'], ['SANDBOX_IDLE_TIMEOUT_MS', 'soon'], ['SANDBOX_PORT_RANGE', '9000-8000'], ['SANDBOX_MEMORY_MB', '-1']] as const) {
+    for (const [key, value] of [
+      ['SANDBOX_BACKEND', 'podman'],
+      ['SANDBOX_IDLE_TIMEOUT_MS', 'soon'],
+      ['SANDBOX_PORT_RANGE', '9000-8000'],
+      ['SANDBOX_MEMORY_MB', '-1'],
+    ] as const) {
       let message = '';
       try {
         loadSandboxConfig({ [key]: value });
@@ -37,10 +60,15 @@ describe('sandbox configuration', () => {
   });
 
   it('without SANDBOX_ENABLED every call fails with "sandbox backend is not configured"', async () => {
-    const manager = await createSandboxManager(loadSandboxConfig({ SANDBOX_BACKEND: 'docker' }), silentLogger);
+    const manager = await createSandboxManager(
+      loadSandboxConfig({ SANDBOX_BACKEND: 'docker' }),
+      silentLogger,
+    );
     expect(manager).toBeInstanceOf(DisabledSandboxManager);
     await expect(manager.ensure(newSession())).rejects.toThrow(SandboxNotConfiguredError);
-    await expect(manager.exec(newSession(), { command: 'true' })).rejects.toThrow(/^sandbox backend is not configured$/);
+    await expect(manager.exec(newSession(), { command: 'true' })).rejects.toThrow(
+      /^sandbox backend is not configured$/,
+    );
     expect(NON_RETRYABLE_SANDBOX_ERRORS).toContain('SandboxNotConfiguredError');
   });
 

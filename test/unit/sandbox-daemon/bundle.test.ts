@@ -10,14 +10,28 @@ const repo = path.resolve(import.meta.dirname, '../../..');
 const bundle = path.join(repo, 'sandbox-daemon/dist/daemon.mjs');
 const TOKEN = 'bundle-token-0123456789';
 
-function viaSocket(socketPath: string, method: string, urlPath: string, body?: string, token = TOKEN): Promise<{ status: number; body: string }> {
+function viaSocket(
+  socketPath: string,
+  method: string,
+  urlPath: string,
+  body?: string,
+  token = TOKEN,
+): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request({ socketPath, method, path: urlPath, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
-    });
+    const req = request(
+      {
+        socketPath,
+        method,
+        path: urlPath,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -45,7 +59,13 @@ describe('bundled daemon', () => {
   it('serves over a Unix socket, logs requests without their contents, and exits 0 when idle', async () => {
     const socket = path.join(dir, 'run', 'daemon.sock');
     const child = spawn(process.execPath, [bundle], {
-      env: { PATH: process.env.PATH, SANDBOX_TOKEN: TOKEN, SANDBOX_SOCKET: socket, SANDBOX_ROOT: path.join(dir, 'ws'), SANDBOX_IDLE_TIMEOUT_MS: '500' },
+      env: {
+        PATH: process.env.PATH,
+        SANDBOX_TOKEN: TOKEN,
+        SANDBOX_SOCKET: socket,
+        SANDBOX_ROOT: path.join(dir, 'ws'),
+        SANDBOX_IDLE_TIMEOUT_MS: '500',
+      },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let logs = '';
@@ -53,14 +73,26 @@ describe('bundled daemon', () => {
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     for (let i = 0; i < 100 && !logs.includes('listening'); i++) await new Promise((r) => setTimeout(r, 50));
 
-    const res = await viaSocket(socket, 'POST', '/exec/bash', JSON.stringify({ command: 'echo secret-value-xyz', env: { K: 'env-value-xyz' } }));
+    const res = await viaSocket(
+      socket,
+      'POST',
+      '/exec/bash',
+      JSON.stringify({ command: 'echo secret-value-xyz', env: { K: 'env-value-xyz' } }),
+    );
     expect(res.status).toBe(200);
     expect(JSON.parse(res.body)).toMatchObject({ stdout: 'secret-value-xyz\n', exit_code: 0 });
-    expect((await viaSocket(socket, 'POST', '/exec/bash', '{"command":"true"}', 'wrong-token-000000')).status).toBe(401);
+    expect(
+      (await viaSocket(socket, 'POST', '/exec/bash', '{"command":"true"}', 'wrong-token-000000')).status,
+    ).toBe(401);
 
     expect(await exited).toBe(0);
-    const lines = logs.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(lines).toContainEqual(expect.objectContaining({ msg: 'request', method: 'POST', path: '/exec/bash', status: 200 }));
+    const lines = logs
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines).toContainEqual(
+      expect.objectContaining({ msg: 'request', method: 'POST', path: '/exec/bash', status: 200 }),
+    );
     expect(lines).toContainEqual(expect.objectContaining({ msg: 'idle shutdown' }));
     expect(logs).not.toContain('secret-value-xyz');
     expect(logs).not.toContain('env-value-xyz');

@@ -16,17 +16,33 @@ export interface Harness {
   stop(): Promise<void>;
 }
 
-export async function startHarness(overrides: Partial<DaemonConfig> = {}, env: Record<string, string> = {}): Promise<Harness> {
+export async function startHarness(
+  overrides: Partial<DaemonConfig> = {},
+  env: Record<string, string> = {},
+): Promise<Harness> {
   const parent = await realpath(await mkdtemp(path.join(os.tmpdir(), 'sbx-daemon-')));
   const root = path.join(parent, 'workspace');
-  const config = { ...loadDaemonConfig({ SANDBOX_TOKEN: TOKEN, SANDBOX_ROOT: root }), host: '127.0.0.1', port: 0, idleTimeoutMs: 0, ...overrides };
-  const daemon = await createDaemon(config, { env: { PATH: process.env.PATH ?? '', SANDBOX_TOKEN: TOKEN, ...env } });
+  const config = {
+    ...loadDaemonConfig({ SANDBOX_TOKEN: TOKEN, SANDBOX_ROOT: root }),
+    host: '127.0.0.1',
+    port: 0,
+    idleTimeoutMs: 0,
+    ...overrides,
+  };
+  const daemon = await createDaemon(config, {
+    env: { PATH: process.env.PATH ?? '', SANDBOX_TOKEN: TOKEN, ...env },
+  });
   const base = daemon.address;
   const call = (method: string, urlPath: string, body?: unknown, headers: Record<string, string> = {}) =>
     fetch(base + urlPath, {
       method,
       headers: { authorization: `Bearer ${TOKEN}`, ...headers },
-      body: body === undefined ? undefined : body instanceof Uint8Array || typeof body === 'string' ? body : JSON.stringify(body),
+      body:
+        body === undefined
+          ? undefined
+          : body instanceof Uint8Array || typeof body === 'string'
+            ? body
+            : JSON.stringify(body),
     });
   return {
     daemon,

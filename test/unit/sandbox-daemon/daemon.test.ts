@@ -21,15 +21,28 @@ function alive(pid: number): boolean {
 }
 
 /** node:http sends the path byte for byte (fetch would normalise "..", "%2e%2e"). */
-function rawRequest(base: string, method: string, urlPath: string): Promise<{ status: number; body: string }> {
+function rawRequest(
+  base: string,
+  method: string,
+  urlPath: string,
+): Promise<{ status: number; body: string }> {
   const url = new URL(base);
   return new Promise((resolve, reject) => {
-    const req = request({ host: url.hostname, port: url.port, method, path: urlPath, headers: { authorization: `Bearer ${TOKEN}` } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
+    const req = request(
+      {
+        host: url.hostname,
+        port: url.port,
+        method,
+        path: urlPath,
+        headers: { authorization: `Bearer ${TOKEN}` },
+      },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -51,9 +64,15 @@ describe('sandbox daemon', () => {
 
     it('answers 401 without or with a wrong token', async () => {
       for (const headers of [{}, { authorization: 'Bearer wrong' }, { authorization: TOKEN }]) {
-        const res = await fetch(h.base + '/exec/bash', { method: 'POST', headers, body: JSON.stringify({ command: 'true' }) });
+        const res = await fetch(h.base + '/exec/bash', {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ command: 'true' }),
+        });
         expect(res.status).toBe(401);
-        expect(await res.json()).toEqual({ error: { code: 'unauthorized', message: expect.any(String) as string } });
+        expect(await res.json()).toEqual({
+          error: { code: 'unauthorized', message: expect.any(String) as string },
+        });
       }
       const file = await fetch(h.base + '/files/x.txt', { headers: { authorization: 'Bearer nope' } });
       expect(file.status).toBe(401);
@@ -67,18 +86,31 @@ describe('sandbox daemon', () => {
   describe('exec', () => {
     it('returns the §2.10 object', async () => {
       const r = await h.exec({ command: 'echo hello; echo oops >&2' });
-      expect(r).toEqual({ status: 200, stdout: 'hello\n', stderr: 'oops\n', exit_code: 0, duration_ms: expect.any(Number) as number });
+      expect(r).toEqual({
+        status: 200,
+        stdout: 'hello\n',
+        stderr: 'oops\n',
+        exit_code: 0,
+        duration_ms: expect.any(Number) as number,
+      });
     });
 
     it('supports pipes, redirection and bash-only features', async () => {
-      const r = await h.exec({ command: 'printf "b\\na\\n" | sort > sorted.txt && cat < sorted.txt | tr a-z A-Z; arr=(x y z); echo "${arr[1]} ${#arr[@]}"; [[ abc == a* ]] && echo glob; diff <(echo 1) <(echo 1) && echo same' });
+      const r = await h.exec({
+        command:
+          'printf "b\\na\\n" | sort > sorted.txt && cat < sorted.txt | tr a-z A-Z; arr=(x y z); echo "${arr[1]} ${#arr[@]}"; [[ abc == a* ]] && echo glob; diff <(echo 1) <(echo 1) && echo same',
+      });
       expect(r.stdout).toBe('A\nB\ny 3\nglob\nsame\n');
       expect(await readFile(path.join(h.root, 'sorted.txt'), 'utf8')).toBe('a\nb\n');
     });
 
     it('passes env and workdir, and keeps the daemon token out of commands', async () => {
       await mkdir(path.join(h.root, 'sub/dir'), { recursive: true });
-      const r = await h.exec({ command: 'echo "$GREETING|$CUSTOM_BASE|${SANDBOX_TOKEN:-none}"; pwd', env: { GREETING: 'hi there' }, workdir: 'sub/dir' });
+      const r = await h.exec({
+        command: 'echo "$GREETING|$CUSTOM_BASE|${SANDBOX_TOKEN:-none}"; pwd',
+        env: { GREETING: 'hi there' },
+        workdir: 'sub/dir',
+      });
       expect(r.stdout).toBe(`hi there|base|none\n${path.join(h.root, 'sub/dir')}\n`);
     });
 
@@ -94,7 +126,10 @@ describe('sandbox daemon', () => {
     });
 
     it('kills the whole process tree on timeout', async () => {
-      const r = await h.exec({ command: '(sleep 30; echo late) & echo $! > bg.pid; sleep 30 & echo $! >> bg.pid; echo started; wait', timeout: 0.5 });
+      const r = await h.exec({
+        command: '(sleep 30; echo late) & echo $! > bg.pid; sleep 30 & echo $! >> bg.pid; echo started; wait',
+        timeout: 0.5,
+      });
       expect(r).toMatchObject({ exit_code: 124, timed_out: true, stdout: 'started\n' });
       const pids = (await readFile(path.join(h.root, 'bg.pid'), 'utf8')).trim().split('\n').map(Number);
       expect(pids).toHaveLength(2);
@@ -119,14 +154,24 @@ describe('sandbox daemon', () => {
     it('runs commands concurrently', async () => {
       // Each waits for the other's marker: only passes when both run at once.
       const [a, b] = await Promise.all([
-        h.exec({ command: 'touch a.mark; for i in $(seq 50); do [ -e b.mark ] && exit 0; sleep 0.1; done; exit 1' }),
-        h.exec({ command: 'touch b.mark; for i in $(seq 50); do [ -e a.mark ] && exit 0; sleep 0.1; done; exit 1' }),
+        h.exec({
+          command: 'touch a.mark; for i in $(seq 50); do [ -e b.mark ] && exit 0; sleep 0.1; done; exit 1',
+        }),
+        h.exec({
+          command: 'touch b.mark; for i in $(seq 50); do [ -e a.mark ] && exit 0; sleep 0.1; done; exit 1',
+        }),
       ]);
       expect([a.exit_code, b.exit_code]).toEqual([0, 0]);
     });
 
     it('runs python scripts with the same contract', async () => {
-      const r = await h.exec({ script: 'import os, sys\nprint(os.environ["X"] * 2)\nsys.stderr.write("e")\nsys.exit(2)', env: { X: 'ab' } }, 'python');
+      const r = await h.exec(
+        {
+          script: 'import os, sys\nprint(os.environ["X"] * 2)\nsys.stderr.write("e")\nsys.exit(2)',
+          env: { X: 'ab' },
+        },
+        'python',
+      );
       expect(r).toMatchObject({ stdout: 'abab\n', stderr: 'e', exit_code: 2 });
     });
 
@@ -182,7 +227,18 @@ describe('sandbox daemon', () => {
     it('rejects traversal, absolute, encoded, NUL and symlink escapes with 400', async () => {
       await symlink('/etc/passwd', path.join(h.root, 'passwd-link'));
       await symlink('/etc', path.join(h.root, 'etc-link'));
-      const raw = ['../../etc/passwd', 'a/../../etc/passwd', '%2e%2e/%2e%2e/etc/passwd', '%2E%2E%2F%2E%2E%2Fetc%2Fpasswd', '..%2f..%2fetc%2fpasswd', '%2fetc%2fpasswd', '/etc/passwd', 'a%00b', 'passwd-link', 'etc-link/hostname'];
+      const raw = [
+        '../../etc/passwd',
+        'a/../../etc/passwd',
+        '%2e%2e/%2e%2e/etc/passwd',
+        '%2E%2E%2F%2E%2E%2Fetc%2Fpasswd',
+        '..%2f..%2fetc%2fpasswd',
+        '%2fetc%2fpasswd',
+        '/etc/passwd',
+        'a%00b',
+        'passwd-link',
+        'etc-link/hostname',
+      ];
       for (const p of raw) {
         for (const method of ['GET', 'DELETE']) {
           const res = await rawRequest(h.base, method, '/files/' + p);

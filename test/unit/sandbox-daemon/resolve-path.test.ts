@@ -4,11 +4,25 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PathEscapeError } from '../../../sandbox-daemon/errors.js';
-import { checkRelative, decodeUrlPath, resolveInRoot } from '../../../sandbox-daemon/operations/resolve-path.js';
+import {
+  checkRelative,
+  decodeUrlPath,
+  resolveInRoot,
+} from '../../../sandbox-daemon/operations/resolve-path.js';
 
 describe('path guard', () => {
   it('rejects traversal in every spelling', () => {
-    for (const raw of ['..', '../etc/passwd', 'a/../../b', '%2e%2e/etc/passwd', '%2E%2E%2Fetc', 'a/%2e%2e/%2e%2e/x', '/etc/passwd', '%2Fetc%2Fpasswd', 'a%00b']) {
+    for (const raw of [
+      '..',
+      '../etc/passwd',
+      'a/../../b',
+      '%2e%2e/etc/passwd',
+      '%2E%2E%2Fetc',
+      'a/%2e%2e/%2e%2e/x',
+      '/etc/passwd',
+      '%2Fetc%2Fpasswd',
+      'a%00b',
+    ]) {
       expect(() => decodeUrlPath(raw), raw).toThrow(PathEscapeError);
     }
   });
@@ -23,7 +37,10 @@ describe('path guard', () => {
   });
 
   it('never accepts a path with a ".." segment, and keeps every accepted one inside the root', () => {
-    const segment = fc.oneof(fc.constantFrom('..', '.', '', 'a', 'b c', '...', '..a'), fc.string({ maxLength: 4 }).filter((s) => !s.includes('/')));
+    const segment = fc.oneof(
+      fc.constantFrom('..', '.', '', 'a', 'b c', '...', '..a'),
+      fc.string({ maxLength: 4 }).filter((s) => !s.includes('/')),
+    );
     fc.assert(
       fc.property(fc.array(segment, { maxLength: 6 }), (segments) => {
         const rel = segments.join('/');
@@ -51,7 +68,13 @@ describe('path guard', () => {
     await expect(resolveInRoot(root, 'passwd')).rejects.toThrow(PathEscapeError);
     await expect(resolveInRoot(root, 'out/secret')).rejects.toThrow(PathEscapeError);
     await expect(resolveInRoot(root, 'out/new/file')).rejects.toThrow(PathEscapeError);
-    await expect(resolveInRoot(root, 'in-link/new.txt')).resolves.toEqual({ real: path.join(root, 'in', 'new.txt'), exists: false });
-    await expect(resolveInRoot(root, 'missing/deep/file')).resolves.toEqual({ real: path.join(root, 'missing/deep/file'), exists: false });
+    await expect(resolveInRoot(root, 'in-link/new.txt')).resolves.toEqual({
+      real: path.join(root, 'in', 'new.txt'),
+      exists: false,
+    });
+    await expect(resolveInRoot(root, 'missing/deep/file')).resolves.toEqual({
+      real: path.join(root, 'missing/deep/file'),
+      exists: false,
+    });
   });
 });
