@@ -99,4 +99,6 @@ docker build --network none -q \
   --label "agent-server.sandbox.build-hash=$BUILD_HASH" \
   --label "agent-server.sandbox.version=$VERSION" \
   -t "$TAG" "$ctx" >/dev/null
+# The previous build of this tag is now untagged: drop it instead of piling up 350 MB layers.
+docker image prune -f --filter "label=agent-server.sandbox.build-hash" >/dev/null || true
 log "built $TAG"
