@@ -4,6 +4,7 @@ import { docsRoutes } from './docs.routes.js';
 import { healthRoutes } from './health.routes.js';
 import { mcpServerRoutes } from './mcp-servers.routes.js';
 import { projectRoutes } from './projects.routes.js';
+import { promptRoutes } from './prompts.routes.js';
 
 /**
  * Every router of the API, in one list: the app mounts them and the OpenAPI
@@ -14,6 +15,7 @@ export function buildRouters(deps: AppDeps): ApiRouter[] {
     healthRoutes(deps),
     projectRoutes(deps),
     mcpServerRoutes(deps),
+    promptRoutes(deps),
   ];
   routers.push(docsRoutes(() => routers.flatMap((r) => r.routes)));
   return routers;
