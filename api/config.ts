@@ -22,6 +22,8 @@ export interface Config {
   temporalUiPort: number;
   temporalCliPath: string | undefined;
   shutdownTimeoutMs: number;
+  /** SANDBOX_ENABLED: a sandbox backend is configured (details in activities/sandbox/sandbox-config.ts). */
+  sandboxEnabled: boolean;
 }
 
 /** Thrown when an environment variable is missing or invalid; its message is one printable line. */
@@ -63,6 +65,7 @@ const schema = Joi.object({
   TEMPORAL_UI_PORT: Joi.number().integer().min(1).max(65535).default(8233),
   TEMPORAL_CLI_PATH: Joi.string().min(1),
   SHUTDOWN_TIMEOUT_MS: Joi.number().integer().min(0).max(600_000).default(30_000),
+  SANDBOX_ENABLED: Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off').default(false),
 })
   .unknown(true)
   .prefs({ abortEarly: false, convert: true, errors: { wrap: { label: false } } });
@@ -77,7 +80,10 @@ export interface LoadOptions {
 export function loadConfig(env: Env = process.env, options: LoadOptions = {}): Config {
   // Empty strings count as unset, as shells and .env files often produce them.
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
-  const { value, error } = schema.validate(cleaned) as { value: Record<string, unknown>; error?: Joi.ValidationError };
+  const { value, error } = schema.validate(cleaned) as {
+    value: Record<string, unknown>;
+    error?: Joi.ValidationError;
+  };
   if (error) {
     const parts = error.details.map((d) => {
       const key = String(d.path[0]);
@@ -111,6 +117,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     temporalUiPort: v.TEMPORAL_UI_PORT as number,
     temporalCliPath: v.TEMPORAL_CLI_PATH as string | undefined,
     shutdownTimeoutMs: v.SHUTDOWN_TIMEOUT_MS as number,
+    sandboxEnabled: v.SANDBOX_ENABLED as boolean,
   };
 }
 

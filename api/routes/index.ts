@@ -1,10 +1,14 @@
 import type { AppDeps } from '../deps.js';
 import type { ApiRouter } from '../http/api-router.js';
+import { agentRoutes } from './agents.routes.js';
 import { docsRoutes } from './docs.routes.js';
 import { healthRoutes } from './health.routes.js';
 import { mcpServerRoutes } from './mcp-servers.routes.js';
+import { modelRoutes } from './models.routes.js';
 import { projectRoutes } from './projects.routes.js';
 import { promptRoutes } from './prompts.routes.js';
+import { providerRoutes } from './providers.routes.js';
+import { virtualKeyRoutes } from './virtual-keys.routes.js';
 
 /**
  * Every router of the API, in one list: the app mounts them and the OpenAPI
@@ -14,7 +18,11 @@ export function buildRouters(deps: AppDeps): ApiRouter[] {
   const routers: ApiRouter[] = [
     healthRoutes(deps),
     projectRoutes(deps),
+    providerRoutes(deps),
+    virtualKeyRoutes(deps),
+    modelRoutes(deps),
     mcpServerRoutes(deps),
+    agentRoutes(deps),
     promptRoutes(deps),
   ];
   routers.push(docsRoutes(() => routers.flatMap((r) => r.routes)));

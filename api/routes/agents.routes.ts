@@ -1,0 +1,83 @@
+import type { AppDeps } from '../deps.js';
+import { ApiRouter } from '../http/api-router.js';
+import { ok } from '../http/envelope.js';
+import type { Validated } from '../middleware/validate.js';
+import * as s from '../schemas/agents.schemas.js';
+import type { Page } from '../schemas/common.schemas.js';
+import { AgentsService } from '../services/agents.service.js';
+
+type Id = { id: string };
+type Scope = { project_id: string };
+type OptScope = { project_id?: string };
+
+export function agentRoutes(deps: AppDeps): ApiRouter {
+  const svc = new AgentsService(deps.db, { sandboxEnabled: deps.config.sandboxEnabled });
+  return new ApiRouter('/api/agent-server/agents', 'Agents')
+    .route<Validated<never, Scope, s.AgentFields>>(
+      {
+        method: 'post',
+        path: '/',
+        summary: 'Create an agent (§4.1)',
+        description:
+          'Defaults: enable_history true, summarizer_type none, prompt_label latest, max_iterations 20, sandbox disabled. ' +
+          'Every id must name a resource of the same project, and the prompt must have a version with the label.',
+        request: s.agentCreate,
+        response: s.agentResponse,
+      },
+      async (ctx, { query, body }) => ok(ctx, await svc.create(query.project_id, body)),
+    )
+    .route<Validated<never, Scope & Page>>(
+      {
+        method: 'get',
+        path: '/',
+        summary: "List a project's agents",
+        request: s.agentList,
+        response: s.agentListResponse,
+      },
+      async (ctx, { query }) => ok(ctx, await svc.list(query.project_id, query)),
+    )
+    .route<Validated<never, { name: string; project_id?: string }>>(
+      {
+        method: 'get',
+        path: '/by-name',
+        summary: 'Get an agent by name',
+        request: s.agentByName,
+        response: s.agentResponse,
+      },
+      async (ctx, { query }) => ok(ctx, await svc.getByName(query.name, query.project_id)),
+    )
+    .route<Validated<Id, OptScope>>(
+      {
+        method: 'get',
+        path: '/:id',
+        summary: 'Get an agent',
+        request: s.agentGet,
+        response: s.agentResponse,
+      },
+      async (ctx, { params, query }) => ok(ctx, await svc.get(params.id, query.project_id)),
+    )
+    .route<Validated<Id, OptScope, s.AgentUpdateBody>>(
+      {
+        method: 'patch',
+        path: '/:id',
+        summary: 'Update an agent',
+        description:
+          'Partial update; the merged configuration is validated as a whole. `mcp_servers` replaces the list.',
+        request: s.agentUpdate,
+        response: s.agentResponse,
+      },
+      async (ctx, { params, query, body }) => ok(ctx, await svc.update(params.id, query.project_id, body)),
+    )
+    .route<Validated<Id, OptScope>>(
+      {
+        method: 'delete',
+        path: '/:id',
+        summary: 'Delete an agent (its conversations keep their history)',
+        request: s.agentDelete,
+      },
+      async (ctx, { params, query }) => {
+        await svc.delete(params.id, query.project_id);
+        ok(ctx, {});
+      },
+    );
+}

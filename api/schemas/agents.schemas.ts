@@ -1,0 +1,150 @@
+import Joi from 'joi';
+import {
+  description,
+  idParams,
+  name,
+  optionalProjectQuery,
+  pagination,
+  projectQuery,
+  timestamp,
+  uuid,
+} from './common.schemas.js';
+
+export const PROMPT_LABELS = ['production', 'latest'] as const;
+export const SUMMARIZER_TYPES = ['llm', 'sliding_window', 'none'] as const;
+export type PromptLabel = (typeof PROMPT_LABELS)[number];
+export type SummarizerType = (typeof SUMMARIZER_TYPES)[number];
+
+const label = Joi.string().valid(...PROMPT_LABELS);
+const toolName = Joi.string().pattern(/^[A-Za-z0-9_.\-/:]{1,128}$/, 'tool name');
+// A Docker/OCI image reference: [registry/]repo[:tag][@digest].
+const imageRef = Joi.string()
+  .max(512)
+  .pattern(
+    /^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::\d+)?(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)*(?::[\w][\w.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$/,
+    'image reference',
+  );
+
+const mcpEntry = Joi.object({
+  mcp_server_id: uuid.required(),
+  tool_filters: Joi.array()
+    .items(toolName)
+    .max(500)
+    .unique()
+    .default([])
+    .description('tool names offered to the model; empty = all'),
+  tools_requiring_approval: Joi.array().items(toolName).max(500).unique().default([]),
+});
+
+const sandbox = Joi.object({
+  enabled: Joi.boolean().required(),
+  docker_image: imageRef.allow(null),
+  require_approval: Joi.boolean().default(false),
+});
+
+const fields = {
+  name,
+  description,
+  model_id: uuid,
+  prompt_id: uuid,
+  prompt_label: label,
+  schema_id: uuid.allow(null),
+  enable_history: Joi.boolean(),
+  summarizer_type: Joi.string()
+    .valid(...SUMMARIZER_TYPES)
+    .allow(null),
+  llm_summarizer_token_threshold: Joi.number().integer().min(1).max(100_000_000).allow(null),
+  llm_summarizer_keep_recent_count: Joi.number().integer().min(1).max(10_000).allow(null),
+  llm_summarizer_prompt_id: uuid.allow(null),
+  llm_summarizer_prompt_label: label.allow(null),
+  llm_summarizer_model_id: uuid.allow(null),
+  sliding_window_keep_count: Joi.number().integer().min(1).max(10_000).allow(null),
+  mcp_servers: Joi.array().items(mcpEntry).max(50).unique('mcp_server_id'),
+  sandbox,
+  max_iterations: Joi.number().integer().min(1).max(100),
+  approval_timeout_ms: Joi.number()
+    .integer()
+    .min(1_000)
+    .max(30 * 24 * 3600 * 1000)
+    .allow(null),
+};
+
+export const agentCreate = {
+  query: Joi.object(projectQuery),
+  body: Joi.object({
+    ...fields,
+    name: name.required(),
+    model_id: uuid.required(),
+    prompt_id: uuid.required(),
+  }).required(),
+};
+export const agentList = { query: Joi.object({ ...projectQuery, ...pagination }) };
+export const agentGet = { params: idParams, query: Joi.object(optionalProjectQuery) };
+export const agentByName = { query: Joi.object({ name: name.required(), ...optionalProjectQuery }) };
+export const agentUpdate = {
+  params: idParams,
+  query: Joi.object(optionalProjectQuery),
+  body: Joi.object(fields).min(1).required(),
+};
+export const agentDelete = agentGet;
+
+export interface McpEntry {
+  mcp_server_id: string;
+  tool_filters: string[];
+  tools_requiring_approval: string[];
+}
+export interface SandboxSettings {
+  enabled: boolean;
+  docker_image?: string | null;
+  require_approval: boolean;
+}
+export interface AgentFields {
+  name: string;
+  description?: string | null;
+  model_id: string;
+  prompt_id: string;
+  prompt_label?: PromptLabel;
+  schema_id?: string | null;
+  enable_history?: boolean;
+  summarizer_type?: SummarizerType | null;
+  llm_summarizer_token_threshold?: number | null;
+  llm_summarizer_keep_recent_count?: number | null;
+  llm_summarizer_prompt_id?: string | null;
+  llm_summarizer_prompt_label?: PromptLabel | null;
+  llm_summarizer_model_id?: string | null;
+  sliding_window_keep_count?: number | null;
+  mcp_servers?: McpEntry[];
+  sandbox?: SandboxSettings;
+  max_iterations?: number;
+  approval_timeout_ms?: number | null;
+}
+export type AgentUpdateBody = Partial<AgentFields>;
+
+export const agentResponse = Joi.object({
+  id: uuid,
+  project_id: uuid,
+  name: Joi.string(),
+  description: Joi.string().allow(null),
+  model_id: uuid,
+  prompt_id: uuid,
+  prompt_label: label,
+  schema_id: uuid.allow(null),
+  enable_history: Joi.boolean(),
+  summarizer_type: Joi.string().valid(...SUMMARIZER_TYPES),
+  llm_summarizer_token_threshold: Joi.number().allow(null),
+  llm_summarizer_keep_recent_count: Joi.number().allow(null),
+  llm_summarizer_prompt_id: uuid.allow(null),
+  llm_summarizer_prompt_label: label.allow(null),
+  llm_summarizer_model_id: uuid.allow(null),
+  sliding_window_keep_count: Joi.number().allow(null),
+  mcp_servers: Joi.array().items(mcpEntry),
+  sandbox,
+  max_iterations: Joi.number(),
+  approval_timeout_ms: Joi.number().allow(null),
+  warnings: Joi.array()
+    .items(Joi.string())
+    .description('configuration that is valid but will not work as asked on this server'),
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+export const agentListResponse = Joi.array().items(agentResponse);

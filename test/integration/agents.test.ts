@@ -1,0 +1,280 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDb, type Db } from '../../api/db/knex.js';
+import { startTestApi, type TestApi } from '../helpers/api.js';
+import { createProject, uniqueName } from '../helpers/factories.js';
+import { databaseUrl } from '../helpers/services.js';
+
+const A = '/api/agent-server/agents';
+
+interface AgentData {
+  id: string;
+  project_id: string;
+  name: string;
+  model_id: string;
+  prompt_id: string;
+  prompt_label: string;
+  schema_id: string | null;
+  enable_history: boolean;
+  summarizer_type: string;
+  sliding_window_keep_count: number | null;
+  llm_summarizer_token_threshold: number | null;
+  mcp_servers: Array<{ mcp_server_id: string; tool_filters: string[]; tools_requiring_approval: string[] }>;
+  sandbox: { enabled: boolean; docker_image: string | null; require_approval: boolean };
+  max_iterations: number;
+  warnings: string[];
+  created_at: string;
+  updated_at: string;
+}
+
+interface World {
+  projectId: string;
+  modelId: string;
+  promptId: string;
+  productionlessPromptId: string;
+  schemaId: string;
+  mcpId: string;
+}
+
+/** The resources an agent refers to, written straight to the tables so this test exercises agents alone. */
+async function world(api: TestApi, db: Db): Promise<World> {
+  const project = await createProject(api);
+  const [model] = await db('models')
+    .insert({
+      project_id: project.id,
+      name: uniqueName('model'),
+      model_id: 'gpt-4o-mini',
+      provider_type: 'openai',
+    })
+    .returning('id');
+  const prompt = async (labels: string[]) => {
+    const [p] = await db('prompts')
+      .insert({ project_id: project.id, name: uniqueName('prompt') })
+      .returning('id');
+    const [v] = await db('prompt_versions')
+      .insert({ prompt_id: p.id, version: 1, template: 'You are {{role}}.', commit_message: 'first' })
+      .returning('id');
+    for (const label of labels)
+      await db('prompt_labels').insert({ prompt_id: p.id, label, version_id: v.id });
+    return p.id as string;
+  };
+  const [schema] = await db('schemas')
+    .insert({
+      project_id: project.id,
+      name: uniqueName('schema'),
+      schema: JSON.stringify({ type: 'object' }),
+    })
+    .returning('id');
+  const [mcp] = await db('mcp_servers')
+    .insert({ project_id: project.id, name: uniqueName('mcp'), endpoint: 'http://127.0.0.1:9/mcp' })
+    .returning('id');
+  return {
+    projectId: project.id,
+    modelId: model.id,
+    promptId: await prompt(['latest', 'production']),
+    productionlessPromptId: await prompt(['latest']),
+    schemaId: schema.id,
+    mcpId: mcp.id,
+  };
+}
+
+describe('Agents API', () => {
+  let api: TestApi;
+  let db: Db;
+  beforeAll(async () => {
+    api = await startTestApi();
+    db = createDb(databaseUrl());
+  });
+  afterAll(async () => {
+    await api.close();
+    await db.destroy();
+  });
+
+  it('creates an agent with the §2.3 request and documented defaults, and reads it back by id and by name', async () => {
+    const w = await world(api, db);
+    const name = uniqueName('agent');
+    const res = await api.request<AgentData>('POST', `${A}?project_id=${w.projectId}`, {
+      name,
+      model_id: w.modelId,
+      prompt_id: w.promptId,
+    });
+    expect(res.status).toBe(200);
+    const agent = res.body.data;
+    expect(agent).toMatchObject({
+      project_id: w.projectId,
+      name,
+      model_id: w.modelId,
+      prompt_id: w.promptId,
+      prompt_label: 'latest',
+      schema_id: null,
+      enable_history: true,
+      summarizer_type: 'none',
+      max_iterations: 20,
+      mcp_servers: [],
+      sandbox: { enabled: false, docker_image: null, require_approval: false },
+      warnings: [],
+    });
+    expect((await api.request<AgentData>('GET', `${A}/${agent.id}`)).body.data).toEqual(agent);
+    expect((await api.request<AgentData>('GET', `${A}/by-name?name=${name}`)).body.data.id).toBe(agent.id);
+    expect(
+      (await api.request<AgentData[]>('GET', `${A}?project_id=${w.projectId}`)).body.data.map((a) => a.id),
+    ).toEqual([agent.id]);
+  });
+
+  it('stores every optional field, MCP servers with filters, and updates partially', async () => {
+    const w = await world(api, db);
+    const body = {
+      name: uniqueName('full'),
+      description: 'does everything',
+      model_id: w.modelId,
+      prompt_id: w.promptId,
+      prompt_label: 'production',
+      schema_id: w.schemaId,
+      enable_history: true,
+      summarizer_type: 'llm',
+      llm_summarizer_token_threshold: 4000,
+      llm_summarizer_keep_recent_count: 4,
+      llm_summarizer_prompt_id: w.promptId,
+      llm_summarizer_prompt_label: 'production',
+      llm_summarizer_model_id: w.modelId,
+      mcp_servers: [
+        { mcp_server_id: w.mcpId, tool_filters: ['echo', 'add'], tools_requiring_approval: ['add'] },
+      ],
+      sandbox: { enabled: true, docker_image: 'agent-sandbox:0.1.0', require_approval: true },
+      max_iterations: 7,
+      approval_timeout_ms: 60_000,
+    };
+    const created = await api.request<AgentData>('POST', `${A}?project_id=${w.projectId}`, body);
+    expect(created.status).toBe(200);
+    expect(created.body.data).toMatchObject(body);
+    // SANDBOX_ENABLED is unset on this server: the agent is valid but told it will get no sandbox.
+    expect(created.body.data.warnings.join(' ')).toMatch(/SANDBOX_ENABLED/);
+
+    const patched = await api.request<AgentData>('PATCH', `${A}/${created.body.data.id}`, {
+      summarizer_type: 'sliding_window',
+      sliding_window_keep_count: 3,
+      mcp_servers: [],
+    });
+    expect(patched.status).toBe(200);
+    expect(patched.body.data).toMatchObject({
+      summarizer_type: 'sliding_window',
+      sliding_window_keep_count: 3,
+      mcp_servers: [],
+      max_iterations: 7,
+      schema_id: w.schemaId,
+    });
+  });
+
+  it('rejects bad input with 400 naming each field, and writes nothing', async () => {
+    const w = await world(api, db);
+    const base = { name: uniqueName('bad'), model_id: w.modelId, prompt_id: w.promptId };
+    const cases: Array<[Record<string, unknown>, string[]]> = [
+      [{ ...base, prompt_label: 'staging' }, ['prompt_label']],
+      [{ ...base, summarizer_type: 'magic' }, ['summarizer_type']],
+      [
+        { ...base, summarizer_type: 'llm' },
+        ['llm_summarizer_token_threshold', 'llm_summarizer_keep_recent_count', 'llm_summarizer_prompt_id'],
+      ],
+      [
+        {
+          ...base,
+          summarizer_type: 'llm',
+          llm_summarizer_token_threshold: 0,
+          llm_summarizer_keep_recent_count: 1,
+          llm_summarizer_prompt_id: w.promptId,
+        },
+        ['llm_summarizer_token_threshold'],
+      ],
+      [{ ...base, summarizer_type: 'sliding_window' }, ['sliding_window_keep_count']],
+      [{ ...base, max_iterations: 0 }, ['max_iterations']],
+      [{ ...base, max_iterations: 101 }, ['max_iterations']],
+      [{ ...base, model_id: randomUUID() }, ['model_id']],
+      [{ ...base, prompt_id: w.productionlessPromptId, prompt_label: 'production' }, ['prompt_label']],
+      [{ ...base, schema_id: randomUUID() }, ['schema_id']],
+      [{ ...base, mcp_servers: [{ mcp_server_id: randomUUID() }] }, ['mcp_servers.0.mcp_server_id']],
+      [{ ...base, mcp_servers: [{ mcp_server_id: w.mcpId }, { mcp_server_id: w.mcpId }] }, ['mcp_servers.1']],
+      [{ ...base, sandbox: { enabled: 'yes' } }, ['sandbox.enabled']],
+      [{ ...base, sandbox: { enabled: true, docker_image: 'Not An Image!' } }, ['sandbox.docker_image']],
+      [{ ...base, colour: 'red' }, ['colour']],
+      [{ ...base, name: 'x'.repeat(201) }, ['name']],
+      [{ name: 'missing-ids' }, ['model_id', 'prompt_id']],
+    ];
+    for (const [body, fields] of cases) {
+      const res = await api.request('POST', `${A}?project_id=${w.projectId}`, body);
+      expect(res.status, JSON.stringify(body)).toBe(400);
+      expect(res.body).toMatchObject({ error: true, message: 'Invalid request', status: 400, data: {} });
+      expect(res.body.errorDetails.fields?.map((f) => f.field)).toEqual(expect.arrayContaining(fields));
+    }
+    expect((await api.request<AgentData[]>('GET', `${A}?project_id=${w.projectId}`)).body.data).toEqual([]);
+  });
+
+  it('refuses references into another project, keeps ids scoped, and 409s on duplicate names', async () => {
+    const w = await world(api, db);
+    const other = await world(api, db);
+    const cross = await api.request('POST', `${A}?project_id=${w.projectId}`, {
+      name: uniqueName('x'),
+      model_id: other.modelId,
+      prompt_id: w.promptId,
+    });
+    expect(cross.status).toBe(400);
+    expect(cross.body.errorDetails.fields?.[0]?.field).toBe('model_id');
+
+    const name = uniqueName('dup');
+    const first = await api.request<AgentData>('POST', `${A}?project_id=${w.projectId}`, {
+      name,
+      model_id: w.modelId,
+      prompt_id: w.promptId,
+    });
+    expect(
+      (
+        await api.request('POST', `${A}?project_id=${w.projectId}`, {
+          name,
+          model_id: w.modelId,
+          prompt_id: w.promptId,
+        })
+      ).status,
+    ).toBe(409);
+    // The same name in another project is fine; by-name then needs project_id.
+    expect(
+      (
+        await api.request('POST', `${A}?project_id=${other.projectId}`, {
+          name,
+          model_id: other.modelId,
+          prompt_id: other.promptId,
+        })
+      ).status,
+    ).toBe(200);
+    const ambiguous = await api.request('GET', `${A}/by-name?name=${name}`);
+    expect(ambiguous.status).toBe(400);
+    expect(ambiguous.body.errorDetails.fields?.[0]?.field).toBe('project_id');
+    expect(
+      (await api.request<AgentData>('GET', `${A}/by-name?name=${name}&project_id=${w.projectId}`)).body.data
+        .id,
+    ).toBe(first.body.data.id);
+
+    expect(
+      (await api.request('GET', `${A}/${first.body.data.id}?project_id=${other.projectId}`)).status,
+    ).toBe(404);
+    expect((await api.request('PATCH', `${A}/${randomUUID()}`, { max_iterations: 3 })).status).toBe(404);
+    expect(
+      (
+        await api.request('POST', `${A}?project_id=${randomUUID()}`, {
+          name: 'x',
+          model_id: w.modelId,
+          prompt_id: w.promptId,
+        })
+      ).status,
+    ).toBe(404);
+    const badPatch = await api.request('PATCH', `${A}/${first.body.data.id}`, { summarizer_type: 'llm' });
+    expect(badPatch.status).toBe(400);
+    expect(
+      (await api.request<AgentData>('GET', `${A}/${first.body.data.id}`)).body.data.summarizer_type,
+    ).toBe('none');
+
+    expect((await api.request('DELETE', `${A}/${first.body.data.id}`)).body).toMatchObject({
+      error: false,
+      data: {},
+    });
+    expect((await api.request('GET', `${A}/${first.body.data.id}`)).status).toBe(404);
+  });
+});
