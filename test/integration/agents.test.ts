@@ -38,43 +38,42 @@ interface World {
 
 /** The resources an agent refers to, written straight to the tables so this test exercises agents alone. */
 async function world(api: TestApi, db: Db): Promise<World> {
+  type Ids = Array<{ id: string }>;
   const project = await createProject(api);
-  const [model] = await db('models')
-    .insert({
+  const insert = async (table: string, row: Record<string, unknown>) =>
+    ((await db(table).insert(row).returning('id')) as Ids)[0]!.id;
+  const prompt = async (labels: string[]) => {
+    const promptId = await insert('prompts', { project_id: project.id, name: uniqueName('prompt') });
+    const versionId = await insert('prompt_versions', {
+      prompt_id: promptId,
+      version: 1,
+      template: 'You are {{role}}.',
+      commit_message: 'first',
+    });
+    for (const label of labels)
+      await db('prompt_labels').insert({ prompt_id: promptId, label, version_id: versionId });
+    return promptId;
+  };
+  return {
+    projectId: project.id,
+    modelId: await insert('models', {
       project_id: project.id,
       name: uniqueName('model'),
       model_id: 'gpt-4o-mini',
       provider_type: 'openai',
-    })
-    .returning('id');
-  const prompt = async (labels: string[]) => {
-    const [p] = await db('prompts')
-      .insert({ project_id: project.id, name: uniqueName('prompt') })
-      .returning('id');
-    const [v] = await db('prompt_versions')
-      .insert({ prompt_id: p.id, version: 1, template: 'You are {{role}}.', commit_message: 'first' })
-      .returning('id');
-    for (const label of labels)
-      await db('prompt_labels').insert({ prompt_id: p.id, label, version_id: v.id });
-    return p.id as string;
-  };
-  const [schema] = await db('schemas')
-    .insert({
+    }),
+    promptId: await prompt(['latest', 'production']),
+    productionlessPromptId: await prompt(['latest']),
+    schemaId: await insert('schemas', {
       project_id: project.id,
       name: uniqueName('schema'),
       schema: JSON.stringify({ type: 'object' }),
-    })
-    .returning('id');
-  const [mcp] = await db('mcp_servers')
-    .insert({ project_id: project.id, name: uniqueName('mcp'), endpoint: 'http://127.0.0.1:9/mcp' })
-    .returning('id');
-  return {
-    projectId: project.id,
-    modelId: model.id,
-    promptId: await prompt(['latest', 'production']),
-    productionlessPromptId: await prompt(['latest']),
-    schemaId: schema.id,
-    mcpId: mcp.id,
+    }),
+    mcpId: await insert('mcp_servers', {
+      project_id: project.id,
+      name: uniqueName('mcp'),
+      endpoint: 'http://127.0.0.1:9/mcp',
+    }),
   };
 }
 
