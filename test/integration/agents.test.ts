@@ -38,10 +38,11 @@ interface World {
 
 /** The resources an agent refers to, written straight to the tables so this test exercises agents alone. */
 async function world(api: TestApi, db: Db): Promise<World> {
-  type Ids = Array<{ id: string }>;
   const project = await createProject(api);
-  const insert = async (table: string, row: Record<string, unknown>) =>
-    ((await db(table).insert(row).returning('id')) as Ids)[0]!.id;
+  const insert = async (table: string, row: Record<string, unknown>): Promise<string> => {
+    const rows: Array<{ id: string }> = await db(table).insert(row).returning('id');
+    return rows[0]!.id;
+  };
   const prompt = async (labels: string[]) => {
     const promptId = await insert('prompts', { project_id: project.id, name: uniqueName('prompt') });
     const versionId = await insert('prompt_versions', {
