@@ -7,6 +7,7 @@ import { mcpServerRoutes } from './mcp-servers.routes.js';
 import { modelRoutes } from './models.routes.js';
 import { projectRoutes } from './projects.routes.js';
 import { promptRoutes } from './prompts.routes.js';
+import { schemaRoutes } from './schemas.routes.js';
 import { providerRoutes } from './providers.routes.js';
 import { virtualKeyRoutes } from './virtual-keys.routes.js';
 
@@ -24,6 +25,7 @@ export function buildRouters(deps: AppDeps): ApiRouter[] {
     mcpServerRoutes(deps),
     agentRoutes(deps),
     promptRoutes(deps),
+    schemaRoutes(deps),
   ];
   routers.push(docsRoutes(() => routers.flatMap((r) => r.routes)));
   return routers;
