@@ -1,0 +1,109 @@
+import Joi from 'joi';
+import {
+  idParams,
+  name,
+  optionalProjectQuery,
+  pagination,
+  projectQuery,
+  timestamp,
+  uuid,
+} from './common.schemas.js';
+import { PROVIDER_TYPES } from './providers.schemas.js';
+import type { DbModel, ProviderType } from '../db/llm-config.tables.js';
+
+/**
+ * The sampling parameters every vendor shares are checked; any other key is
+ * passed to the provider as-is (vendors add parameters faster than we could list them).
+ */
+const parameters = Joi.object({
+  temperature: Joi.number().min(0).max(2),
+  top_p: Joi.number().min(0).max(1),
+  max_tokens: Joi.number().integer().min(1).max(10_000_000),
+  presence_penalty: Joi.number().min(-2).max(2),
+  frequency_penalty: Joi.number().min(-2).max(2),
+  stop: Joi.alternatives().try(
+    Joi.string().min(1).max(500),
+    Joi.array().items(Joi.string().min(1).max(500)).max(4),
+  ),
+  seed: Joi.number().integer(),
+}).unknown(true);
+
+const pricing = Joi.object({
+  input_per_million_usd: Joi.number().min(0).max(1e6).required(),
+  output_per_million_usd: Joi.number().min(0).max(1e6).required(),
+}).allow(null);
+
+const modelId = Joi.string().trim().min(1).max(200);
+const providerType = Joi.string().valid(...PROVIDER_TYPES);
+
+export const modelCreate = {
+  query: Joi.object(projectQuery),
+  body: Joi.object({
+    name: name.required(),
+    model_id: modelId.required(),
+    provider_type: providerType.required(),
+    provider_id: uuid.allow(null),
+    parameters,
+    pricing,
+  }).required(),
+};
+export const modelList = { query: Joi.object({ ...projectQuery, ...pagination }) };
+export const modelGet = { params: idParams, query: Joi.object(optionalProjectQuery) };
+export const modelUpdate = {
+  params: idParams,
+  query: Joi.object(optionalProjectQuery),
+  body: Joi.object({
+    name,
+    model_id: modelId,
+    provider_type: providerType,
+    provider_id: uuid.allow(null),
+    parameters,
+    pricing,
+  })
+    .min(1)
+    .required(),
+};
+export const modelDelete = { params: idParams, query: Joi.object(optionalProjectQuery) };
+
+export interface ModelCreateBody {
+  name: string;
+  model_id: string;
+  provider_type: ProviderType;
+  provider_id?: string | null;
+  parameters?: Record<string, unknown>;
+  pricing?: DbModel['pricing'];
+}
+export type ModelUpdateBody = Partial<ModelCreateBody>;
+
+/** What the API returns for a model (§2.6, plus `provider_id` and `pricing`). */
+export interface Model {
+  id: string;
+  project_id: string;
+  name: string;
+  model_id: string;
+  provider_type: ProviderType;
+  provider_id: string | null;
+  parameters: Record<string, unknown>;
+  pricing: DbModel['pricing'];
+  created_at: string;
+  updated_at: string;
+}
+
+export const modelResponse = Joi.object({
+  id: uuid,
+  project_id: uuid,
+  name: Joi.string(),
+  model_id: Joi.string().description('the provider-side model identifier'),
+  provider_type: providerType,
+  provider_id: uuid
+    .allow(null)
+    .description('null: served by the only provider of `provider_type` at call time'),
+  parameters: Joi.object().unknown(true),
+  pricing: Joi.object({
+    input_per_million_usd: Joi.number(),
+    output_per_million_usd: Joi.number(),
+  }).allow(null),
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+export const modelListResponse = Joi.array().items(modelResponse);
