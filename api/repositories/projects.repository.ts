@@ -6,6 +6,19 @@ import {
   type DbProjectUpdate,
 } from '../db/tables.js';
 import type { Page } from '../schemas/common.schemas.js';
+import type { Referrer } from '../services/project-scope.js';
+
+/** Tables whose rows belong to a project (RESTRICT foreign keys), with the column that names a row. */
+const PROJECT_CONTENTS = [
+  { table: 'models', type: 'model', label: 'name' },
+  { table: 'prompts', type: 'prompt', label: 'name' },
+  { table: 'schemas', type: 'schema', label: 'name' },
+  { table: 'mcp_servers', type: 'mcp_server', label: 'name' },
+  { table: 'agents', type: 'agent', label: 'name' },
+  { table: 'conversations', type: 'conversation', label: null },
+] as const;
+/** Enough to tell the caller what is left without turning the error into a dump. */
+const CONTENTS_PER_TABLE = 20;
 
 export class ProjectsRepository {
   constructor(private readonly db: Db) {}
@@ -36,6 +49,27 @@ export class ProjectsRepository {
       .update({ ...patch, updated_at: this.db.fn.now() as unknown as Date })
       .returning('*');
     return updated;
+  }
+
+  async virtualKeyExists(id: string): Promise<boolean> {
+    return (await this.db('virtual_keys').where({ id }).first('id')) !== undefined;
+  }
+
+  /** What still belongs to the project, newest first per table (at most CONTENTS_PER_TABLE of each). */
+  async contents(id: string): Promise<Referrer[]> {
+    const found = await Promise.all(
+      PROJECT_CONTENTS.map(async ({ table, type, label }) => {
+        const rows = await this.db(table)
+          .where({ project_id: id })
+          .orderBy('created_at', 'desc')
+          .limit(CONTENTS_PER_TABLE)
+          .select<Array<{ id: string; name?: string }>>(label ? ['id', label] : ['id']);
+        return rows.map((r): Referrer =>
+          r.name === undefined ? { type, id: r.id } : { type, id: r.id, name: r.name },
+        );
+      }),
+    );
+    return found.flat();
   }
 
   async delete(id: string): Promise<boolean> {

@@ -1,8 +1,11 @@
 import Joi from 'joi';
 import { description, idParams, name, pagination, timestamp, uuid } from './common.schemas.js';
 
+/** Optional; `null` clears it. Must name an existing virtual key (400 otherwise). */
+const virtualKeyId = uuid.allow(null);
+
 export const projectCreate = {
-  body: Joi.object({ name: name.required(), description }).required(),
+  body: Joi.object({ name: name.required(), description, virtual_key_id: virtualKeyId }).required(),
 };
 
 export const projectList = {
@@ -13,7 +16,7 @@ export const projectGet = { params: idParams };
 
 export const projectUpdate = {
   params: idParams,
-  body: Joi.object({ name, description }).min(1).required(),
+  body: Joi.object({ name, description, virtual_key_id: virtualKeyId }).min(1).required(),
 };
 
 export const projectDelete = { params: idParams };
@@ -21,6 +24,7 @@ export const projectDelete = { params: idParams };
 export interface ProjectCreateBody {
   name: string;
   description?: string | null;
+  virtual_key_id?: string | null;
 }
 export type ProjectUpdateBody = Partial<ProjectCreateBody>;
 
@@ -29,6 +33,7 @@ export interface Project {
   id: string;
   name: string;
   description: string | null;
+  virtual_key_id: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -37,6 +42,7 @@ export const projectResponse = Joi.object({
   id: uuid,
   name: Joi.string(),
   description: Joi.string().allow(null),
+  virtual_key_id: uuid.allow(null),
   created_at: timestamp,
   updated_at: timestamp,
 });

@@ -1,4 +1,4 @@
-import { ConflictError, NotFoundError } from '../errors.js';
+import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
 import type { DbProject } from '../db/tables.js';
 import type { ProjectsRepository } from '../repositories/projects.repository.js';
 import type { Page } from '../schemas/common.schemas.js';
@@ -9,6 +9,7 @@ function toProject(row: DbProject): Project {
     id: row.id,
     name: row.name,
     description: row.description,
+    virtual_key_id: row.virtual_key_id,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };
@@ -21,10 +22,26 @@ function isUniqueViolation(err: unknown): boolean {
 export class ProjectsService {
   constructor(private readonly projects: ProjectsRepository) {}
 
+  /** A dangling `virtual_key_id` is a 400 naming the field (DESIGN.md); `null` clears it. */
+  private async checkVirtualKey(id: string | null | undefined): Promise<void> {
+    if (id && !(await this.projects.virtualKeyExists(id))) {
+      throw ValidationError.field(
+        'virtual_key_id',
+        'virtual_key_id does not name an existing virtual key',
+        'any.reference',
+      );
+    }
+  }
+
   async create(body: ProjectCreateBody): Promise<Project> {
+    await this.checkVirtualKey(body.virtual_key_id);
     try {
       return toProject(
-        await this.projects.insert({ name: body.name, description: body.description ?? null }),
+        await this.projects.insert({
+          name: body.name,
+          description: body.description ?? null,
+          virtual_key_id: body.virtual_key_id ?? null,
+        }),
       );
     } catch (err) {
       if (isUniqueViolation(err))
@@ -44,6 +61,9 @@ export class ProjectsService {
   }
 
   async update(id: string, body: ProjectUpdateBody): Promise<Project> {
+    // An unknown project is a 404 even when the body also has a bad reference.
+    if (body.virtual_key_id && !(await this.projects.findById(id))) throw new NotFoundError('project');
+    await this.checkVirtualKey(body.virtual_key_id);
     try {
       const row = await this.projects.update(id, body);
       if (!row) throw new NotFoundError('project');
@@ -55,7 +75,14 @@ export class ProjectsService {
     }
   }
 
+  /**
+   * A project that still holds resources is not deleted (they are never
+   * cascaded away); the 409 names what is left so the caller can clean up.
+   */
   async delete(id: string): Promise<void> {
+    if (!(await this.projects.findById(id))) throw new NotFoundError('project');
+    const left = await this.projects.contents(id);
+    if (left.length > 0) throw new ConflictError({ reason: 'still referenced', referenced_by: left });
     if (!(await this.projects.delete(id))) throw new NotFoundError('project');
   }
 }
