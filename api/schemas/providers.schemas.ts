@@ -14,9 +14,11 @@ export const REDACTED = '[redacted]';
 // RFC 9110 token characters for names; values may not smuggle CR/LF into a request.
 // A RegExp key (not a joi schema) so the OpenAPI document gets `patternProperties`.
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$/;
+// The default pattern message quotes the value, which may be a credential.
 const headerValue = Joi.string()
   .max(8192)
-  .pattern(/^[^\r\n\0]*$/, 'single-line value');
+  .pattern(/^[^\r\n\0]*$/, 'single-line value')
+  .messages({ 'string.pattern.name': '{{#label}} must be a single line without NUL characters' });
 const headers = Joi.object().pattern(HEADER_NAME, headerValue).max(50).allow(null);
 
 const baseUrl = Joi.string()
@@ -93,7 +95,9 @@ export const providerResponse = Joi.object({
     .allow(null)
     .description("the vendor SDK's base URL; null means the vendor's default"),
   has_api_key: Joi.boolean(),
-  api_key_last4: Joi.string().allow(null).description('last 4 characters of the key, to tell keys apart'),
+  api_key_last4: Joi.string()
+    .allow(null)
+    .description('last 4 characters of the key, to tell keys apart (null for keys under 12 characters)'),
   headers: Joi.object()
     .pattern(/^/, Joi.string())
     .description(`extra request headers; sensitive values come back as "${REDACTED}"`),

@@ -141,6 +141,9 @@ describe('Providers API over real HTTP and Postgres', () => {
     // A failing request that carries the key must not echo or log it either.
     await send('POST', PROVIDERS, { name: 'Bad Name!', provider_type: 'openai', api_key: key });
     await send('PATCH', `${PROVIDERS}/${id}`, { api_key: key, colour: 'red' });
+    await send('PATCH', `${PROVIDERS}/${id}`, {
+      headers: { Authorization: `${headerSecret}\r\nX-Injected: 1` },
+    });
 
     for (const requestId of ids) expect(api.logs.text).toContain(requestId);
     for (const res of responses) {
