@@ -24,7 +24,8 @@ export interface DbPromptVersion {
 }
 export interface DbPromptLabel {
   prompt_id: string;
-  label: PromptLabel;
+  /** A PromptLabel when written by us; the column itself is plain text. */
+  label: string;
   version_id: string;
   updated_at: Date;
 }

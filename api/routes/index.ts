@@ -1,14 +1,15 @@
 import type { AppDeps } from '../deps.js';
 import type { ApiRouter } from '../http/api-router.js';
 import { agentRoutes } from './agents.routes.js';
+import { conversationRoutes } from './conversations.routes.js';
 import { docsRoutes } from './docs.routes.js';
 import { healthRoutes } from './health.routes.js';
 import { mcpServerRoutes } from './mcp-servers.routes.js';
 import { modelRoutes } from './models.routes.js';
 import { projectRoutes } from './projects.routes.js';
 import { promptRoutes } from './prompts.routes.js';
-import { schemaRoutes } from './schemas.routes.js';
 import { providerRoutes } from './providers.routes.js';
+import { schemaRoutes } from './schemas.routes.js';
 import { virtualKeyRoutes } from './virtual-keys.routes.js';
 
 /**
@@ -26,6 +27,7 @@ export function buildRouters(deps: AppDeps): ApiRouter[] {
     agentRoutes(deps),
     promptRoutes(deps),
     schemaRoutes(deps),
+    ...conversationRoutes(deps),
   ];
   routers.push(docsRoutes(() => routers.flatMap((r) => r.routes)));
   return routers;

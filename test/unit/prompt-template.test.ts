@@ -53,8 +53,13 @@ describe('renderTemplate', () => {
 
   it('walks dotted names into nested objects, preferring an exact key', () => {
     expect(renderTemplate('{{user.name}}', { user: { name: 'nested' } }).text).toBe('nested');
-    expect(renderTemplate('{{user.name}}', { 'user.name': 'exact', user: { name: 'nested' } }).text).toBe('exact');
-    expect(renderTemplate('{{user.age}}', { user: { name: 'x' } })).toEqual({ text: '', missing: ['user.age'] });
+    expect(renderTemplate('{{user.name}}', { 'user.name': 'exact', user: { name: 'nested' } }).text).toBe(
+      'exact',
+    );
+    expect(renderTemplate('{{user.age}}', { user: { name: 'x' } })).toEqual({
+      text: '',
+      missing: ['user.age'],
+    });
     // Inherited properties are not variables.
     expect(renderTemplate('{{toString}}', {})).toEqual({ text: '', missing: ['toString'] });
   });

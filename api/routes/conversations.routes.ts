@@ -1,0 +1,110 @@
+import type { AppDeps } from '../deps.js';
+import { ApiRouter } from '../http/api-router.js';
+import { ok } from '../http/envelope.js';
+import type { Validated } from '../middleware/validate.js';
+import { ConversationsRepository } from '../repositories/conversations.repository.js';
+import type { Page } from '../schemas/common.schemas.js';
+import * as s from '../schemas/conversations.schemas.js';
+import { ConversationsService } from '../services/conversations.service.js';
+
+type ProjectQ = { project_id: string };
+type ScopeQ = { project_id?: string };
+
+const BY_ID = 'Without `project_id` the id must be unique across projects (else 400 naming `project_id`).';
+
+/** Conversations, plus the threads router beside it (both under the Conversations tag). */
+export function conversationRoutes(deps: AppDeps): ApiRouter[] {
+  const conversations = new ConversationsService(new ConversationsRepository(deps.db));
+  const byId = new ApiRouter('/api/agent-server/conversations', 'Conversations')
+    .route<Validated<never, ProjectQ, s.ConversationCreateBody>>(
+      {
+        method: 'post',
+        path: '/',
+        summary: 'Create a conversation ahead of its first message',
+        request: s.conversationCreate,
+        response: s.conversationResponse,
+      },
+      async (ctx, { query, body }) => ok(ctx, await conversations.create(query.project_id, body)),
+    )
+    .route<Validated<never, ProjectQ & s.ConversationFilter & Page>>(
+      {
+        method: 'get',
+        path: '/',
+        summary: "List a project's conversations, newest first",
+        request: s.conversationList,
+        response: s.conversationListResponse,
+      },
+      async (ctx, { query }) =>
+        ok(
+          ctx,
+          await conversations.list(
+            query.project_id,
+            { namespace: query.namespace, agent_id: query.agent_id },
+            query,
+          ),
+        ),
+    )
+    .route<Validated<s.ConversationParams, ScopeQ>>(
+      {
+        method: 'get',
+        path: '/:conversation_id',
+        summary: 'Get a conversation by id',
+        description: BY_ID,
+        request: s.conversationGet,
+        response: s.conversationResponse,
+      },
+      async (ctx, { params, query }) =>
+        ok(ctx, await conversations.get(params.conversation_id, query.project_id)),
+    )
+    .route<Validated<s.ConversationParams, ScopeQ, s.ConversationUpdateBody>>(
+      {
+        method: 'patch',
+        path: '/:conversation_id',
+        summary: "Update a conversation's namespace or context",
+        description: BY_ID,
+        request: s.conversationUpdate,
+        response: s.conversationResponse,
+      },
+      async (ctx, { params, query, body }) =>
+        ok(ctx, await conversations.update(params.conversation_id, query.project_id, body)),
+    )
+    .route<Validated<s.ConversationParams, ScopeQ>>(
+      {
+        method: 'delete',
+        path: '/:conversation_id',
+        summary: 'Delete a conversation with its threads and messages',
+        description: BY_ID,
+        request: s.conversationDelete,
+      },
+      async (ctx, { params, query }) => {
+        await conversations.delete(params.conversation_id, query.project_id);
+        ok(ctx, {});
+      },
+    )
+    .route<Validated<s.ConversationParams, ScopeQ & Page>>(
+      {
+        method: 'get',
+        path: '/:conversation_id/threads',
+        summary: "List a conversation's threads, newest first",
+        description: BY_ID,
+        request: s.threadList,
+        response: s.threadListResponse,
+      },
+      async (ctx, { params, query }) =>
+        ok(ctx, await conversations.listThreads(params.conversation_id, query.project_id, query)),
+    );
+  const threads = new ApiRouter('/api/agent-server/threads', 'Conversations').route<
+    Validated<{ id: string }, s.MessagePage>
+  >(
+    {
+      method: 'get',
+      path: '/:id/messages',
+      summary: "List a thread's messages, oldest first",
+      description: 'Page with `after` = the id of the last message received, and `limit`.',
+      request: s.messageList,
+      response: s.messageListResponse,
+    },
+    async (ctx, { params, query }) => ok(ctx, await conversations.listMessages(params.id, query)),
+  );
+  return [byId, threads];
+}

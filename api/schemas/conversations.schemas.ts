@@ -1,0 +1,152 @@
+import Joi from 'joi';
+import { name, optionalProjectQuery, pagination, projectQuery, timestamp, uuid } from './common.schemas.js';
+import { VARIABLE_NAME } from '../services/prompt-template.js';
+
+/** Client-chosen conversation ids: 1–128 characters of `[A-Za-z0-9._:-]`. */
+export const conversationId = Joi.string()
+  .min(1)
+  .max(128)
+  .pattern(/^[A-Za-z0-9._:-]+$/)
+  .messages({ 'string.pattern.base': 'conversation id may only contain letters, digits and . _ : -' });
+
+export const MAX_CONTEXT_BYTES = 256 * 1024;
+
+// Template variables kept for later turns: keys are variable names, values any JSON.
+const context = Joi.object()
+  .pattern(VARIABLE_NAME, Joi.any())
+  .custom((value: unknown, helpers) =>
+    Buffer.byteLength(JSON.stringify(value)) > MAX_CONTEXT_BYTES
+      ? helpers.message({ custom: `context must be at most ${MAX_CONTEXT_BYTES} bytes of JSON` })
+      : value,
+  )
+  .description('Template variables for the agent prompt; keys are variable names, values any JSON');
+
+const namespace = name.description('Free-form grouping, e.g. a tenant or channel');
+const idParams = Joi.object({ conversation_id: conversationId.required() });
+const scopeQuery = Joi.object({ ...optionalProjectQuery });
+
+export const conversationCreate = {
+  query: Joi.object({ ...projectQuery }),
+  body: Joi.object({
+    id: conversationId.description('Chosen by the client; a UUID is generated when absent'),
+    namespace,
+    context,
+  }).required(),
+};
+
+export const conversationList = {
+  query: Joi.object({
+    ...projectQuery,
+    namespace,
+    agent_id: uuid.description('Only conversations with a thread of this agent'),
+    ...pagination,
+  }),
+};
+
+export const conversationGet = { params: idParams, query: scopeQuery };
+
+export const conversationUpdate = {
+  params: idParams,
+  query: scopeQuery,
+  body: Joi.object({ namespace, context: context.description('Replaces the stored context') })
+    .min(1)
+    .required(),
+};
+
+export const conversationDelete = { params: idParams, query: scopeQuery };
+
+export const threadList = { params: idParams, query: Joi.object({ ...optionalProjectQuery, ...pagination }) };
+
+export const messageList = {
+  params: Joi.object({ id: uuid.required() }),
+  query: Joi.object({
+    ...optionalProjectQuery,
+    after: uuid.description('Id of the last message already seen; the page starts after it'),
+    limit: pagination.limit,
+  }),
+};
+
+export interface ConversationCreateBody {
+  id?: string;
+  namespace?: string;
+  context?: Record<string, unknown>;
+}
+export type ConversationUpdateBody = Omit<ConversationCreateBody, 'id'>;
+export interface ConversationFilter {
+  namespace?: string;
+  agent_id?: string;
+}
+export interface ConversationParams {
+  conversation_id: string;
+}
+export interface MessagePage {
+  project_id?: string;
+  after?: string;
+  limit: number;
+}
+
+/** A conversation (§2.9 plus its project and context). */
+export interface Conversation {
+  id: string;
+  project_id: string;
+  namespace: string;
+  context: Record<string, unknown>;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface Thread {
+  id: string;
+  conversation_id: string;
+  agent_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export const MESSAGE_ROLES = ['user', 'assistant', 'tool', 'system'] as const;
+
+export interface Message {
+  id: string;
+  thread_id: string;
+  role: (typeof MESSAGE_ROLES)[number];
+  content: unknown;
+  tool_calls?: unknown;
+  tool_call_id?: string;
+  usage?: unknown;
+  created_at: string;
+}
+
+export const conversationResponse = Joi.object({
+  id: Joi.string(),
+  project_id: uuid,
+  namespace: Joi.string(),
+  context: Joi.object().unknown(true),
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+export const conversationListResponse = Joi.array().items(conversationResponse);
+
+export const threadListResponse = Joi.array().items(
+  Joi.object({
+    id: uuid,
+    conversation_id: Joi.string(),
+    agent_id: uuid.allow(null),
+    created_at: timestamp,
+    updated_at: timestamp,
+  }),
+);
+
+export const messageListResponse = Joi.array().items(
+  Joi.object({
+    id: uuid,
+    thread_id: uuid,
+    role: Joi.string().valid(...MESSAGE_ROLES),
+    content: Joi.any().description('Text, or an array of content parts'),
+    tool_calls: Joi.array()
+      .items(Joi.object().unknown(true))
+      .description('Present on assistant messages that call tools'),
+    tool_call_id: Joi.string().description('Present on tool results'),
+    usage: Joi.object().unknown(true).description('Token usage of the model call that produced the message'),
+    created_at: timestamp,
+  }),
+);

@@ -1,0 +1,137 @@
+import { randomUUID } from 'node:crypto';
+import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import type {
+  ConversationsRepository,
+  DbConversation,
+  DbMessage,
+  DbThread,
+} from '../repositories/conversations.repository.js';
+import type { Page } from '../schemas/common.schemas.js';
+import type {
+  Conversation,
+  ConversationCreateBody,
+  ConversationFilter,
+  ConversationUpdateBody,
+  Message,
+  MessagePage,
+  Thread,
+} from '../schemas/conversations.schemas.js';
+import { pickUnique } from './name-lookup.js';
+import { requireProject } from './project-scope.js';
+
+function toConversation(row: DbConversation): Conversation {
+  return {
+    id: row.id,
+    project_id: row.project_id,
+    namespace: row.namespace,
+    context: row.context,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+function toThread(row: DbThread, conversationId: string): Thread {
+  return {
+    id: row.id,
+    conversation_id: conversationId,
+    agent_id: row.agent_id,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}
+
+/** Optional parts are left out rather than null, as the vendors' message shapes do. */
+function toMessage(row: DbMessage): Message {
+  const message: Message = {
+    id: row.id,
+    thread_id: row.thread_id,
+    role: row.role,
+    content: row.content,
+    created_at: row.created_at.toISOString(),
+  };
+  if (row.tool_calls != null) message.tool_calls = row.tool_calls;
+  if (row.tool_call_id != null) message.tool_call_id = row.tool_call_id;
+  if (row.usage != null) message.usage = row.usage;
+  return message;
+}
+
+/**
+ * Conversations, addressed by the client's string id, with the threads and
+ * messages the converse flow writes (read-only here).
+ */
+export class ConversationsService {
+  constructor(private readonly conversations: ConversationsRepository) {}
+
+  async create(projectId: string, body: ConversationCreateBody): Promise<Conversation> {
+    await requireProject(this.conversations.db, projectId);
+    try {
+      return toConversation(
+        await this.conversations.insert({
+          project_id: projectId,
+          id: body.id ?? randomUUID(),
+          namespace: body.namespace ?? 'default',
+          context: body.context ?? {},
+        }),
+      );
+    } catch (err) {
+      if ((err as { code?: string }).code === '23505')
+        throw new ConflictError({
+          field: 'id',
+          reason: 'a conversation with this id already exists in the project',
+        });
+      throw err;
+    }
+  }
+
+  async list(projectId: string, filter: ConversationFilter, page: Page): Promise<Conversation[]> {
+    await requireProject(this.conversations.db, projectId);
+    return (await this.conversations.list(projectId, filter, page)).map(toConversation);
+  }
+
+  async get(id: string, projectId: string | undefined): Promise<Conversation> {
+    return toConversation(await this.resolve(id, projectId));
+  }
+
+  /** `context`, when given, replaces the stored one: variables are a set, not a document to merge into. */
+  async update(
+    id: string,
+    projectId: string | undefined,
+    body: ConversationUpdateBody,
+  ): Promise<Conversation> {
+    const found = await this.resolve(id, projectId);
+    const row = await this.conversations.update(found.pk, body);
+    if (!row) throw new NotFoundError('conversation');
+    return toConversation(row);
+  }
+
+  async delete(id: string, projectId: string | undefined): Promise<void> {
+    const found = await this.resolve(id, projectId);
+    if (!(await this.conversations.deleteWithHistory(found.pk))) throw new NotFoundError('conversation');
+  }
+
+  async listThreads(id: string, projectId: string | undefined, page: Page): Promise<Thread[]> {
+    const conversation = await this.resolve(id, projectId);
+    return (await this.conversations.listThreads(conversation.pk, page)).map((t) =>
+      toThread(t, conversation.id),
+    );
+  }
+
+  /** Oldest first. `after` must be a message of this thread: a cursor from elsewhere is the caller's mistake. */
+  async listMessages(threadId: string, page: MessagePage): Promise<Message[]> {
+    const thread = await this.conversations.findThread(threadId);
+    if (!thread || (page.project_id !== undefined && thread.project_id !== page.project_id))
+      throw new NotFoundError('thread');
+    let afterSeq: number | undefined;
+    if (page.after !== undefined) {
+      afterSeq = await this.conversations.messageSeq(thread.id, page.after);
+      if (afterSeq === undefined)
+        throw ValidationError.field('after', 'after does not name a message of this thread', 'any.reference');
+    }
+    return (await this.conversations.listMessages(thread.id, afterSeq, page.limit)).map(toMessage);
+  }
+
+  private async resolve(id: string, projectId: string | undefined): Promise<DbConversation> {
+    if (projectId !== undefined) await requireProject(this.conversations.db, projectId);
+    return pickUnique(await this.conversations.findById(id, projectId), 'conversation');
+  }
+}
