@@ -40,10 +40,19 @@ function toVersion(prompt: DbPrompt, row: DbVersionWithLabels): PromptVersion {
     // §2.7 has one `label`; production is the one that matters when a version holds both.
     label: row.labels.includes('production') ? 'production' : row.labels.includes('latest') ? 'latest' : null,
     labels: row.labels,
-    variables: validateTemplate(row.template),
+    variables: variablesOf(row.template),
     commit_message: row.commit_message,
     created_at: row.created_at.toISOString(),
   };
+}
+
+/** Rows written around the API (imports, older releases) must not turn a read into a 500. */
+function variablesOf(template: string): string[] {
+  try {
+    return validateTemplate(template);
+  } catch {
+    return [];
+  }
 }
 
 /** A bad template is the client's 400, named `template`, with the parser's reason. */
