@@ -21,6 +21,18 @@ export async function startApiServer(
   deps = createDeps(config, logger),
 ): Promise<ApiServer> {
   const app = createApp(deps);
+  // Handlers still running when the listener closes (their clients may be gone)
+  // must finish before the pools close under them.
+  let inflight = 0;
+  let drained: (() => void) | undefined;
+  app.middleware.unshift(async function trackInflight(_ctx, next) {
+    inflight++;
+    try {
+      await next();
+    } finally {
+      if (--inflight === 0) drained?.();
+    }
+  });
   const server = app.listen({ port: config.port, host: config.host });
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -45,6 +57,12 @@ export async function startApiServer(
         server.closeIdleConnections();
         const timer = setTimeout(() => server.closeAllConnections(), config.shutdownTimeoutMs);
         await done;
+        if (inflight > 0) {
+          await Promise.race([
+            new Promise<void>((resolve) => (drained = resolve)),
+            new Promise((resolve) => setTimeout(resolve, config.shutdownTimeoutMs)),
+          ]);
+        }
         clearTimeout(timer);
         await closeDeps(deps);
       })();

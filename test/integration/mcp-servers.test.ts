@@ -106,6 +106,14 @@ describe('MCP servers API', () => {
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.body.errorDetails.fields?.map((f) => f.field)).toContain(field);
     }
+    // A rejected header value may be a credential: the error names the field without echoing it.
+    const leaky = await api.request('POST', `${M}?project_id=${project.id}`, {
+      name: 'x',
+      endpoint: 'http://127.0.0.1/mcp',
+      headers: { Authorization: 'Bearer sk-live-SECRET\nX-Injected: 1' },
+    });
+    expect(leaky.status).toBe(400);
+    expect(leaky.text).not.toContain('sk-live-SECRET');
     expect((await api.request('POST', M, { name: 'x', endpoint: 'http://127.0.0.1/mcp' })).status).toBe(400);
     expect(
       (

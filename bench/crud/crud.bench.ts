@@ -1,0 +1,107 @@
+/**
+ * bench/crud: GET /agents/{id} and POST /prompts/{name}/versions against the
+ * real API (own process, real Postgres), compared in the same run with a bare
+ * Koa route returning a constant (the framework floor), at 1 and 32 clients.
+ * Target: GET by id at >= 40% of the floor's throughput.
+ */
+import autocannon from 'autocannon';
+import { scratchDatabase, spawnServer } from '../lib/scratch.js';
+
+const DURATION = Number(process.env.BENCH_SECONDS ?? 10);
+
+interface Row {
+  target: string;
+  connections: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+}
+
+async function run(target: string, opts: autocannon.Options): Promise<Row> {
+  const r = await autocannon({ duration: DURATION, ...opts });
+  const non2xx = r.non2xx + r.errors + r.timeouts;
+  return {
+    target,
+    connections: opts.connections ?? 1,
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    errors: non2xx,
+  };
+}
+
+const scratch = await scratchDatabase('agent_bench_crud');
+const api = await spawnServer('api/server.ts', {
+  DATABASE_URL: scratch.url,
+  TEMPORAL_ADDRESS: '127.0.0.1:1',
+});
+const floor = await spawnServer('bench/crud/floor-server.ts', {});
+try {
+  const json = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${api.url}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    const env = (await res.json()) as { data: Record<string, string> & { id: string } };
+    if (res.status !== 200) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(env)}`);
+    return env.data;
+  };
+  const project = await json('POST', '/api/agent-server/projects', { name: 'bench' });
+  const models: Array<{ id: string }> = await scratch
+    .db('models')
+    .insert({ project_id: project.id, name: 'm', model_id: 'gpt-4o-mini', provider_type: 'openai' })
+    .returning('id');
+  const model = models[0];
+  await json('POST', `/api/agent-server/prompts?project_id=${project.id}`, {
+    name: 'bench-prompt',
+    template: 'You are {{role}}.',
+    commit_message: 'v1',
+  });
+  const promptId = (
+    await json('GET', `/api/agent-server/prompts/by-name?name=bench-prompt&project_id=${project.id}`)
+  ).id;
+  const agent = await json('POST', `/api/agent-server/agents?project_id=${project.id}`, {
+    name: 'bench-agent',
+    model_id: model!.id,
+    prompt_id: promptId,
+  });
+
+  const rows: Row[] = [];
+  for (const connections of [1, 32]) {
+    rows.push(await run('floor (bare Koa constant)', { url: `${floor.url}/`, connections }));
+    rows.push(
+      await run('GET /agents/{id}', { url: `${api.url}/api/agent-server/agents/${agent.id}`, connections }),
+    );
+    rows.push(
+      await run('POST /prompts/{name}/versions', {
+        url: `${api.url}/api/agent-server/prompts/bench-prompt/versions?project_id=${project.id}`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ template: 'You are {{role}}, version n.', commit_message: 'bench' }),
+        connections,
+      }),
+    );
+  }
+  console.log(`\nbench/crud — ${DURATION}s per cell, node ${process.version}, ${new Date().toISOString()}`);
+  console.table(
+    rows.map((r) => {
+      const floorRps = rows.find((f) => f.connections === r.connections && f.target.startsWith('floor'))!.rps;
+      return {
+        target: r.target,
+        clients: r.connections,
+        'req/s': Math.round(r.rps),
+        'p50 ms': r.p50,
+        'p99 ms': r.p99,
+        'of floor': `${Math.round((100 * r.rps) / floorRps)}%`,
+        'non-2xx/errors': r.errors,
+      };
+    }),
+  );
+  console.log(`API RSS after run: ${(await api.rssMb()).toFixed(0)} MiB`);
+} finally {
+  await api.stop();
+  await floor.stop();
+  await scratch.drop();
+}

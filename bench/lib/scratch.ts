@@ -1,0 +1,75 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { createDb, migrateLatest, type Db } from '../../api/db/knex.js';
+import { waitForPort } from '../../scripts/lib/temporal-dev-server.js';
+import { freePort } from '../../test/helpers/ports.js';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const ADMIN_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/** A throwaway database with migrations applied; dropped by `drop()`. */
+export async function scratchDatabase(
+  prefix: string,
+): Promise<{ url: string; db: Db; drop(): Promise<void> }> {
+  const name = `${prefix}_${Date.now()}_${process.pid}`;
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const u = new URL(ADMIN_URL);
+  u.pathname = `/${name}`;
+  const db = createDb(u.toString(), { max: 4 });
+  await migrateLatest(db);
+  return {
+    url: u.toString(),
+    db,
+    async drop() {
+      await db.destroy();
+      const c = new pg.Client({ connectionString: ADMIN_URL });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`);
+      await c.end();
+    },
+  };
+}
+
+export interface Child {
+  url: string;
+  proc: ChildProcess;
+  rssMb(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** Runs a TypeScript entry point as its own process (so load generation does not share its event loop). */
+export async function spawnServer(entry: string, env: Record<string, string>): Promise<Child> {
+  const port = await freePort();
+  const proc = spawn(process.execPath, ['--import', 'tsx', entry], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      PORT: String(port),
+      LOG_LEVEL: 'error',
+      SECRETS_KEY: randomBytes(32).toString('base64'),
+      ...env,
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  await waitForPort('127.0.0.1', port, 30_000);
+  return {
+    url: `http://127.0.0.1:${port}`,
+    proc,
+    async rssMb() {
+      const { readFile } = await import('node:fs/promises');
+      const status = await readFile(`/proc/${proc.pid}/status`, 'utf8');
+      return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
+    },
+    async stop() {
+      const exited = new Promise((r) => proc.once('exit', r));
+      proc.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
