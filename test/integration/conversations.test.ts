@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../helpers/api.js';
@@ -7,9 +8,11 @@ import {
   createConversation,
   createPrompt,
   db,
+  expectEnvelope,
   insertAgent,
   insertMessages,
   insertThread,
+  randomBody,
   type ConversationData,
   type MessageData,
   type ThreadData,
@@ -239,6 +242,40 @@ describe('Conversations API over real HTTP and Postgres', () => {
     expect(res.body).toMatchObject({ error: true, message: 'Invalid request', status: 400, data: {} });
     expect(res.body.errorDetails.fields?.map((f) => f.field)).toContain(field);
     expect(await listOf(project.id)).toEqual([]);
+  });
+
+  it('answers random bodies and queries with the envelope, never a 5xx, and writes nothing on a 400', async () => {
+    const project = await createProject(api);
+    const conv = await createConversation(api, project.id);
+    const snapshot = async () =>
+      JSON.stringify(
+        await db(api)('conversations').where({ project_id: project.id }).orderBy('pk').select('*'),
+      );
+    for (const [method, path, keys] of [
+      ['POST', `${C}?project_id=${project.id}`, ['id', 'namespace', 'context']],
+      ['PATCH', `${C}/${conv.id}`, ['namespace', 'context']],
+    ] as const) {
+      await fc.assert(
+        fc.asyncProperty(randomBody([...keys]), async (body) => {
+          const before = await snapshot();
+          const status = expectEnvelope(await api.request(method, path, body));
+          if (status === 400) expect(await snapshot()).toBe(before);
+        }),
+        { numRuns: 50 },
+      );
+    }
+    const thread = await insertThread(api, project.id, conv.id);
+    await fc.assert(
+      fc.asyncProperty(
+        fc.dictionary(fc.constantFrom('after', 'limit', 'project_id', 'stray'), fc.string(), { maxKeys: 3 }),
+        async (query) => {
+          const qs = new URLSearchParams(query).toString();
+          expectEnvelope(await api.request('GET', `${T}/${thread}/messages?${qs}`));
+          expectEnvelope(await api.request('GET', `${C}/${conv.id}/threads?${qs}`));
+        },
+      ),
+      { numRuns: 50 },
+    );
   });
 
   it('answers 400 for bad ids in the path and query, 404 for unknown ones, 409 for a duplicate id', async () => {

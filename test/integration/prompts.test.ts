@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../helpers/api.js';
@@ -5,8 +6,10 @@ import { createProject, uniqueName } from '../helpers/factories.js';
 import {
   createPrompt,
   db,
+  expectEnvelope,
   insertAgent,
   PROMPTS as P,
+  randomBody,
   type PromptData,
   type PromptVersionData,
 } from '../helpers/factories/content.js';
@@ -323,6 +326,35 @@ describe('Prompts API over real HTTP and Postgres', () => {
 
     await db(api)('agents').whereIn('id', [agent.id, user.id]).delete();
     expect((await api.request('DELETE', `${P}/${prompt.name}`)).status).toBe(200);
+  });
+
+  it('answers random bodies on every write route with the envelope, never a 5xx, and writes nothing on a 400', async () => {
+    const project = await createProject(api);
+    const prompt = await createPrompt(api, project.id);
+    const snapshot = async () => {
+      const r = await db(api)('prompts')
+        .join('prompt_versions', 'prompt_versions.prompt_id', 'prompts.id')
+        .leftJoin('prompt_labels', 'prompt_labels.version_id', 'prompt_versions.id')
+        .where('prompts.project_id', project.id)
+        .select('prompt_versions.id', 'prompt_labels.label')
+        .orderBy(['prompt_versions.id', 'prompt_labels.label']);
+      return JSON.stringify(r);
+    };
+    const routes = [
+      ['POST', `${P}?project_id=${project.id}`, ['name', 'template', 'commit_message', 'label']],
+      ['POST', `${P}/${prompt.name}/versions`, ['template', 'commit_message', 'label']],
+      ['PATCH', `${P}/${prompt.name}/versions/1`, ['label']],
+    ] as const;
+    for (const [method, path, keys] of routes) {
+      await fc.assert(
+        fc.asyncProperty(randomBody([...keys]), async (body) => {
+          const before = await snapshot();
+          const status = expectEnvelope(await api.request(method, path, body));
+          if (status === 400) expect(await snapshot()).toBe(before);
+        }),
+        { numRuns: 40 },
+      );
+    }
   });
 
   it('documents every prompt route in the OpenAPI document', async () => {

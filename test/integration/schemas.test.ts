@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../helpers/api.js';
@@ -6,7 +7,9 @@ import {
   createPrompt,
   createSchema,
   db,
+  expectEnvelope,
   insertAgent,
+  randomBody,
   SCHEMAS as S,
   type SchemaData,
 } from '../helpers/factories/content.js';
@@ -171,6 +174,26 @@ describe('Schemas API over real HTTP and Postgres', () => {
     expect((await listOf(project.id)).length).toBe(2);
     const elsewhere = await createProject(api);
     expect((await createSchema(api, elsewhere.id, { name: a.name })).name).toBe(a.name);
+  });
+
+  it('answers random bodies with the envelope, never a 5xx, and writes nothing on a 400', async () => {
+    const project = await createProject(api);
+    const schema = await createSchema(api, project.id);
+    const snapshot = async () =>
+      JSON.stringify(await db(api)('schemas').where({ project_id: project.id }).orderBy('id').select('*'));
+    for (const [method, path] of [
+      ['POST', `${S}?project_id=${project.id}`],
+      ['PATCH', `${S}/${schema.id}`],
+    ] as const) {
+      await fc.assert(
+        fc.asyncProperty(randomBody(['name', 'description', 'schema']), async (body) => {
+          const before = await snapshot();
+          const status = expectEnvelope(await api.request(method, path, body));
+          if (status === 400) expect(await snapshot()).toBe(before);
+        }),
+        { numRuns: 50 },
+      );
+    }
   });
 
   it('refuses to delete a schema an agent uses, naming the agent', async () => {

@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import type { Knex } from 'knex';
 import type { TestApi } from '../api.js';
 import { uniqueName } from '../factories.js';
@@ -176,4 +177,39 @@ export async function insertMessages(
     );
   }
   return ids;
+}
+
+/**
+ * Random request bodies for property tests: any JSON at all, or objects over
+ * the route's own keys (plus a stray one) with any JSON values.
+ */
+export const randomBody = (keys: string[]) =>
+  fc.oneof(
+    fc.jsonValue(),
+    fc.dictionary(fc.constantFrom(...keys, 'stray'), fc.jsonValue({ maxDepth: 3 }), {
+      maxKeys: keys.length + 1,
+    }),
+    fc.record(
+      Object.fromEntries(keys.map((k) => [k, fc.oneof(fc.string(), fc.jsonValue({ maxDepth: 2 }))])),
+      {
+        requiredKeys: [],
+      },
+    ),
+  );
+
+/** Asserts the interface envelope with no 5xx; returns the status. */
+export function expectEnvelope(res: { status: number; text: string; body: unknown }): number {
+  if (res.status >= 500) throw new Error(`5xx: ${res.status} ${res.text}`);
+  const body = res.body as Record<string, unknown> | undefined;
+  if (
+    !body ||
+    typeof body.error !== 'boolean' ||
+    typeof body.message !== 'string' ||
+    body.status !== res.status ||
+    typeof body.data !== 'object' ||
+    typeof body.errorDetails !== 'object'
+  ) {
+    throw new Error(`not the envelope: ${res.status} ${res.text}`);
+  }
+  return res.status;
 }
