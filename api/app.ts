@@ -4,6 +4,7 @@ import type { AppDeps } from './deps.js';
 import { adminAuth } from './middleware/admin-auth.js';
 import { errorHandler } from './middleware/error-handler.js';
 import { requestContext } from './middleware/request-id.js';
+import { ApiRouter } from './http/api-router.js';
 import { buildRouters } from './routes/index.js';
 
 /** Builds the Koa application. It never listens: server.ts does. */
@@ -22,9 +23,8 @@ export function createApp(deps: AppDeps): Koa {
     }),
   );
 
-  for (const { router } of buildRouters(deps)) {
-    app.use(router.routes());
-    app.use(router.allowedMethods({ throw: true }));
-  }
+  const router = ApiRouter.mountAll(buildRouters(deps));
+  app.use(router.routes());
+  app.use(router.allowedMethods({ throw: true }));
   return app;
 }

@@ -1,3 +1,4 @@
+import { ChangeFeed } from './cache/change-feed.js';
 import type { Config } from './config.js';
 import { SecretBox } from './crypto/secrets.js';
 import { createDb, type Db } from './db/knex.js';
@@ -15,6 +16,8 @@ export interface AppDeps {
   logger: Logger;
   secrets: SecretBox;
   temporal: TemporalClientHolder;
+  /** Postgres LISTEN/NOTIFY feed that keeps in-memory caches correct across replicas. */
+  changes: ChangeFeed;
 }
 
 export function createDeps(config: Config, logger: Logger): AppDeps {
@@ -22,9 +25,11 @@ export function createDeps(config: Config, logger: Logger): AppDeps {
   if (!config.secretsKey) throw new Error('SECRETS_KEY is not set');
   const db = createDb(config.databaseUrl);
   const temporal = new TemporalClientHolder(temporalSettings(config));
-  return { config, db, logger, secrets: new SecretBox(config.secretsKey), temporal };
+  const changes = new ChangeFeed(config.databaseUrl, logger);
+  changes.start();
+  return { config, db, logger, secrets: new SecretBox(config.secretsKey), temporal, changes };
 }
 
 export async function closeDeps(deps: AppDeps): Promise<void> {
-  await Promise.allSettled([deps.db.destroy(), deps.temporal.close()]);
+  await Promise.allSettled([deps.changes.stop(), deps.db.destroy(), deps.temporal.close()]);
 }

@@ -33,7 +33,9 @@ export async function up(knex: Knex): Promise<void> {
     timestamps(t);
     t.index(['provider_type']);
   });
-  await knex.raw(`alter table providers add constraint providers_type_check check (provider_type in ('openai','anthropic','gemini'))`);
+  await knex.raw(
+    `alter table providers add constraint providers_type_check check (provider_type in ('openai','anthropic','gemini'))`,
+  );
 
   await knex.schema.createTable('virtual_keys', (t) => {
     t.uuid('id').primary().defaultTo(knex.raw('gen_random_uuid()'));
@@ -202,7 +204,9 @@ export async function up(knex: Knex): Promise<void> {
     t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());
     t.index(['thread_id', 'seq']);
   });
-  await knex.raw(`alter table messages add constraint messages_role_check check (role in ('user','assistant','tool','system'))`);
+  await knex.raw(
+    `alter table messages add constraint messages_role_check check (role in ('user','assistant','tool','system'))`,
+  );
 }
 
 export async function down(knex: Knex): Promise<void> {

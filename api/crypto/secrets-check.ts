@@ -14,7 +14,10 @@ export class WrongSecretsKeyError extends Error {
  * failing later on each provider call with garbage.
  */
 export async function verifySecretsKey(db: Db, box: SecretBox): Promise<void> {
-  await db('secrets_check').insert({ id: 1, check_value: box.encrypt(CHECK_PLAINTEXT) }).onConflict('id').ignore();
+  await db('secrets_check')
+    .insert({ id: 1, check_value: box.encrypt(CHECK_PLAINTEXT) })
+    .onConflict('id')
+    .ignore();
   const row = (await db('secrets_check').where({ id: 1 }).first()) as { check_value: string } | undefined;
   try {
     if (!row || box.decrypt(row.check_value) !== CHECK_PLAINTEXT) throw new SecretDecryptionError('mismatch');

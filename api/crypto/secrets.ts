@@ -21,12 +21,18 @@ export class SecretBox {
     const nonce = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', this.key, nonce);
     const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
-    return [VERSION, nonce.toString('base64'), cipher.getAuthTag().toString('base64'), body.toString('base64')].join('.');
+    return [
+      VERSION,
+      nonce.toString('base64'),
+      cipher.getAuthTag().toString('base64'),
+      body.toString('base64'),
+    ].join('.');
   }
 
   decrypt(stored: string): string {
     const [version, nonce, tag, body] = stored.split('.');
-    if (version !== VERSION || !nonce || !tag || body === undefined) throw new SecretDecryptionError('unrecognised secret format');
+    if (version !== VERSION || !nonce || !tag || body === undefined)
+      throw new SecretDecryptionError('unrecognised secret format');
     try {
       const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(nonce, 'base64'));
       decipher.setAuthTag(Buffer.from(tag, 'base64'));
@@ -49,5 +55,7 @@ const SENSITIVE_HEADER = /authorization|cookie|key|token|secret|password|credent
 
 /** Header values that look like credentials come back as `[redacted]` (DESIGN.md, security model). */
 export function redactHeaders(headers: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, SENSITIVE_HEADER.test(k) ? '[redacted]' : v]));
+  return Object.fromEntries(
+    Object.entries(headers).map(([k, v]) => [k, SENSITIVE_HEADER.test(k) ? '[redacted]' : v]),
+  );
 }

@@ -28,28 +28,44 @@ export interface RegisteredRoute extends RouteSpec {
 
 type Handler<I> = (ctx: Context, input: I) => Promise<void> | void;
 
+interface Mountable extends RegisteredRoute {
+  chain: Middleware[];
+}
+
 /**
- * A @koa/router Router that records a spec for each route. Every route of the
- * configuration API goes through `route()`, so the document cannot drift.
+ * Collects the routes of one area, each with a spec. Every route of the API
+ * goes through `route()`, so the OpenAPI document cannot drift; `mountAll`
+ * puts every area's routes on one @koa/router Router (one match per request).
  */
 export class ApiRouter {
-  readonly router: Router;
-  readonly routes: RegisteredRoute[] = [];
+  private readonly mountable: Mountable[] = [];
 
   constructor(
     readonly prefix: string,
     readonly tag: string,
-  ) {
-    this.router = new Router({ prefix });
+  ) {}
+
+  get routes(): RegisteredRoute[] {
+    return this.mountable.map(({ chain: _chain, ...route }) => route);
   }
 
   route<I = Validated>(spec: RouteSpec, handler: Handler<I>, ...before: Middleware[]): this {
     const fullPath = (this.prefix + spec.path).replace(/\/$/, '') || '/';
-    this.routes.push({ ...spec, fullPath, tag: this.tag });
     const run: Middleware = async (ctx) => {
       await handler(ctx, (ctx.state.input ?? { params: {}, query: {}, body: undefined }) as I);
     };
-    this.router[spec.method](spec.path, ...before, validate(spec.request ?? {}), run);
+    this.mountable.push({
+      ...spec,
+      fullPath,
+      tag: this.tag,
+      chain: [...before, validate(spec.request ?? {}), run],
+    });
     return this;
+  }
+
+  static mountAll(routers: ApiRouter[]): Router {
+    const root = new Router();
+    for (const r of routers) for (const m of r.mountable) root[m.method](m.fullPath, ...m.chain);
+    return root;
   }
 }

@@ -13,22 +13,30 @@ export function requestContext(logger: Logger) {
     const incoming = ctx.get('x-request-id');
     const requestId = SAFE_ID.test(incoming) ? incoming : randomUUID();
     ctx.state.requestId = requestId;
-    ctx.state.log = logger.child({ request_id: requestId });
+    // A child logger costs an allocation and bindings serialisation: make it on first use.
+    let child: Logger | undefined;
+    Object.defineProperty(ctx.state, 'log', {
+      get: () => (child ??= logger.child({ request_id: requestId })),
+      enumerable: true,
+      configurable: true,
+    });
     ctx.set('X-Request-Id', requestId);
     const started = performance.now();
     try {
       await next();
     } finally {
-      ctx.state.log.info(
-        {
-          method: ctx.method,
-          path: ctx.path,
-          route: ctx._matchedRoute,
-          status: ctx.status,
-          duration_ms: Math.round((performance.now() - started) * 100) / 100,
-        },
-        'request',
-      );
+      if (logger.isLevelEnabled('info')) {
+        ctx.state.log.info(
+          {
+            method: ctx.method,
+            path: ctx.path,
+            route: ctx._matchedRoute,
+            status: ctx.status,
+            duration_ms: Math.round((performance.now() - started) * 100) / 100,
+          },
+          'request',
+        );
+      }
     }
   };
 }

@@ -6,7 +6,10 @@ import { STATUS_MESSAGES } from '../errors.js';
 type JsonSchema = Record<string, unknown>;
 
 // joi-to-json is CommonJS exporting the function itself (its typings say otherwise).
-const parse = createRequire(import.meta.url)('joi-to-json') as (schema: Joi.Schema, mode: 'open-api-3.1') => unknown;
+const parse = createRequire(import.meta.url)('joi-to-json') as (
+  schema: Joi.Schema,
+  mode: 'open-api-3.1',
+) => unknown;
 
 const toSchema = (schema: Joi.Schema): JsonSchema => parse(schema, 'open-api-3.1') as JsonSchema;
 
@@ -64,7 +67,11 @@ export function buildOpenApi(routes: RegisteredRoute[], info: { version: string 
           ? { description: 'OK', content: { [route.produces]: {} } }
           : {
               description: 'OK',
-              content: { 'application/json': { schema: envelope(route.response ? toSchema(route.response) : { type: 'object' }, false) } },
+              content: {
+                'application/json': {
+                  schema: envelope(route.response ? toSchema(route.response) : { type: 'object' }, false),
+                },
+              },
             },
         400: errorResponse(400),
         ...(route.fullPath.includes(':') ? { 404: errorResponse(404) } : {}),
@@ -73,7 +80,9 @@ export function buildOpenApi(routes: RegisteredRoute[], info: { version: string 
     };
     if (route.description) op.description = route.description;
     if (route.request?.body) {
-      const content: Record<string, unknown> = { 'application/json': { schema: toSchema(route.request.body) } };
+      const content: Record<string, unknown> = {
+        'application/json': { schema: toSchema(route.request.body) },
+      };
       for (const type of route.consumes ?? []) content[type] = {};
       op.requestBody = { required: true, content };
     }
@@ -89,7 +98,9 @@ export function buildOpenApi(routes: RegisteredRoute[], info: { version: string 
     paths,
     components: {
       schemas: { ErrorEnvelope: envelope({ type: 'object' }, true) },
-      securitySchemes: { adminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN, when the server sets one' } },
+      securitySchemes: {
+        adminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN, when the server sets one' },
+      },
     },
   };
 }

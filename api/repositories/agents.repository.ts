@@ -121,8 +121,8 @@ export class AgentsRepository {
     return this.withServers(rows);
   }
 
-  async delete(id: string): Promise<boolean> {
-    return (await this.db(AgentsTableName).where({ id }).delete()) > 0;
+  async delete(id: string, conn: Conn = this.db): Promise<boolean> {
+    return (await conn(AgentsTableName).where({ id }).delete()) > 0;
   }
 
   /** Whether the prompt has a version carrying the label. */

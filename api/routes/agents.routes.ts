@@ -1,4 +1,6 @@
+import { ReadCache } from '../cache/change-feed.js';
 import type { AppDeps } from '../deps.js';
+import type { AgentWithServers } from '../repositories/agents.repository.js';
 import { ApiRouter } from '../http/api-router.js';
 import { ok } from '../http/envelope.js';
 import type { Validated } from '../middleware/validate.js';
@@ -11,7 +13,11 @@ type Scope = { project_id: string };
 type OptScope = { project_id?: string };
 
 export function agentRoutes(deps: AppDeps): ApiRouter {
-  const svc = new AgentsService(deps.db, { sandboxEnabled: deps.config.sandboxEnabled });
+  const svc = new AgentsService(
+    deps.db,
+    { sandboxEnabled: deps.config.sandboxEnabled },
+    new ReadCache<AgentWithServers>(deps.changes, 'agents'),
+  );
   return new ApiRouter('/api/agent-server/agents', 'Agents')
     .route<Validated<never, Scope, s.AgentFields>>(
       {

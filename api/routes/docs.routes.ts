@@ -9,7 +9,12 @@ import { buildOpenApi } from '../openapi/openapi.js';
 const require = createRequire(import.meta.url);
 const pkg = require('../../package.json') as { version: string };
 const swaggerDir = path.dirname(require.resolve('swagger-ui-dist/package.json'));
-const ASSETS = new Set(['swagger-ui.css', 'swagger-ui-bundle.js', 'swagger-ui-standalone-preset.js', 'favicon-32x32.png']);
+const ASSETS = new Set([
+  'swagger-ui.css',
+  'swagger-ui-bundle.js',
+  'swagger-ui-standalone-preset.js',
+  'favicon-32x32.png',
+]);
 
 const PAGE = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Agent Gateway Service — API</title>
@@ -24,14 +29,25 @@ export function docsRoutes(documented: () => RegisteredRoute[]): ApiRouter {
   let doc: unknown;
   const router = new ApiRouter('/api/agent-server', 'Health');
   router
-    .route({ method: 'get', path: '/openapi.json', summary: 'This OpenAPI 3.1 document', produces: 'application/json' }, (ctx) => {
-      doc ??= buildOpenApi(documented(), { version: pkg.version });
-      ctx.body = doc;
-    })
-    .route({ method: 'get', path: '/docs', summary: 'Human-readable API documentation', produces: 'text/html' }, (ctx) => {
-      ctx.type = 'html';
-      ctx.body = PAGE;
-    })
+    .route(
+      {
+        method: 'get',
+        path: '/openapi.json',
+        summary: 'This OpenAPI 3.1 document',
+        produces: 'application/json',
+      },
+      (ctx) => {
+        doc ??= buildOpenApi(documented(), { version: pkg.version });
+        ctx.body = doc;
+      },
+    )
+    .route(
+      { method: 'get', path: '/docs', summary: 'Human-readable API documentation', produces: 'text/html' },
+      (ctx) => {
+        ctx.type = 'html';
+        ctx.body = PAGE;
+      },
+    )
     .route(
       {
         method: 'get',

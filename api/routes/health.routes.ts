@@ -39,7 +39,12 @@ const check = Joi.object({ ok: Joi.boolean(), latency_ms: Joi.number(), error: J
 export function healthRoutes(deps: AppDeps): ApiRouter {
   return new ApiRouter('/api/agent-server/health', 'Health')
     .route(
-      { method: 'get', path: '/', summary: 'Liveness: the process answers', response: Joi.object({ status: Joi.string().valid('ok') }) },
+      {
+        method: 'get',
+        path: '/',
+        summary: 'Liveness: the process answers',
+        response: Joi.object({ status: Joi.string().valid('ok') }),
+      },
       (ctx) => ok(ctx, { status: 'ok' }),
     )
     .route(
@@ -47,7 +52,10 @@ export function healthRoutes(deps: AppDeps): ApiRouter {
         method: 'get',
         path: '/ready',
         summary: 'Readiness: PostgreSQL and Temporal answer; 503 naming what is down',
-        response: Joi.object({ status: Joi.string().valid('ready'), checks: Joi.object().pattern(Joi.string(), check) }),
+        response: Joi.object({
+          status: Joi.string().valid('ready'),
+          checks: Joi.object().pattern(Joi.string(), check),
+        }),
       },
       async (ctx) => {
         const [postgres, temporal] = await Promise.all([

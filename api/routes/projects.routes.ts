@@ -13,19 +13,43 @@ export function projectRoutes(deps: AppDeps): ApiRouter {
   const projects = new ProjectsService(new ProjectsRepository(deps.db));
   return new ApiRouter('/api/agent-server/projects', 'Projects')
     .route<Validated<never, never, s.ProjectCreateBody>>(
-      { method: 'post', path: '/', summary: 'Create a project', request: s.projectCreate, response: s.projectResponse },
+      {
+        method: 'post',
+        path: '/',
+        summary: 'Create a project',
+        request: s.projectCreate,
+        response: s.projectResponse,
+      },
       async (ctx, { body }) => ok(ctx, await projects.create(body)),
     )
     .route<Validated<never, Page>>(
-      { method: 'get', path: '/', summary: 'List projects, newest first', request: s.projectList, response: s.projectListResponse },
+      {
+        method: 'get',
+        path: '/',
+        summary: 'List projects, newest first',
+        request: s.projectList,
+        response: s.projectListResponse,
+      },
       async (ctx, { query }) => ok(ctx, await projects.list(query)),
     )
     .route<Validated<Id>>(
-      { method: 'get', path: '/:id', summary: 'Get a project', request: s.projectGet, response: s.projectResponse },
+      {
+        method: 'get',
+        path: '/:id',
+        summary: 'Get a project',
+        request: s.projectGet,
+        response: s.projectResponse,
+      },
       async (ctx, { params }) => ok(ctx, await projects.get(params.id)),
     )
     .route<Validated<Id, never, s.ProjectUpdateBody>>(
-      { method: 'patch', path: '/:id', summary: 'Update a project', request: s.projectUpdate, response: s.projectResponse },
+      {
+        method: 'patch',
+        path: '/:id',
+        summary: 'Update a project',
+        request: s.projectUpdate,
+        response: s.projectResponse,
+      },
       async (ctx, { params, body }) => ok(ctx, await projects.update(params.id, body)),
     )
     .route<Validated<Id>>(

@@ -1,6 +1,9 @@
 import Joi from 'joi';
 
-export const uuid = Joi.string().guid({ version: ['uuidv1', 'uuidv4', 'uuidv5', 'uuidv7', 'uuidv8'], separator: '-' });
+export const uuid = Joi.string().guid({
+  version: ['uuidv1', 'uuidv4', 'uuidv5', 'uuidv7', 'uuidv8'],
+  separator: '-',
+});
 
 export const idParams = Joi.object({ id: uuid.required() });
 

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { notifyChange, type ReadCache } from '../cache/change-feed.js';
 import type { Db } from '../db/knex.js';
 import { ConflictError, NotFoundError, ValidationError, type FieldError } from '../errors.js';
 import {
@@ -12,7 +13,6 @@ import type {
   McpEntry,
   PromptLabel,
   SandboxSettings,
-  SummarizerType,
 } from '../schemas/agents.schemas.js';
 import type { Page } from '../schemas/common.schemas.js';
 import { assertInProject, requireProject } from './project-scope.js';
@@ -52,6 +52,8 @@ export class AgentsService {
   constructor(
     private readonly db: Db,
     private readonly opts: { sandboxEnabled: boolean },
+    /** Agents by id; invalidated on every write through the change feed. */
+    private readonly cache?: ReadCache<AgentWithServers>,
   ) {
     this.repo = new AgentsRepository(db);
   }
@@ -77,7 +79,7 @@ export class AgentsService {
       docker_image: state.sandbox.docker_image ?? null,
       require_approval: state.sandbox.require_approval ?? false,
     };
-    return { ...state, summarizer_type: (state.summarizer_type ?? 'none') as SummarizerType, sandbox };
+    return { ...state, summarizer_type: state.summarizer_type ?? 'none', sandbox };
   }
 
   /** Cross-field rules and every reference, all problems reported at once (400). */
@@ -196,9 +198,10 @@ export class AgentsService {
           AgentsService.toRow(project_id, state),
           body.mcp_servers ? state.mcp_servers : undefined,
         );
+        await notifyChange(trx, 'agents', id);
         return this.present(row);
       }),
-    );
+    ).finally(() => this.cache?.invalidate(id));
   }
 
   async list(projectId: string, page: Page): Promise<Agent[]> {
@@ -207,7 +210,9 @@ export class AgentsService {
   }
 
   async get(id: string, projectId?: string): Promise<Agent> {
-    const row = await this.repo.findById(id);
+    const row = this.cache
+      ? await this.cache.get(id, () => this.repo.findById(id))
+      : await this.repo.findById(id);
     assertInProject(row, projectId, 'agent');
     return this.present(row!);
   }
@@ -230,6 +235,10 @@ export class AgentsService {
   async delete(id: string, projectId?: string): Promise<void> {
     const row = await this.repo.findById(id);
     assertInProject(row, projectId, 'agent');
-    await this.repo.delete(id);
+    await this.repo.transaction(async (trx) => {
+      await this.repo.delete(id, trx);
+      await notifyChange(trx, 'agents', id);
+    });
+    this.cache?.invalidate(id);
   }
 }

@@ -12,7 +12,11 @@ export async function requireProject(db: Db, projectId: string): Promise<void> {
 }
 
 /** A resource fetched by id whose project differs from the `project_id` the caller gave does not exist for them. */
-export function assertInProject(row: { project_id: string } | undefined, projectId: string | undefined, what: string): void {
+export function assertInProject(
+  row: { project_id: string } | undefined,
+  projectId: string | undefined,
+  what: string,
+): void {
   if (!row || (projectId !== undefined && row.project_id !== projectId)) throw new NotFoundError(what);
 }
 
@@ -29,7 +33,11 @@ export async function requireReference(
 ): Promise<Record<string, unknown>> {
   const row = (await db(table).where({ id }).first()) as Record<string, unknown> | undefined;
   if (!row || (projectId !== undefined && 'project_id' in row && row.project_id !== projectId)) {
-    throw ValidationError.field(field, `${field} does not name an existing ${table.replace(/s$/, '').replace(/_/g, ' ')} in this project`, 'any.reference');
+    throw ValidationError.field(
+      field,
+      `${field} does not name an existing ${table.replace(/s$/, '').replace(/_/g, ' ')} in this project`,
+      'any.reference',
+    );
   }
   return row;
 }

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ApiRouter } from '../../api/http/api-router.js';
 import { buildRouters } from '../../api/routes/index.js';
 import { toOpenApiPath } from '../../api/openapi/openapi.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
@@ -26,8 +27,9 @@ describe('OpenAPI document', () => {
 
   it('documents every route the routers actually serve', () => {
     // Enumerate the koa routers' own layers, not the specs we recorded.
-    const served = buildRouters(api.server.deps).flatMap(({ router }) =>
-      router.stack.flatMap((layer) =>
+    const router = ApiRouter.mountAll(buildRouters(api.server.deps));
+    const served = [router].flatMap((r) =>
+      r.stack.flatMap((layer) =>
         layer.methods
           .filter((m) => m !== 'HEAD')
           .map((m) => `${m.toLowerCase()} ${toOpenApiPath(String(layer.path).replace(/\/$/, ''))}`),
