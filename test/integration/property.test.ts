@@ -238,7 +238,9 @@ describe('every create/update route under random input', () => {
         unique: fc.integer({ min: 0, max: 1_000_000 }),
       })
       .map(({ keep, replace, add, unique }) => {
-        const body: Record<string, unknown> = Object.fromEntries(keep.map((k) => [k, example[k]]));
+        const body: Record<string, unknown> = Object.fromEntries(
+          keep.map((k): [string, unknown] => [k, example[k]]),
+        );
         if (typeof body.name === 'string') body.name = `${body.name}-${unique}`;
         return { ...body, ...replace, ...add };
       });
