@@ -156,10 +156,10 @@ describe('every create/update route under random input', () => {
   async function fingerprint(): Promise<string> {
     const parts = await Promise.all(
       TABLES.map(async (t) => {
-        const r = await db.raw(
+        const r: { rows: Array<{ h: string }> } = await db.raw(
           `select md5(coalesce(string_agg(x::text, '|' order by x::text), '')) as h from ${t} x`,
         );
-        return `${t}:${(r as { rows: Array<{ h: string }> }).rows[0]!.h}`;
+        return `${t}:${r.rows[0]!.h}`;
       }),
     );
     return parts.join(',');
