@@ -6,6 +6,10 @@ import { isMain } from '../api/is-main.js';
 import { createLogger, type Logger } from '../api/logger.js';
 import { temporalSettings } from '../temporal.config.js';
 import { createActivities } from './index.js';
+import { createSandboxManager } from './sandbox/create-sandbox-manager.js';
+import { loadSandboxConfig, type SandboxConfig } from './sandbox/sandbox-config.js';
+import { SandboxReaper } from './sandbox/sandbox-reaper.js';
+import type { SandboxManager } from './sandbox/sandbox-manager.js';
 
 const require = createRequire(import.meta.url);
 
@@ -47,6 +51,33 @@ export interface WorkerOptions {
   workflowsPath?: string;
   activities?: object;
   taskQueue?: string;
+  /** Defaults to the SANDBOX_* environment. */
+  sandboxConfig?: SandboxConfig;
+}
+
+/** The session sandboxes and their reaper (which removes sandboxes of deleted conversations and idle ones). */
+async function startSandboxes(
+  config: SandboxConfig,
+  logger: Logger,
+  db: Db,
+): Promise<{ manager: SandboxManager; stop(): Promise<void> }> {
+  const manager = await createSandboxManager(config, logger.child({ component: 'sandbox' }));
+  if (!config.enabled) return { manager, stop: () => manager.close() };
+  const reaper = new SandboxReaper({
+    manager,
+    idleMs: config.reapIdleMs,
+    logger: logger.child({ component: 'sandbox-reaper' }),
+    isConversationLive: async ({ projectId, conversationId }) =>
+      Boolean(await db('conversations').where({ project_id: projectId, id: conversationId }).first('pk')),
+  });
+  reaper.start(config.reapIntervalMs);
+  return {
+    manager,
+    async stop() {
+      await reaper.stop();
+      await manager.close();
+    },
+  };
 }
 
 /** Composition root of the worker: connects, registers workflows and activities, and runs. */
@@ -58,16 +89,20 @@ export async function startWorker(
 ): Promise<RunningWorker> {
   installRuntime(logger);
   const settings = temporalSettings(config);
+  const sandboxes = await startSandboxes(options.sandboxConfig ?? loadSandboxConfig(process.env), logger, db);
   const connection = await NativeConnection.connect({ address: settings.address });
   const worker = await Worker.create({
     connection,
     namespace: settings.namespace,
     taskQueue: options.taskQueue ?? settings.taskQueue,
     workflowsPath: options.workflowsPath ?? require.resolve('../workflows/index.ts'),
-    activities: options.activities ?? createActivities({ config, db, logger }),
+    activities: options.activities ?? createActivities({ config, db, logger, sandbox: sandboxes.manager }),
     shutdownGraceTime: `${config.shutdownTimeoutMs} ms`,
   });
-  const done = worker.run().finally(() => connection.close());
+  const done = worker.run().finally(async () => {
+    await connection.close();
+    await sandboxes.stop();
+  });
   done.catch((err: unknown) => logger.error({ err }, 'worker stopped with an error'));
   let stopping: Promise<void> | undefined;
   return {
@@ -83,13 +118,24 @@ export async function startWorker(
   };
 }
 
+/** Like loadConfigOrExit: a bad SANDBOX_* value stops the process with one line. */
+export function loadSandboxConfigOrExit(env = process.env): SandboxConfig {
+  try {
+    return loadSandboxConfig(env);
+  } catch (err) {
+    process.stderr.write(`${(err as Error).message}\n`);
+    process.exit(1);
+  }
+}
+
 async function main(): Promise<void> {
   const config = loadConfigOrExit(process.env, {
     require: ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'SECRETS_KEY'],
   });
   const logger = createLogger(config.logLevel);
+  const sandboxConfig = loadSandboxConfigOrExit();
   const db = createDb(config.databaseUrl!);
-  const running = await startWorker(config, logger, db);
+  const running = await startWorker(config, logger, db, { sandboxConfig });
   logger.info({ taskQueue: config.temporalTaskQueue }, 'worker running');
   const stop = (signal: string) => {
     logger.info({ signal }, 'worker shutting down (finishing in-flight activities)');

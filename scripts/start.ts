@@ -13,7 +13,7 @@ import { createDb, migrateLatest } from '../api/db/knex.js';
 import { createLogger } from '../api/logger.js';
 import { createDeps } from '../api/deps.js';
 import { preflight, startApiServer } from '../api/server.js';
-import { startWorker } from '../activities/worker.js';
+import { loadSandboxConfigOrExit, startWorker } from '../activities/worker.js';
 import { startEmbeddedPostgres } from './lib/embedded-postgres.js';
 import { ensureTemporalCli, startTemporalDevServer } from './lib/temporal-dev-server.js';
 
@@ -29,6 +29,7 @@ async function localSecretsKey(dataDir: string): Promise<string> {
 async function main(): Promise<void> {
   const env = { ...process.env };
   const first = loadConfigOrExit(env);
+  const sandboxConfig = loadSandboxConfigOrExit(env);
   const logger = createLogger(first.logLevel);
   const dataDir = path.resolve(first.dataDir);
   await mkdir(dataDir, { recursive: true });
@@ -80,7 +81,7 @@ async function main(): Promise<void> {
     const applied = await migrateLatest(db);
     logger.info({ applied }, 'migrations applied');
 
-    const worker = await startWorker(config, logger, db);
+    const worker = await startWorker(config, logger, db, { sandboxConfig });
     stops.push(async () => {
       await worker.shutdown();
       await db.destroy();
