@@ -4,6 +4,8 @@ import type { AppDeps } from './deps.js';
 import { adminAuth } from './middleware/admin-auth.js';
 import { errorHandler } from './middleware/error-handler.js';
 import { requestContext } from './middleware/request-id.js';
+import { tracing } from './middleware/tracing.js';
+import { currentTelemetry } from './telemetry/telemetry.js';
 import { ApiRouter } from './http/api-router.js';
 import { buildRouters } from './routes/index.js';
 
@@ -12,6 +14,7 @@ export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true; // the error handler logs; Koa's default stderr dump would duplicate it
 
+  app.use(tracing(currentTelemetry()));
   app.use(requestContext(deps.logger));
   app.use(errorHandler());
   app.use(adminAuth(deps.config.adminToken));

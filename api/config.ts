@@ -24,6 +24,22 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** SANDBOX_ENABLED: a sandbox backend is configured (details in activities/sandbox/sandbox-config.ts). */
   sandboxEnabled: boolean;
+  /** Tracing settings (see api/telemetry/README.md). */
+  otel: {
+    /** OTEL_SDK_DISABLED: no spans at all (X-Trace-Id is still sent). */
+    disabled: boolean;
+    /** OTEL_SERVICE_NAME: replaces the role's default service name. */
+    serviceName: string | undefined;
+    /** OTEL_EXPORTER_OTLP_ENDPOINT: base URL of an OTLP/HTTP collector; spans also go there when set. */
+    otlpEndpoint: string | undefined;
+    recordContent: boolean;
+    retentionDays: number;
+    pruneIntervalMs: number;
+    maxQueueSize: number;
+    maxExportBatchSize: number;
+    scheduleDelayMs: number;
+    exportTimeoutMs: number;
+  };
 }
 
 /** Thrown when an environment variable is missing or invalid; its message is one printable line. */
@@ -66,6 +82,18 @@ const schema = Joi.object({
   TEMPORAL_CLI_PATH: Joi.string().min(1),
   SHUTDOWN_TIMEOUT_MS: Joi.number().integer().min(0).max(600_000).default(30_000),
   SANDBOX_ENABLED: Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off').default(false),
+  OTEL_SDK_DISABLED: Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off').default(false),
+  OTEL_SERVICE_NAME: Joi.string().min(1).max(200),
+  OTEL_EXPORTER_OTLP_ENDPOINT: Joi.string().uri({ scheme: ['http', 'https'] }),
+  OTEL_RECORD_CONTENT: Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off').default(false),
+  TRACE_RETENTION_DAYS: Joi.number().min(0.001).max(3650).default(7),
+  TRACE_PRUNE_INTERVAL_MS: Joi.number().integer().min(1_000).max(86_400_000).default(3_600_000),
+  // The OpenTelemetry batch processor variables, under their standard names (values in ms).
+  OTEL_BSP_MAX_QUEUE_SIZE: Joi.number().integer().min(1).max(1_000_000).default(2048),
+  // A batch larger than the queue is clamped to the queue size.
+  OTEL_BSP_MAX_EXPORT_BATCH_SIZE: Joi.number().integer().min(1).max(10_000).default(512),
+  OTEL_BSP_SCHEDULE_DELAY: Joi.number().integer().min(1).max(600_000).default(1_000),
+  OTEL_BSP_EXPORT_TIMEOUT: Joi.number().integer().min(1).max(600_000).default(30_000),
 })
   .unknown(true)
   .prefs({ abortEarly: false, convert: true, errors: { wrap: { label: false } } });
@@ -118,6 +146,21 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     temporalCliPath: v.TEMPORAL_CLI_PATH as string | undefined,
     shutdownTimeoutMs: v.SHUTDOWN_TIMEOUT_MS as number,
     sandboxEnabled: v.SANDBOX_ENABLED as boolean,
+    otel: {
+      disabled: v.OTEL_SDK_DISABLED as boolean,
+      serviceName: v.OTEL_SERVICE_NAME as string | undefined,
+      otlpEndpoint: v.OTEL_EXPORTER_OTLP_ENDPOINT as string | undefined,
+      recordContent: v.OTEL_RECORD_CONTENT as boolean,
+      retentionDays: v.TRACE_RETENTION_DAYS as number,
+      pruneIntervalMs: v.TRACE_PRUNE_INTERVAL_MS as number,
+      maxQueueSize: v.OTEL_BSP_MAX_QUEUE_SIZE as number,
+      maxExportBatchSize: Math.min(
+        v.OTEL_BSP_MAX_EXPORT_BATCH_SIZE as number,
+        v.OTEL_BSP_MAX_QUEUE_SIZE as number,
+      ),
+      scheduleDelayMs: v.OTEL_BSP_SCHEDULE_DELAY as number,
+      exportTimeoutMs: v.OTEL_BSP_EXPORT_TIMEOUT as number,
+    },
   };
 }
 

@@ -6,6 +6,7 @@ import { verifySecretsKey, WrongSecretsKeyError } from './crypto/secrets-check.j
 import { closeDeps, createDeps, type AppDeps } from './deps.js';
 import { isMain } from './is-main.js';
 import { createLogger, type Logger } from './logger.js';
+import { currentTelemetry, installTelemetry } from './telemetry/telemetry.js';
 
 export interface ApiServer {
   url: string;
@@ -18,8 +19,11 @@ export interface ApiServer {
 export async function startApiServer(
   config: Config,
   logger: Logger,
-  deps = createDeps(config, logger),
+  givenDeps?: AppDeps,
 ): Promise<ApiServer> {
+  // Before the pools exist: the pg instrumentation patches the driver when it is next required.
+  installTelemetry('api', config, logger);
+  const deps = givenDeps ?? createDeps(config, logger);
   const app = createApp(deps);
   // Handlers still running when the listener closes (their clients may be gone)
   // must finish before the pools close under them.
@@ -65,6 +69,8 @@ export async function startApiServer(
         }
         clearTimeout(timer);
         await closeDeps(deps);
+        // Telemetry is process-wide (other servers may share it): flush, do not stop it.
+        await currentTelemetry()?.flush();
       })();
       return closing;
     },
@@ -81,6 +87,7 @@ async function main(): Promise<void> {
     require: ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'SECRETS_KEY'],
   });
   const logger = createLogger(config.logLevel);
+  installTelemetry('api', config, logger);
   const deps = createDeps(config, logger);
   try {
     await preflight(deps);

@@ -3,6 +3,7 @@ import type { AppDeps } from '../deps.js';
 import { ServiceUnavailableError } from '../errors.js';
 import { ApiRouter } from '../http/api-router.js';
 import { ok } from '../http/envelope.js';
+import { currentTelemetry } from '../telemetry/telemetry.js';
 
 interface CheckResult {
   ok: boolean;
@@ -55,6 +56,12 @@ export function healthRoutes(deps: AppDeps): ApiRouter {
         response: Joi.object({
           status: Joi.string().valid('ready'),
           checks: Joi.object().pattern(Joi.string(), check),
+          // Tracing is best effort: a full span queue is reported here, never a reason to be unready.
+          telemetry: Joi.object({
+            enabled: Joi.boolean(),
+            dropped_spans: Joi.number().integer(),
+            exporters: Joi.object().pattern(Joi.string(), Joi.object()),
+          }),
         }),
       },
       async (ctx) => {
@@ -67,7 +74,7 @@ export function healthRoutes(deps: AppDeps): ApiRouter {
           .filter(([, c]) => !c.ok)
           .map(([name]) => name);
         if (down.length > 0) throw new ServiceUnavailableError({ down, checks });
-        ok(ctx, { status: 'ready', checks });
+        ok(ctx, { status: 'ready', checks, telemetry: currentTelemetry()?.stats() ?? { enabled: false } });
       },
     );
 }

@@ -1,0 +1,92 @@
+import { randomBytes } from 'node:crypto';
+import {
+  context,
+  defaultTextMapGetter,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+} from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import type { Context, Next } from 'koa';
+import type { Telemetry } from '../telemetry/telemetry.js';
+
+// Used directly rather than through the global API, so an incoming traceparent
+// still gives X-Trace-Id when tracing is disabled.
+const propagator = new W3CTraceContextPropagator();
+
+/** The HTTP semantic conventions' known methods; anything else is `_OTHER`, keeping span names bounded. */
+const KNOWN_METHODS = new Set([
+  'GET',
+  'HEAD',
+  'POST',
+  'PUT',
+  'PATCH',
+  'DELETE',
+  'OPTIONS',
+  'TRACE',
+  'CONNECT',
+]);
+
+/** `/agents/:id` → `/agents/{id}`: the OpenAPI form of the route template. */
+export function routeTemplate(koaPath: string): string {
+  return koaPath.replace(/:([A-Za-z0-9_]+)(\([^)]*\))?[?*+]?/g, '{$1}');
+}
+
+/**
+ * One SERVER span per request, named `METHOD /route/template` once the router
+ * has matched (a request no route matched is named by its method alone, as the
+ * HTTP conventions say). Outermost middleware: it sees the final status, which
+ * the error handler has already set, and X-Trace-Id is on every response.
+ */
+export function tracing(telemetry: Telemetry | undefined) {
+  const tracer = telemetry?.tracer('api', 'agent-server-http');
+  return async function tracingMiddleware(ctx: Context, next: Next): Promise<void> {
+    const parent = propagator.extract(ROOT_CONTEXT, ctx.headers, defaultTextMapGetter);
+    const method = KNOWN_METHODS.has(ctx.method) ? ctx.method : '_OTHER';
+    if (!tracer) {
+      const incoming = trace.getSpanContext(parent)?.traceId;
+      ctx.set('X-Trace-Id', incoming ?? randomBytes(16).toString('hex'));
+      await next();
+      return;
+    }
+    const attributes: Attributes = {
+      'http.request.method': method,
+      'url.path': ctx.path,
+      'url.scheme': ctx.protocol,
+      'network.protocol.version': ctx.req.httpVersion,
+    };
+    if (ctx.querystring) attributes['url.query'] = ctx.querystring;
+    const ua = ctx.get('user-agent');
+    if (ua) attributes['user_agent.original'] = ua;
+    if (ctx.socket.remoteAddress) attributes['client.address'] = ctx.socket.remoteAddress;
+    if (ctx.socket.localPort) attributes['server.port'] = ctx.socket.localPort;
+    const span = tracer.startSpan(method, { kind: SpanKind.SERVER, attributes }, parent);
+    ctx.set('X-Trace-Id', span.spanContext().traceId);
+    try {
+      await context.with(trace.setSpan(parent, span), next);
+    } catch (err) {
+      // Only reachable if something above the error handler throws; Koa answers 500.
+      span.recordException(err as Error);
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      throw err;
+    } finally {
+      const route = (ctx as { _matchedRoute?: unknown })._matchedRoute;
+      if (typeof route === 'string') {
+        const template = routeTemplate(route);
+        span.setAttribute('http.route', template);
+        span.updateName(`${method} ${template}`);
+      }
+      const status = ctx.status;
+      span.setAttribute('http.response.status_code', status);
+      if (status >= 500) {
+        span.setAttribute('error.type', String(status));
+        const cause = (ctx.state as { error?: unknown }).error;
+        if (cause instanceof Error) span.recordException(cause);
+        span.setStatus({ code: SpanStatusCode.ERROR });
+      }
+      span.end();
+    }
+  };
+}

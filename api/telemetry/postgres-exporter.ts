@@ -1,0 +1,57 @@
+import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
+import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
+import type { Db } from '../db/knex.js';
+import { toSpanRow, type AnyReadableSpan } from './span-row.js';
+
+/**
+ * Writes finished spans to the `spans` table, one multi-row insert per batch.
+ * A span seen twice (an export retried after a timeout) is ignored, not an error.
+ */
+export class PostgresSpanExporter implements SpanExporter {
+  constructor(private readonly db: Db) {}
+
+  export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
+    const rows = spans.map((s) => toSpanRow(s as AnyReadableSpan));
+    // 17 columns per row; Postgres allows 65535 bind parameters per statement.
+    const chunks: (typeof rows)[] = [];
+    for (let i = 0; i < rows.length; i += 3_000) chunks.push(rows.slice(i, i + 3_000));
+    chunks
+      .reduce<Promise<unknown>>(
+        (prev, chunk) =>
+          prev.then(() => this.db('spans').insert(chunk).onConflict(['trace_id', 'span_id']).ignore()),
+        Promise.resolve(),
+      )
+      .then(
+        () => resultCallback({ code: ExportResultCode.SUCCESS }),
+        (err: unknown) => resultCallback({ code: ExportResultCode.FAILED, error: err as Error }),
+      );
+  }
+
+  async shutdown(): Promise<void> {}
+}
+
+/**
+ * Deletes spans older than the retention, in chunks so no statement holds locks
+ * for long. A transaction-level advisory lock lets one replica prune at a time;
+ * the others skip that round.
+ */
+export async function pruneSpans(db: Db, retentionDays: number, chunk = 10_000): Promise<number> {
+  const cutoff = new Date(Date.now() - retentionDays * 86_400_000);
+  let total = 0;
+  for (;;) {
+    const deleted = await db.transaction(async (trx) => {
+      const { rows } = await trx.raw<{ rows: Array<{ ok: boolean }> }>(
+        `select pg_try_advisory_xact_lock(hashtext('agent-server:prune-spans')) as ok`,
+      );
+      if (!rows[0]?.ok) return -1;
+      const res = await trx.raw<{ rowCount: number }>(
+        `delete from spans where ctid in (select ctid from spans where start_time < ? limit ?)`,
+        [cutoff, chunk],
+      );
+      return res.rowCount;
+    });
+    if (deleted < 0) return total;
+    total += deleted;
+    if (deleted < chunk) return total;
+  }
+}

@@ -1,0 +1,94 @@
+import { SpanKind, SpanStatusCode, type Attributes, type HrTime } from '@opentelemetry/api';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
+import { ATTR } from './attributes.js';
+
+/** One row of the `spans` table (migrations/20261122000020_spans.ts). */
+export interface SpanRow {
+  trace_id: string;
+  span_id: string;
+  parent_span_id: string | null;
+  name: string;
+  kind: string;
+  service_name: string;
+  scope_name: string | null;
+  start_time: string;
+  end_time: string;
+  duration_ms: number;
+  status_code: string;
+  status_message: string | null;
+  attributes: string;
+  events: string;
+  project_id: string | null;
+  agent_id: string | null;
+  conversation_id: string | null;
+}
+
+/**
+ * Workflow spans arrive through Temporal's sink in the shape of OpenTelemetry
+ * JS 1.x (`parentSpanId`, `instrumentationLibrary`); everything else is 2.x+.
+ */
+export type AnyReadableSpan = ReadableSpan & {
+  parentSpanId?: string;
+  instrumentationLibrary?: { name: string };
+};
+
+const KINDS: Record<number, string> = {
+  [SpanKind.INTERNAL]: 'INTERNAL',
+  [SpanKind.SERVER]: 'SERVER',
+  [SpanKind.CLIENT]: 'CLIENT',
+  [SpanKind.PRODUCER]: 'PRODUCER',
+  [SpanKind.CONSUMER]: 'CONSUMER',
+};
+const STATUSES: Record<number, string> = {
+  [SpanStatusCode.UNSET]: 'UNSET',
+  [SpanStatusCode.OK]: 'OK',
+  [SpanStatusCode.ERROR]: 'ERROR',
+};
+
+/** Postgres text and jsonb refuse NUL characters; a span must never fail its whole batch for one. */
+const clean = (s: string) => (s.includes('\u0000') ? s.replaceAll('\u0000', '\uFFFD') : s);
+
+/** ISO 8601 with microseconds: timestamptz keeps them, and sub-millisecond spans are common. */
+export function hrTimeToIso(t: HrTime): string {
+  const ms = t[0] * 1000 + Math.floor(t[1] / 1e6);
+  const micros = Math.floor((t[1] % 1e6) / 1e3);
+  return new Date(ms).toISOString().replace('Z', `${String(micros).padStart(3, '0')}Z`);
+}
+
+export const hrTimeToMs = (t: HrTime) => t[0] * 1e3 + t[1] / 1e6;
+
+function json(value: unknown): string {
+  return clean(JSON.stringify(value));
+}
+
+function idAttr(attributes: Attributes, key: string): string | null {
+  const v = attributes[key];
+  return typeof v === 'string' && v.length > 0 && v.length <= 200 ? clean(v) : null;
+}
+
+export function toSpanRow(span: AnyReadableSpan): SpanRow {
+  const sc = span.spanContext();
+  const attributes = span.attributes;
+  const serviceName = span.resource?.attributes['service.name'];
+  return {
+    trace_id: sc.traceId,
+    span_id: sc.spanId,
+    parent_span_id: span.parentSpanContext?.spanId ?? span.parentSpanId ?? null,
+    name: clean(span.name),
+    kind: KINDS[span.kind] ?? 'INTERNAL',
+    service_name: typeof serviceName === 'string' ? clean(serviceName) : 'unknown_service',
+    scope_name: span.instrumentationScope?.name ?? span.instrumentationLibrary?.name ?? null,
+    start_time: hrTimeToIso(span.startTime),
+    end_time: hrTimeToIso(span.endTime),
+    duration_ms: Math.max(0, hrTimeToMs(span.duration)),
+    status_code: STATUSES[span.status.code] ?? 'UNSET',
+    status_message: span.status.message ? clean(span.status.message) : null,
+    attributes: json(attributes),
+    events: json(
+      span.events.map((e) => ({ name: e.name, time: hrTimeToIso(e.time), attributes: e.attributes ?? {} })),
+    ),
+    project_id: idAttr(attributes, ATTR.projectId),
+    agent_id: idAttr(attributes, ATTR.agentId),
+    conversation_id: idAttr(attributes, ATTR.conversationId),
+  };
+}
