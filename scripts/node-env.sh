@@ -17,6 +17,12 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 node_major() { node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0; }
 
 if [ "$(node_major)" -lt 22 ]; then
+  # npm finds its global npmrc beside the node binary; keep the machine's one
+  # (it may carry a registry, proxy or CA file) once Node 24 comes first on PATH.
+  if [ -z "${npm_config_globalconfig:-}" ] && command -v npm >/dev/null 2>&1; then
+    npm_config_globalconfig="$(npm config get globalconfig 2>/dev/null || true)"
+    [ -f "$npm_config_globalconfig" ] && export npm_config_globalconfig || unset npm_config_globalconfig
+  fi
   node_dir="$CACHE_DIR/node-$NODE_VERSION"
   if [ ! -x "$node_dir/bin/node" ]; then
     case "$(uname -s)-$(uname -m)" in
