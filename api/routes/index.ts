@@ -10,7 +10,9 @@ import { projectRoutes } from './projects.routes.js';
 import { promptRoutes } from './prompts.routes.js';
 import { providerRoutes } from './providers.routes.js';
 import { schemaRoutes } from './schemas.routes.js';
+import { traceRoutes } from './traces.routes.js';
 import { virtualKeyRoutes } from './virtual-keys.routes.js';
+import { virtualKeyUsageRoutes } from './virtual-key-usage.routes.js';
 
 /**
  * Every router of the API, in one list: the app mounts them and the OpenAPI
@@ -22,12 +24,14 @@ export function buildRouters(deps: AppDeps): ApiRouter[] {
     projectRoutes(deps),
     providerRoutes(deps),
     virtualKeyRoutes(deps),
+    virtualKeyUsageRoutes(deps),
     modelRoutes(deps),
     mcpServerRoutes(deps),
     agentRoutes(deps),
     promptRoutes(deps),
     schemaRoutes(deps),
     ...conversationRoutes(deps),
+    traceRoutes(deps),
   ];
   routers.push(docsRoutes(() => routers.flatMap((r) => r.routes)));
   return routers;
