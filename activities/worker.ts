@@ -4,6 +4,8 @@ import { loadConfigOrExit, type Config } from '../api/config.js';
 import { createDb, type Db } from '../api/db/knex.js';
 import { isMain } from '../api/is-main.js';
 import { createLogger, type Logger } from '../api/logger.js';
+import { temporalWorkerPlugin } from '../api/telemetry/temporal.js';
+import { installTelemetry } from '../api/telemetry/telemetry.js';
 import { temporalSettings } from '../temporal.config.js';
 import { createActivities } from './index.js';
 import { createSandboxManager } from './sandbox/create-sandbox-manager.js';
@@ -88,6 +90,7 @@ export async function startWorker(
   options: WorkerOptions = {},
 ): Promise<RunningWorker> {
   installRuntime(logger);
+  const telemetry = installTelemetry('worker', config, logger);
   const settings = temporalSettings(config);
   const sandboxes = await startSandboxes(options.sandboxConfig ?? loadSandboxConfig(process.env), logger, db);
   const connection = await NativeConnection.connect({ address: settings.address });
@@ -98,6 +101,7 @@ export async function startWorker(
     workflowsPath: options.workflowsPath ?? require.resolve('../workflows/index.ts'),
     activities: options.activities ?? createActivities({ config, db, logger, sandbox: sandboxes.manager }),
     shutdownGraceTime: `${config.shutdownTimeoutMs} ms`,
+    plugins: telemetry ? [temporalWorkerPlugin(telemetry)] : [],
   });
   const done = worker.run().finally(async () => {
     await connection.close();
@@ -134,6 +138,8 @@ async function main(): Promise<void> {
   });
   const logger = createLogger(config.logLevel);
   const sandboxConfig = loadSandboxConfigOrExit();
+  // Before the pool exists: the pg instrumentation patches the driver when it is next required.
+  installTelemetry('worker', config, logger);
   const db = createDb(config.databaseUrl!);
   const running = await startWorker(config, logger, db, { sandboxConfig });
   logger.info({ taskQueue: config.temporalTaskQueue }, 'worker running');

@@ -13,6 +13,7 @@ import { createDb, migrateLatest } from '../api/db/knex.js';
 import { createLogger } from '../api/logger.js';
 import { createDeps } from '../api/deps.js';
 import { preflight, startApiServer } from '../api/server.js';
+import { installTelemetry } from '../api/telemetry/telemetry.js';
 import { loadSandboxConfigOrExit, startWorker } from '../activities/worker.js';
 import { startEmbeddedPostgres } from './lib/embedded-postgres.js';
 import { ensureTemporalCli, startTemporalDevServer } from './lib/temporal-dev-server.js';
@@ -77,6 +78,8 @@ async function main(): Promise<void> {
     }
 
     const config = loadConfigOrExit(env);
+    // Before any pool exists; the worker adds its own role (and service name) to the same pipeline.
+    installTelemetry('api', config, logger);
     const db = createDb(config.databaseUrl!);
     const applied = await migrateLatest(db);
     logger.info({ applied }, 'migrations applied');

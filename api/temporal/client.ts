@@ -1,5 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import type { TemporalSettings } from '../../temporal.config.js';
+import { temporalClientInterceptors } from '../telemetry/temporal.js';
 
 /**
  * One lazily-connected Temporal client per process: the API starts (and can
@@ -11,7 +12,11 @@ export class TemporalClientHolder {
 
   constructor(readonly settings: TemporalSettings) {
     this.connection = Connection.lazy({ address: settings.address, connectTimeout: '3s' });
-    this.client = new Client({ connection: this.connection, namespace: settings.namespace });
+    this.client = new Client({
+      connection: this.connection,
+      namespace: settings.namespace,
+      interceptors: temporalClientInterceptors(),
+    });
   }
 
   /** Cheap round trip used by readiness. */
