@@ -8,6 +8,7 @@ import { tracing } from './middleware/tracing.js';
 import { currentTelemetry } from './telemetry/telemetry.js';
 import { ApiRouter } from './http/api-router.js';
 import { buildRouters } from './routes/index.js';
+import { gatewayRouter } from './gateway/gateway.router.js';
 
 /** Builds the Koa application. It never listens: server.ts does. */
 export function createApp(deps: AppDeps): Koa {
@@ -26,6 +27,7 @@ export function createApp(deps: AppDeps): Koa {
     }),
   );
 
+  app.use(gatewayRouter(deps).routes());
   const router = ApiRouter.mountAll(buildRouters(deps));
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: true }));

@@ -1,6 +1,7 @@
 import type { Context, Next } from 'koa';
 import { AppError, NotFoundError, ValidationError } from '../errors.js';
 import { failure } from '../http/envelope.js';
+import { GATEWAY_PREFIX, gatewayErrorResponse } from '../gateway/error-response.js';
 
 interface HttpLikeError {
   status?: number;
@@ -47,6 +48,8 @@ export function errorHandler() {
       // Nothing answered (no route, and the routers' allowedMethods found no 405 either).
       if (ctx.status === 404 && ctx.body == null) throw new NotFoundError();
     } catch (caught) {
+      // The gateway imitates each vendor, errors included: its own formatter answers there.
+      if (ctx.path.startsWith(GATEWAY_PREFIX)) return gatewayErrorResponse(ctx, caught);
       const err = caught as HttpLikeError;
       const appErr = caught instanceof AppError ? caught : (fromPostgres(err) ?? fromHttpError(err));
       const status = appErr?.status ?? 500;

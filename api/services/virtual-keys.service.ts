@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { notifyChange } from '../cache/change-feed.js';
 import type { Db } from '../db/knex.js';
 import type { DbVirtualKeyWrite } from '../db/llm-config.tables.js';
 import { ConflictError, NotFoundError, ValidationError, type FieldError } from '../errors.js';
@@ -153,6 +154,7 @@ export class VirtualKeysService {
         await this.checkProviders(body, trx);
         await this.keys.update(id, this.columns(body), trx);
         if (body.providers !== undefined) await this.keys.replaceGrants(id, body.providers, trx);
+        await notifyChange(trx, 'virtual_keys', id); // gateway caches drop the key on every replica
         return (await this.keys.findById(id, trx))!;
       });
       return toVirtualKey(row);
@@ -168,6 +170,7 @@ export class VirtualKeysService {
     const row = await this.db.transaction(async (trx) => {
       if (!(await this.keys.update(id, { key_hash, key_prefix }, trx)))
         throw new NotFoundError('virtual key');
+      await notifyChange(trx, 'virtual_keys', id);
       return (await this.keys.findById(id, trx))!;
     });
     return { ...toVirtualKey(row), secret_key: secret };
@@ -182,6 +185,7 @@ export class VirtualKeysService {
         throw new ConflictError({ reason: 'still referenced', referenced_by: referencedBy });
       }
       await this.keys.delete(id, trx);
+      await notifyChange(trx, 'virtual_keys', id);
     });
   }
 }

@@ -1,0 +1,112 @@
+import { buildCall } from '../../activities/llm/adapter.js';
+import { complete, embed, openStream } from '../../activities/llm/client.js';
+import { UnsupportedFeatureError, UpstreamError } from '../../activities/llm/errors.js';
+import { postUpstream, readSse } from '../../activities/llm/http.js';
+import { geminiModelUrl } from '../../activities/llm/providers/gemini/api.js';
+import { ADAPTERS } from '../../activities/llm/providers/index.js';
+import type { ProviderTarget, Usage } from '../../activities/llm/types.js';
+import type { Surface } from './surface.js';
+
+type Obj = Record<string, unknown>;
+
+/** One upstream call's answer in the caller's format, and the usage it reported. */
+export interface JsonAnswer {
+  body: unknown;
+  usage?: Usage;
+}
+
+/** An opened upstream stream: SSE text in the caller's format, produced as upstream events arrive. */
+export interface OpenedStream {
+  chunks: AsyncGenerator<string>;
+  usage(): Usage | undefined;
+}
+
+/** Same format: the body goes as received (unknown fields and tool types included), only `model` is replaced. */
+function passthroughBody(surface: Surface, body: Obj, model: string): Obj {
+  return surface.format === 'gemini' ? body : { ...body, model };
+}
+
+export async function chatJson(
+  surface: Surface,
+  target: ProviderTarget,
+  model: string,
+  body: Obj,
+  signal: AbortSignal,
+): Promise<JsonAnswer> {
+  const adapter = ADAPTERS[target.type];
+  if (surface.format === target.type) {
+    const call = buildCall(adapter, target, model, 'chat', passthroughBody(surface, body, model));
+    const answer: unknown = await (await postUpstream(target, call, signal)).json();
+    return { body: answer, usage: adapter.fromVendorResponse(answer, model).usage };
+  }
+  const res = await complete(target, surface.parseRequest(body, model, target.type), signal);
+  return { body: surface.renderResponse(res), usage: res.usage };
+}
+
+/**
+ * Opens the upstream stream; throws (retryably or not) before any byte is
+ * sent to the caller. Same-format streams are forwarded event by event as
+ * received; others are translated event by event.
+ */
+export async function chatStream(
+  surface: Surface,
+  target: ProviderTarget,
+  model: string,
+  body: Obj,
+  signal: AbortSignal,
+): Promise<OpenedStream> {
+  let usage: Usage | undefined;
+  if (surface.format === target.type) {
+    const adapter = ADAPTERS[target.type];
+    const call = buildCall(adapter, target, model, 'stream', passthroughBody(surface, body, model));
+    const res = await postUpstream(target, call, signal);
+    const parse = adapter.createStreamParser(target.name, model);
+    const chunks = async function* () {
+      let finished = false;
+      for await (const sse of readSse(res, target.name)) {
+        for (const ev of parse(sse)) {
+          if (ev.type === 'finish') finished = true;
+          if (ev.type === 'usage') usage = ev.usage;
+        }
+        yield `${sse.event ? `event: ${sse.event}\n` : ''}data: ${sse.data}\n\n`;
+      }
+      if (!finished)
+        throw new UpstreamError(502, `${target.name}: stream ended before the answer was complete`, false);
+    };
+    return { chunks: chunks(), usage: () => usage };
+  }
+  const events = await openStream(target, surface.parseRequest(body, model, target.type), signal);
+  const render = surface.createStreamRenderer(body);
+  const chunks = async function* () {
+    for await (const ev of events) {
+      if (ev.type === 'usage') usage = ev.usage;
+      const text = render.event(ev);
+      if (text) yield text;
+    }
+    yield render.end();
+  };
+  return { chunks: chunks(), usage: () => usage };
+}
+
+/** Embeddings; a Gemini caller reaching a Gemini provider keeps its single-input `:embedContent` call. */
+export async function embedJson(
+  surface: Surface,
+  target: ProviderTarget,
+  model: string,
+  body: Obj,
+  signal: AbortSignal,
+): Promise<JsonAnswer> {
+  const adapter = ADAPTERS[target.type];
+  if (surface.format === target.type && adapter.fromVendorEmbedding) {
+    const call =
+      target.type === 'gemini'
+        ? { url: geminiModelUrl(target, model, ':embedContent'), headers: adapter.headers(target), body }
+        : buildCall(adapter, target, model, 'embed', passthroughBody(surface, body, model));
+    const answer: unknown = await (await postUpstream(target, call, signal)).json();
+    return { body: answer, usage: { ...adapter.fromVendorEmbedding(answer, model).usage, output_tokens: 0 } };
+  }
+  if (!surface.parseEmbedding || !surface.renderEmbedding)
+    throw new UnsupportedFeatureError('embeddings', surface.format);
+  const res = await embed(target, surface.parseEmbedding(body, model, target.type), signal);
+  return { body: surface.renderEmbedding(res, body), usage: { ...res.usage, output_tokens: 0 } };
+}

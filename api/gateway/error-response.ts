@@ -1,0 +1,60 @@
+import type { Context } from 'koa';
+import { AppError } from '../errors.js';
+import { GatewayError, type GatewayErrorKind } from './errors.js';
+import { surfaceOfPath } from './surfaces/index.js';
+import { toGatewayError } from './upstream.js';
+
+export const GATEWAY_PREFIX = '/api/gateway/';
+
+const KIND_BY_STATUS: Record<number, GatewayErrorKind> = {
+  400: 'invalid_request',
+  401: 'authentication',
+  403: 'permission',
+  404: 'not_found',
+  405: 'not_found',
+  413: 'request_too_large',
+  415: 'invalid_request',
+  429: 'rate_limit',
+};
+
+interface HttpLike {
+  status?: number;
+  statusCode?: number;
+  type?: string;
+  message?: string;
+}
+
+/** Framework errors (router 404/405, body parser 400/413/415) keep their status, in gateway terms. */
+function fromFramework(err: HttpLike): GatewayError | undefined {
+  const status = err instanceof AppError ? err.status : (err.status ?? err.statusCode);
+  if (typeof status !== 'number' || status < 400 || status >= 500) return undefined;
+  if (status === 413)
+    return new GatewayError(413, 'request_too_large', 'request body exceeds the size limit');
+  if (status === 400 && err.type === 'entity.parse.failed')
+    return new GatewayError(400, 'invalid_request', 'request body is not valid JSON');
+  if (status === 404) return new GatewayError(404, 'not_found', 'no such gateway endpoint');
+  if (status === 405)
+    return new GatewayError(405, 'not_found', 'method not allowed on this gateway endpoint');
+  return new GatewayError(
+    status,
+    KIND_BY_STATUS[status] ?? 'invalid_request',
+    err.message ?? 'invalid request',
+  );
+}
+
+/**
+ * Renders any error of a gateway request in the caller's surface's own error
+ * shape (never the configuration API's envelope). 5xx never show internals
+ * beyond the upstream's own message.
+ */
+export function gatewayErrorResponse(ctx: Context, caught: unknown): void {
+  const err =
+    caught instanceof GatewayError ? caught : (fromFramework(caught as HttpLike) ?? toGatewayError(caught));
+  const surface = surfaceOfPath(ctx.path);
+  ctx.status = err.status;
+  ctx.body = surface.errorBody(err);
+  if (err.retryAfterMs !== undefined) ctx.set('Retry-After', String(Math.ceil(err.retryAfterMs / 1000)));
+  if (err.kind === 'internal')
+    ctx.state.log.error({ err: caught, request_id: ctx.state.requestId }, 'gateway request failed');
+  ctx.state.error = caught;
+}

@@ -1,0 +1,35 @@
+/** Errors of the gateway; each surface renders them in its vendor's own error shape. */
+
+export type GatewayErrorKind =
+  | 'invalid_request'
+  | 'authentication'
+  | 'permission'
+  | 'not_found'
+  | 'request_too_large'
+  | 'rate_limit'
+  | 'insufficient_quota'
+  | 'upstream'
+  | 'timeout'
+  | 'internal';
+
+/**
+ * Thrown by the gateway for anything the caller should see: a bad request
+ * (400), a missing/unknown/expired key (401), an ungranted provider or model
+ * (403), an unknown path (404), a body over the limit (413), a limit (429) or
+ * an upstream failure (the upstream's status, its message kept).
+ */
+export class GatewayError extends Error {
+  constructor(
+    readonly status: number,
+    readonly kind: GatewayErrorKind,
+    message: string,
+    readonly retryAfterMs?: number,
+  ) {
+    super(message);
+    this.name = 'GatewayError';
+  }
+}
+
+export const invalidRequest = (message: string) => new GatewayError(400, 'invalid_request', message);
+export const unauthorized = (message: string) => new GatewayError(401, 'authentication', message);
+export const forbidden = (message: string) => new GatewayError(403, 'permission', message);

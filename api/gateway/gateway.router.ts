@@ -1,0 +1,51 @@
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import type { AppDeps } from '../deps.js';
+import { GatewayError } from './errors.js';
+import { Gateway, type GatewayOptions } from './gateway.js';
+import { SURFACES } from './surfaces/index.js';
+
+const GEMINI_ACTIONS = new Set(['generateContent', 'streamGenerateContent', 'embedContent']);
+
+/**
+ * Gemini's model is everything between `models/` and the last `:`, so
+ * `models/<provider>/<model id>:generateContent` works (the official SDK
+ * puts a slashed model straight into the path).
+ */
+function geminiTarget(ctx: Context): { model: string; action: string } {
+  const rest = ctx.path.replace(/^\/api\/gateway\/gemini\/v1(beta)?\/models\//, '');
+  const colon = rest.lastIndexOf(':');
+  const action = colon > 0 ? rest.slice(colon + 1) : '';
+  if (!GEMINI_ACTIONS.has(action)) throw new GatewayError(404, 'not_found', `no such method: ${rest}`);
+  return { model: decodeURIComponent(rest.slice(0, colon)), action };
+}
+
+/** The vendor-compatible surfaces, mounted before the configuration API. */
+export function gatewayRouter(deps: AppDeps, opts: GatewayOptions = {}): Router {
+  const gateway = new Gateway(deps, opts);
+  const router = new Router({ prefix: '/api/gateway' });
+  const { openai, anthropic, gemini } = SURFACES;
+  const modelOf = (ctx: Context) => {
+    const model = (ctx.request.body as { model?: unknown } | undefined)?.model;
+    return typeof model === 'string' ? model : '';
+  };
+  const streamed = (ctx: Context) => (ctx.request.body as { stream?: unknown } | undefined)?.stream === true;
+
+  router.post('/openai/v1/chat/completions', (ctx) =>
+    gateway.handle(ctx, openai, 'chat', modelOf(ctx), streamed(ctx)),
+  );
+  router.post('/openai/v1/embeddings', (ctx) => gateway.handle(ctx, openai, 'embed', modelOf(ctx), false));
+  router.get('/openai/v1/models', (ctx) => gateway.listModels(ctx, openai));
+  router.post('/anthropic/v1/messages', (ctx) =>
+    gateway.handle(ctx, anthropic, 'chat', modelOf(ctx), streamed(ctx)),
+  );
+  const geminiAction = (ctx: Context) => {
+    const { model, action } = geminiTarget(ctx);
+    if (action === 'embedContent') return gateway.handle(ctx, gemini, 'embed', model, false);
+    return gateway.handle(ctx, gemini, 'chat', model, action === 'streamGenerateContent');
+  };
+  // @google/genai asks for v1 once given a base URL; both versions take the same bodies here.
+  router.post('/gemini/v1beta/models/*rest', geminiAction);
+  router.post('/gemini/v1/models/*rest', geminiAction);
+  return router;
+}

@@ -1,0 +1,72 @@
+import { ReadCache, type ChangeFeed } from '../cache/change-feed.js';
+import type { Db } from '../db/knex.js';
+import { ProvidersTableName, type DbProvider } from '../db/llm-config.tables.js';
+import { findVirtualKeyBySecret, hashVirtualKeySecret } from '../services/virtual-keys.service.js';
+import { unauthorized } from './errors.js';
+
+/** A virtual key as the gateway enforces it. */
+export interface GatewayKey {
+  id: string;
+  name: string;
+  expires_at: Date | null;
+  rate_limit: { requests_per_minute?: number; tokens_per_minute?: number } | null;
+  budget: { max_usd: number; period: string } | null;
+  fallbacks: string[];
+  grants: Array<{ provider_id: string; model_names: string[] }>;
+}
+
+/**
+ * Resolves presented secrets to keys, cached in memory by the secret's hash.
+ * Entries are keyed by hash but changes arrive by key id, so any change to a
+ * virtual key drops the whole cache: writes are rare, and a rotated-away hash
+ * must never be served again. The cache serves only while the change feed is
+ * live (ReadCache's rule), so every replica sees a revocation on its next request.
+ */
+export class KeyResolver {
+  private readonly cache: ReadCache<GatewayKey>;
+
+  constructor(
+    private readonly db: Db,
+    feed: ChangeFeed,
+  ) {
+    this.cache = new ReadCache<GatewayKey>(feed, 'virtual_keys');
+    feed.subscribe((change) => {
+      if (change !== 'all' && change.table === 'virtual_keys') this.cache.clear();
+    });
+  }
+
+  /** The key for this secret, or a 401 naming why (missing, unknown, expired). */
+  async authenticate(secret: string | undefined): Promise<GatewayKey> {
+    if (!secret) throw unauthorized('missing API key: present a virtual key');
+    const hash = hashVirtualKeySecret(secret).toString('hex');
+    const key = await this.cache.get(hash, async () => {
+      const found = await findVirtualKeyBySecret(this.db, secret);
+      if (!found) return undefined;
+      return {
+        id: found.id,
+        name: found.name,
+        expires_at: found.expires_at ? new Date(found.expires_at) : null,
+        rate_limit: found.rate_limit,
+        budget: found.budget,
+        fallbacks: found.fallbacks,
+        grants: found.providers,
+      };
+    });
+    if (!key) throw unauthorized('invalid API key: no such virtual key');
+    if (key.expires_at && key.expires_at.getTime() <= Date.now())
+      throw unauthorized('virtual key has expired');
+    return key;
+  }
+}
+
+/**
+ * The providers a key may reach: its grants and the providers its fallbacks
+ * name. Read on every request (providers are not cached: their writes send no
+ * change notification yet), one indexed query.
+ */
+export async function loadKeyProviders(db: Db, key: GatewayKey): Promise<DbProvider[]> {
+  const ids = key.grants.map((g) => g.provider_id);
+  const names = key.fallbacks.map((f) => f.slice(0, f.indexOf('/')));
+  if (ids.length === 0 && names.length === 0) return [];
+  return db(ProvidersTableName).whereIn('id', ids).orWhereIn('name', names);
+}

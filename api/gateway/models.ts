@@ -1,0 +1,74 @@
+import type { DbProvider } from '../db/llm-config.tables.js';
+import { forbidden, invalidRequest } from './errors.js';
+import type { GatewayKey } from './keys.js';
+
+/** Where one request goes: a provider and the model id it knows. */
+export interface Candidate {
+  provider: DbProvider;
+  model: string;
+}
+
+const grants = (g: { model_names: string[] }, model: string) =>
+  g.model_names.includes(model) || g.model_names.includes('*');
+
+/**
+ * `<provider name>/<model id>` split at the first `/`, or a bare model id when
+ * exactly one granted provider offers it (an explicit grant wins over `*`).
+ * A prefix that names no granted provider is read as part of a bare id, so
+ * ids like `meta-llama/llama-3-8b` work.
+ */
+export function resolveModel(key: GatewayKey, providers: DbProvider[], asked: string): Candidate {
+  if (!asked) throw invalidRequest('model is required');
+  const byId = new Map(providers.map((p) => [p.id, p]));
+  const granted = key.grants.flatMap((g) => {
+    const provider = byId.get(g.provider_id);
+    return provider ? [{ provider, grant: g }] : [];
+  });
+  const slash = asked.indexOf('/');
+  if (slash > 0) {
+    const name = asked.slice(0, slash);
+    const model = asked.slice(slash + 1);
+    const match = granted.find((g) => g.provider.name === name);
+    if (match) {
+      if (!grants(match.grant, model)) throw forbidden(`model "${asked}" is not granted to this key`);
+      return { provider: match.provider, model };
+    }
+  }
+  const explicit = granted.filter((g) => g.grant.model_names.includes(asked));
+  const candidates =
+    explicit.length > 0 ? explicit : granted.filter((g) => g.grant.model_names.includes('*'));
+  if (candidates.length === 1) return { provider: candidates[0]!.provider, model: asked };
+  if (candidates.length === 0) {
+    const what = slash > 0 ? `provider "${asked.slice(0, slash)}" or model "${asked}"` : `model "${asked}"`;
+    throw forbidden(`${what} is not granted to this key`);
+  }
+  const names = candidates.map((c) => `${c.provider.name}/${asked}`).join(', ');
+  throw invalidRequest(`model "${asked}" is ambiguous for this key; name one of: ${names}`);
+}
+
+/** The key's fallbacks (`<provider>/<model>`), after the primary, skipping any equal to it. */
+export function fallbackCandidates(
+  key: GatewayKey,
+  providers: DbProvider[],
+  primary: Candidate,
+): Candidate[] {
+  return key.fallbacks.flatMap((f) => {
+    const slash = f.indexOf('/');
+    const provider = providers.find((p) => p.name === f.slice(0, slash));
+    const model = f.slice(slash + 1);
+    if (!provider || (provider.id === primary.provider.id && model === primary.model)) return [];
+    return [{ provider, model }];
+  });
+}
+
+/** `GET /models`: exactly the explicit grants, and `<provider>/*` for a wildcard grant. */
+export function grantedModelNames(
+  key: GatewayKey,
+  providers: DbProvider[],
+): Array<{ id: string; owned_by: string }> {
+  const byId = new Map(providers.map((p) => [p.id, p]));
+  return key.grants.flatMap((g) => {
+    const p = byId.get(g.provider_id);
+    return p ? g.model_names.map((m) => ({ id: `${p.name}/${m}`, owned_by: p.name })) : [];
+  });
+}

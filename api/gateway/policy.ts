@@ -1,0 +1,47 @@
+import type { ProviderFormat, Usage } from '../../activities/llm/types.js';
+import type { GatewayKey } from './keys.js';
+
+/** What is known about a request before the upstream call. */
+export interface AdmissionRequest {
+  surface: ProviderFormat;
+  operation: 'chat' | 'embed';
+  stream: boolean;
+  provider: { id: string; name: string; type: ProviderFormat };
+  model: string;
+  /** The caller's max output tokens, when it gave one (the upper bound of a reservation). */
+  max_output_tokens?: number;
+  /** The request body as received, to estimate input tokens from. */
+  body: Record<string, unknown>;
+}
+
+export interface Outcome {
+  status: number;
+  /** Who finally answered (after fallbacks); absent when nothing did. */
+  provider?: { id: string; name: string };
+  model?: string;
+  latency_ms: number;
+  error?: string;
+}
+
+/** Opaque to the pipeline: whatever admit() reserved, handed back to settle(). */
+export type Admission = unknown;
+
+/**
+ * The one place where rate limits, budgets and the usage log plug in.
+ * `admit` runs after authentication and model resolution, before anything
+ * is sent upstream; it throws a GatewayError (429, `rate_limit` or
+ * `insufficient_quota`) to refuse. `settle` runs exactly once per admitted
+ * request, after the answer (or the failure, or the client's disconnect),
+ * with the usage the provider reported (undefined when it reported none,
+ * e.g. a same-format stream whose caller did not ask for usage).
+ */
+export interface GatewayPolicy {
+  admit(key: GatewayKey, request: AdmissionRequest): Promise<Admission>;
+  settle(admission: Admission, usage: Usage | undefined, outcome: Outcome): Promise<void>;
+}
+
+/** Admits everything and records nothing: limits, budgets and the usage log are not built yet. */
+export const noopPolicy: GatewayPolicy = {
+  admit: () => Promise.resolve(undefined),
+  settle: () => Promise.resolve(),
+};

@@ -1,0 +1,36 @@
+import type {
+  EmbeddingRequest,
+  EmbeddingResponse,
+  LlmRequest,
+  LlmResponse,
+  LlmStreamEvent,
+  ProviderFormat,
+} from '../../activities/llm/types.js';
+import type { GatewayError } from './errors.js';
+
+/** Turns internal stream events into the surface's SSE text, one event at a time. */
+export interface StreamRenderer {
+  event(ev: LlmStreamEvent): string;
+  /** The success terminator (and anything held for it, e.g. Gemini's final chunk). */
+  end(): string;
+  /** An error event; after it the stream ends without a terminator. */
+  error(err: GatewayError): string;
+}
+
+/**
+ * One vendor-compatible surface: how callers speak to the gateway. Parsing
+ * throws UnsupportedFeatureError for anything with no equivalent in the
+ * target format, so nothing is dropped silently.
+ */
+export interface Surface {
+  format: ProviderFormat;
+  errorBody(err: GatewayError): unknown;
+  parseRequest(body: Record<string, unknown>, model: string, target: ProviderFormat): LlmRequest;
+  renderResponse(res: LlmResponse): unknown;
+  createStreamRenderer(body: Record<string, unknown>): StreamRenderer;
+  parseEmbedding?(body: Record<string, unknown>, model: string, target: ProviderFormat): EmbeddingRequest;
+  renderEmbedding?(res: EmbeddingResponse, body: Record<string, unknown>): unknown;
+}
+
+export const sse = (data: unknown, event?: string) =>
+  `${event ? `event: ${event}\n` : ''}data: ${typeof data === 'string' ? data : JSON.stringify(data)}\n\n`;

@@ -1,0 +1,13 @@
+import type { Surface } from '../../surface.js';
+import { anthropicErrorBody } from './errors.js';
+import { parseAnthropicRequest } from './request.js';
+import { createAnthropicStreamRenderer, renderAnthropicResponse } from './response.js';
+
+/** Anthropic has no embeddings API, so the surface offers none. */
+export const anthropicSurface: Surface = {
+  format: 'anthropic',
+  errorBody: anthropicErrorBody,
+  parseRequest: parseAnthropicRequest,
+  renderResponse: renderAnthropicResponse,
+  createStreamRenderer: createAnthropicStreamRenderer,
+};

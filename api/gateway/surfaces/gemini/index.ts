@@ -1,0 +1,15 @@
+import type { Surface } from '../../surface.js';
+import { parseGeminiEmbedding, renderGeminiEmbedding } from './embeddings.js';
+import { geminiErrorBody } from './errors.js';
+import { parseGeminiRequest } from './request.js';
+import { createGeminiStreamRenderer, renderGeminiResponse } from './response.js';
+
+export const geminiSurface: Surface = {
+  format: 'gemini',
+  errorBody: geminiErrorBody,
+  parseRequest: parseGeminiRequest,
+  renderResponse: renderGeminiResponse,
+  createStreamRenderer: createGeminiStreamRenderer,
+  parseEmbedding: parseGeminiEmbedding,
+  renderEmbedding: renderGeminiEmbedding,
+};

@@ -1,0 +1,18 @@
+import type { ProviderFormat } from '../../../activities/llm/types.js';
+import type { Surface } from '../surface.js';
+import { anthropicSurface } from './anthropic/index.js';
+import { geminiSurface } from './gemini/index.js';
+import { openaiSurface } from './openai/index.js';
+
+export const SURFACES: Record<ProviderFormat, Surface> = {
+  openai: openaiSurface,
+  anthropic: anthropicSurface,
+  gemini: geminiSurface,
+};
+
+/** Which surface a gateway path belongs to; other /api/gateway/ paths answer in OpenAI's shape. */
+export function surfaceOfPath(path: string): Surface {
+  if (path.startsWith('/api/gateway/anthropic/')) return anthropicSurface;
+  if (path.startsWith('/api/gateway/gemini/')) return geminiSurface;
+  return openaiSurface;
+}

@@ -1,0 +1,15 @@
+import type { Surface } from '../../surface.js';
+import { parseOpenAiEmbedding, renderOpenAiEmbedding } from './embeddings.js';
+import { openaiErrorBody } from './errors.js';
+import { parseOpenAiRequest } from './request.js';
+import { createOpenAiStreamRenderer, renderOpenAiResponse } from './response.js';
+
+export const openaiSurface: Surface = {
+  format: 'openai',
+  errorBody: openaiErrorBody,
+  parseRequest: parseOpenAiRequest,
+  renderResponse: renderOpenAiResponse,
+  createStreamRenderer: createOpenAiStreamRenderer,
+  parseEmbedding: parseOpenAiEmbedding,
+  renderEmbedding: renderOpenAiEmbedding,
+};
