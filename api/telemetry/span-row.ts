@@ -57,8 +57,9 @@ export function hrTimeToIso(t: HrTime): string {
 
 export const hrTimeToMs = (t: HrTime) => t[0] * 1e3 + t[1] / 1e6;
 
+/** JSON would carry a NUL as `\u0000`, which jsonb refuses just the same: clean the strings first. */
 function json(value: unknown): string {
-  return clean(JSON.stringify(value));
+  return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'string' ? clean(v) : v));
 }
 
 function idAttr(attributes: Attributes, key: string): string | null {
