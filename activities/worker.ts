@@ -143,15 +143,19 @@ async function main(): Promise<void> {
   const db = createDb(config.databaseUrl!);
   const running = await startWorker(config, logger, db, { sandboxConfig });
   logger.info({ taskQueue: config.temporalTaskQueue }, 'worker running');
+  let stopping = false;
   const stop = (signal: string) => {
+    // A repeated signal must not kill the worker while it finishes in-flight activities.
+    if (stopping) return;
+    stopping = true;
     logger.info({ signal }, 'worker shutting down (finishing in-flight activities)');
     void running
       .shutdown()
       .then(() => db.destroy())
       .then(() => process.exit(0));
   };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
   await running.done;
   await db.destroy();
 }

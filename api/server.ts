@@ -99,7 +99,12 @@ async function main(): Promise<void> {
   }
   const api = await startApiServer(config, logger, deps);
   logger.info({ url: api.url }, 'api listening');
+  let stopping = false;
   const stop = (signal: string) => {
+    // Orchestrators and impatient operators repeat signals: drain once, and
+    // never let a repeat kill the process mid-drain with the default action.
+    if (stopping) return logger.info({ signal }, 'already shutting down');
+    stopping = true;
     logger.info({ signal }, 'api shutting down');
     api.close().then(
       () => process.exit(0),
@@ -109,8 +114,8 @@ async function main(): Promise<void> {
       },
     );
   };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
 }
 
 if (isMain(import.meta.url)) {

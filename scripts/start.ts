@@ -45,8 +45,8 @@ async function main(): Promise<void> {
     }
     process.exit(code);
   };
-  process.once('SIGINT', () => void shutdown(0));
-  process.once('SIGTERM', () => void shutdown(0));
+  process.on('SIGINT', () => void shutdown(0));
+  process.on('SIGTERM', () => void shutdown(0));
 
   try {
     env.SECRETS_KEY ??= await localSecretsKey(dataDir);

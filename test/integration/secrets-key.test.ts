@@ -30,7 +30,9 @@ function runApi(
     const poll = setInterval(() => {
       fetch(`http://127.0.0.1:${port}/api/agent-server/health`).then(
         () => {
+          if (ready) return;
           ready = true;
+          clearInterval(poll);
           child.kill('SIGTERM');
         },
         () => undefined,
