@@ -1,0 +1,207 @@
+import type { Knex } from 'knex';
+import type { Db } from '../db/knex.js';
+import { costUsd, priceFor, type Price } from './pricing.js';
+
+export interface RateLimit {
+  requests_per_minute?: number;
+  tokens_per_minute?: number;
+}
+export interface Budget {
+  max_usd: number;
+  period: 'day' | 'week' | 'month' | 'total';
+}
+
+/** What the policy needs of a virtual key. */
+export interface MeteredKey {
+  id: string;
+  rate_limit: RateLimit | null;
+  budget: Budget | null;
+}
+
+export interface AdmitRequest {
+  providerId: string;
+  providerName: string;
+  model: string;
+  /** Estimated prompt tokens (from the request) and the most the call may generate. */
+  inputTokens: number;
+  maxOutputTokens: number;
+}
+
+export interface Admission {
+  key: MeteredKey;
+  request: AdmitRequest;
+  price: Price | undefined;
+  windowStart: Date | undefined;
+  periodStart: Date | undefined;
+  reservedUsd: number;
+  startedAt: number;
+}
+
+export interface Outcome {
+  inputTokens: number;
+  outputTokens: number;
+  status: number;
+  traceId?: string;
+}
+
+/** Thrown when a key's requests or tokens per minute are used up (429 with Retry-After). */
+export class RateLimitedError extends Error {
+  override name = 'RateLimitedError';
+  constructor(
+    readonly retryAfterSeconds: number,
+    readonly limit: 'requests_per_minute' | 'tokens_per_minute',
+  ) {
+    super(`rate limit reached: ${limit}; retry after ${retryAfterSeconds}s`);
+  }
+}
+
+/** Thrown when the call's maximum possible cost does not fit in what is left of the key's budget (429, insufficient_quota). */
+export class BudgetExceededError extends Error {
+  override name = 'BudgetExceededError';
+  constructor(readonly budget: Budget) {
+    super(`budget of ${budget.max_usd} USD per ${budget.period} is exhausted for this key`);
+  }
+}
+
+/** Thrown when a key has a budget but no price is known for the model, so its cost cannot be bounded (400). */
+export class UnpricedModelError extends Error {
+  override name = 'UnpricedModelError';
+  constructor(readonly model: string) {
+    super(
+      `no price is known for model "${model}" and this key has a budget: set pricing on a Model resource for it`,
+    );
+  }
+}
+
+const PERIOD_SQL: Record<Budget['period'], string> = {
+  day: "date_trunc('day', now())",
+  week: "date_trunc('week', now())",
+  month: "date_trunc('month', now())",
+  total: "'1970-01-01T00:00:00Z'::timestamptz",
+};
+
+/**
+ * Rate limits, budgets and usage for gateway calls, all in Postgres so every
+ * replica enforces the same numbers. A call is admitted before it goes
+ * upstream: a request is counted in the key's current minute window, and the
+ * call's maximum possible cost is reserved against the budget under a row
+ * lock, so concurrent calls cannot together overspend. `settle` replaces the
+ * reservation by the actual cost and records usage.
+ */
+export class GatewayPolicyService {
+  constructor(private readonly db: Db) {}
+
+  async admit(key: MeteredKey, request: AdmitRequest): Promise<Admission> {
+    const price =
+      key.budget || key.rate_limit ? await priceFor(this.db, request.providerId, request.model) : undefined;
+    if (key.budget && !price) throw new UnpricedModelError(request.model);
+    const reservedUsd = price ? costUsd(price, request.inputTokens, request.maxOutputTokens) : 0;
+    // One transaction: now() is the same instant for every statement below.
+    return this.db.transaction(async (trx) => {
+      const windowStart = key.rate_limit ? await this.countRequest(trx, key.id, key.rate_limit) : undefined;
+      const periodStart = key.budget ? await this.reserve(trx, key.id, key.budget, reservedUsd) : undefined;
+      return { key, request, price, windowStart, periodStart, reservedUsd, startedAt: performance.now() };
+    });
+  }
+
+  private async countRequest(trx: Knex.Transaction, keyId: string, limit: RateLimit): Promise<Date> {
+    await trx.raw(
+      `insert into gateway_rate_windows (virtual_key_id, window_start) values (?, date_trunc('minute', now()))
+       on conflict do nothing`,
+      [keyId],
+    );
+    const rpm = limit.requests_per_minute ?? null;
+    const tpm = limit.tokens_per_minute ?? null;
+    const { rows } = await trx.raw<{ rows: Array<{ window_start: Date }> }>(
+      `update gateway_rate_windows set requests = requests + 1
+        where virtual_key_id = ? and window_start = date_trunc('minute', now())
+          and (?::int is null or requests < ?::int) and (?::bigint is null or tokens < ?::bigint)
+        returning window_start`,
+      [keyId, rpm, rpm, tpm, tpm],
+    );
+    if (rows[0]) return rows[0].window_start;
+    const { rows: state } = await trx.raw<{
+      rows: Array<{ requests: number; tokens: number; retry: number }>;
+    }>(
+      `select requests, tokens, ceil(extract(epoch from (window_start + interval '1 minute' - now())))::int as retry
+         from gateway_rate_windows where virtual_key_id = ? and window_start = date_trunc('minute', now())`,
+      [keyId],
+    );
+    const s = state[0]!;
+    const which = rpm !== null && s.requests >= rpm ? 'requests_per_minute' : 'tokens_per_minute';
+    throw new RateLimitedError(Math.max(1, s.retry), which);
+  }
+
+  private async reserve(trx: Knex.Transaction, keyId: string, budget: Budget, usd: number): Promise<Date> {
+    const period = PERIOD_SQL[budget.period];
+    await trx.raw(
+      `insert into gateway_budget_ledger (virtual_key_id, period_start) values (?, ${period}) on conflict do nothing`,
+      [keyId],
+    );
+    const { rows } = await trx.raw<{ rows: Array<{ period_start: Date }> }>(
+      `update gateway_budget_ledger set reserved_usd = reserved_usd + ?
+        where virtual_key_id = ? and period_start = ${period} and spent_usd + reserved_usd + ? <= ?
+        returning period_start`,
+      [usd, keyId, usd, budget.max_usd],
+    );
+    if (!rows[0]) throw new BudgetExceededError(budget);
+    return rows[0].period_start;
+  }
+
+  /** Replaces the reservation by the actual cost, adds tokens to the minute window, and records the usage row. */
+  async settle(admission: Admission, outcome: Outcome): Promise<{ costUsd: number }> {
+    const { key, request, price } = admission;
+    const actual = price ? costUsd(price, outcome.inputTokens, outcome.outputTokens) : 0;
+    const latencyMs = Math.round(performance.now() - admission.startedAt);
+    await this.db.transaction(async (trx) => {
+      if (admission.periodStart) {
+        await trx('gateway_budget_ledger')
+          .where({ virtual_key_id: key.id, period_start: admission.periodStart })
+          .update({
+            reserved_usd: trx.raw('greatest(reserved_usd - ?, 0)', [admission.reservedUsd]),
+            spent_usd: trx.raw('spent_usd + ?', [actual]),
+          });
+      }
+      if (admission.windowStart) {
+        await trx('gateway_rate_windows')
+          .where({ virtual_key_id: key.id, window_start: admission.windowStart })
+          .increment('tokens', outcome.inputTokens + outcome.outputTokens);
+      }
+      await trx('gateway_usage').insert({
+        virtual_key_id: key.id,
+        provider_id: request.providerId,
+        provider_name: request.providerName,
+        model: request.model,
+        input_tokens: outcome.inputTokens,
+        output_tokens: outcome.outputTokens,
+        cost_usd: actual,
+        latency_ms: latencyMs,
+        status: outcome.status,
+        trace_id: outcome.traceId ?? null,
+      });
+    });
+    return { costUsd: actual };
+  }
+
+  async usage(keyId: string, start: Date, end: Date) {
+    const base = () =>
+      this.db('gateway_usage')
+        .where({ virtual_key_id: keyId })
+        .andWhere('created_at', '>=', start)
+        .andWhere('created_at', '<', end);
+    const sums = {
+      requests: this.db.raw('count(*)::int'),
+      errors: this.db.raw('count(*) filter (where status >= 400)::int'),
+      input_tokens: this.db.raw('coalesce(sum(input_tokens), 0)::bigint'),
+      output_tokens: this.db.raw('coalesce(sum(output_tokens), 0)::bigint'),
+      cost_usd: this.db.raw('coalesce(sum(cost_usd), 0)::float8'),
+      avg_latency_ms: this.db.raw('coalesce(avg(latency_ms), 0)::float8'),
+    };
+    const [totals]: Array<Record<string, number>> = await base().select(sums);
+    const models = (await base()
+      .select({ provider: 'provider_name', model: 'model', ...sums })
+      .groupBy('provider_name', 'model')
+      .orderBy('requests', 'desc')) as unknown as Array<Record<string, number | string>>;
+    return { start_time: start.toISOString(), end_time: end.toISOString(), totals: totals!, models };
+  }
+}
