@@ -101,6 +101,7 @@ async function main(): Promise<void> {
       'agent-server is running',
       `  API           ${api.url}/api/agent-server`,
       `  Health        ${api.url}/api/agent-server/health/ready`,
+      `  API docs      ${api.url}/api/agent-server/docs (OpenAPI: ${api.url}/api/agent-server/openapi.json)`,
       `  Temporal      ${config.temporalAddress} (namespace ${config.temporalNamespace}, task queue ${config.temporalTaskQueue})`,
       config.temporalUiUrl ? `  Temporal UI   ${config.temporalUiUrl}` : '',
       `  Data          ${dataDir}`,
