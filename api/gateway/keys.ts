@@ -15,6 +15,18 @@ export interface GatewayKey {
   grants: Array<{ provider_id: string; model_names: string[] }>;
 }
 
+/** One resolver per app (each app has its own Db), so a writer can clear its own app's cache. */
+const resolversByDb = new WeakMap<Db, KeyResolver>();
+
+/**
+ * Read-your-writes for the replica that made a key change: the notification
+ * reaches this process's LISTEN connection a moment after the commit, so the
+ * writer clears its own cache at once. Other replicas rely on the notification.
+ */
+export function keyChanged(db: Db): void {
+  resolversByDb.get(db)?.clear();
+}
+
 /**
  * Resolves presented secrets to keys, cached in memory by the secret's hash.
  * Entries are keyed by hash but changes arrive by key id, so any change to a
@@ -33,6 +45,11 @@ export class KeyResolver {
     feed.subscribe((change) => {
       if (change !== 'all' && change.table === 'virtual_keys') this.cache.clear();
     });
+    resolversByDb.set(db, this);
+  }
+
+  clear(): void {
+    this.cache.clear();
   }
 
   /** The key for this secret, or a 401 naming why (missing, unknown, expired). */

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { notifyChange } from '../cache/change-feed.js';
+import { keyChanged } from '../gateway/keys.js';
 import type { Db } from '../db/knex.js';
 import type { DbVirtualKeyWrite } from '../db/llm-config.tables.js';
 import { ConflictError, NotFoundError, ValidationError, type FieldError } from '../errors.js';
@@ -157,6 +158,7 @@ export class VirtualKeysService {
         await notifyChange(trx, 'virtual_keys', id); // gateway caches drop the key on every replica
         return (await this.keys.findById(id, trx))!;
       });
+      keyChanged(this.db);
       return toVirtualKey(row);
     } catch (err) {
       if (isUniqueViolation(err)) throw nameTaken();
@@ -173,6 +175,7 @@ export class VirtualKeysService {
       await notifyChange(trx, 'virtual_keys', id);
       return (await this.keys.findById(id, trx))!;
     });
+    keyChanged(this.db);
     return { ...toVirtualKey(row), secret_key: secret };
   }
 
@@ -187,5 +190,6 @@ export class VirtualKeysService {
       await this.keys.delete(id, trx);
       await notifyChange(trx, 'virtual_keys', id);
     });
+    keyChanged(this.db);
   }
 }
