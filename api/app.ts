@@ -9,6 +9,7 @@ import { currentTelemetry } from './telemetry/telemetry.js';
 import { ApiRouter } from './http/api-router.js';
 import { buildRouters } from './routes/index.js';
 import { gatewayRouter } from './gateway/gateway.router.js';
+import { meteredPolicy } from './gateway/metered-policy.js';
 
 /** Builds the Koa application. It never listens: server.ts does. */
 export function createApp(deps: AppDeps): Koa {
@@ -27,7 +28,7 @@ export function createApp(deps: AppDeps): Koa {
     }),
   );
 
-  app.use(gatewayRouter(deps).routes());
+  app.use(gatewayRouter(deps, { policy: meteredPolicy(deps.db) }).routes());
   const router = ApiRouter.mountAll(buildRouters(deps));
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: true }));
