@@ -88,6 +88,16 @@ export async function chatStream(
   return { chunks: chunks(), usage: () => usage };
 }
 
+/** Gemini to Gemini keeps the caller's method; a batch names the model in each request too. */
+function geminiEmbedCall(target: ProviderTarget, model: string, body: Obj) {
+  const batch = Array.isArray(body.requests);
+  const sent = batch
+    ? { ...body, requests: (body.requests as Obj[]).map((r) => ({ ...r, model: `models/${model}` })) }
+    : body;
+  const url = geminiModelUrl(target, model, batch ? ':batchEmbedContents' : ':embedContent');
+  return { url, headers: ADAPTERS.gemini.headers(target), body: sent };
+}
+
 /** Embeddings; a Gemini caller reaching a Gemini provider keeps its single-input `:embedContent` call. */
 export async function embedJson(
   surface: Surface,
@@ -100,7 +110,7 @@ export async function embedJson(
   if (surface.format === target.type && adapter.fromVendorEmbedding) {
     const call =
       target.type === 'gemini'
-        ? { url: geminiModelUrl(target, model, ':embedContent'), headers: adapter.headers(target), body }
+        ? geminiEmbedCall(target, model, body)
         : buildCall(adapter, target, model, 'embed', passthroughBody(surface, body, model));
     const answer: unknown = await (await postUpstream(target, call, signal)).json();
     return { body: answer, usage: { ...adapter.fromVendorEmbedding(answer, model).usage, output_tokens: 0 } };

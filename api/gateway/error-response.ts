@@ -1,4 +1,9 @@
 import type { Context } from 'koa';
+import {
+  InvalidLlmRequestError,
+  UnsupportedFeatureError,
+  UpstreamError,
+} from '../../activities/llm/errors.js';
 import { AppError } from '../errors.js';
 import { GatewayError, type GatewayErrorKind } from './errors.js';
 import { surfaceOfPath } from './surfaces/index.js';
@@ -48,8 +53,12 @@ function fromFramework(err: HttpLike): GatewayError | undefined {
  * beyond the upstream's own message.
  */
 export function gatewayErrorResponse(ctx: Context, caught: unknown): void {
-  const err =
-    caught instanceof GatewayError ? caught : (fromFramework(caught as HttpLike) ?? toGatewayError(caught));
+  const ours =
+    caught instanceof GatewayError ||
+    caught instanceof UpstreamError ||
+    caught instanceof UnsupportedFeatureError ||
+    caught instanceof InvalidLlmRequestError;
+  const err = ours ? toGatewayError(caught) : (fromFramework(caught as HttpLike) ?? toGatewayError(caught));
   const surface = surfaceOfPath(ctx.path);
   ctx.status = err.status;
   ctx.body = surface.errorBody(err);

@@ -5,7 +5,12 @@ import { GatewayError } from './errors.js';
 import { Gateway, type GatewayOptions } from './gateway.js';
 import { SURFACES } from './surfaces/index.js';
 
-const GEMINI_ACTIONS = new Set(['generateContent', 'streamGenerateContent', 'embedContent']);
+const GEMINI_ACTIONS = new Set([
+  'generateContent',
+  'streamGenerateContent',
+  'embedContent',
+  'batchEmbedContents',
+]);
 
 /**
  * Gemini's model is everything between `models/` and the last `:`, so
@@ -41,7 +46,8 @@ export function gatewayRouter(deps: AppDeps, opts: GatewayOptions = {}): Router 
   );
   const geminiAction = (ctx: Context) => {
     const { model, action } = geminiTarget(ctx);
-    if (action === 'embedContent') return gateway.handle(ctx, gemini, 'embed', model, false);
+    if (action === 'embedContent' || action === 'batchEmbedContents')
+      return gateway.handle(ctx, gemini, 'embed', model, false);
     return gateway.handle(ctx, gemini, 'chat', model, action === 'streamGenerateContent');
   };
   // @google/genai asks for v1 once given a base URL; both versions take the same bodies here.
