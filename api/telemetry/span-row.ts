@@ -16,8 +16,8 @@ export interface SpanRow {
   duration_ms: number;
   status_code: string;
   status_message: string | null;
-  attributes: string;
-  events: string;
+  attributes: Attributes;
+  events: Array<{ name: string; time: string; attributes: Attributes }>;
   project_id: string | null;
   agent_id: string | null;
   conversation_id: string | null;
@@ -58,8 +58,22 @@ export function hrTimeToIso(t: HrTime): string {
 export const hrTimeToMs = (t: HrTime) => t[0] * 1e3 + t[1] / 1e6;
 
 /** JSON would carry a NUL as `\u0000`, which jsonb refuses just the same: clean the strings first. */
-function json(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'string' ? clean(v) : v));
+function cleanAttributes(attributes: Attributes): Attributes {
+  let out: Attributes | undefined;
+  for (const [key, value] of Object.entries(attributes)) {
+    const cleaned =
+      typeof value === 'string'
+        ? clean(value)
+        : Array.isArray(value) && value.some((v) => typeof v === 'string' && v.includes('\u0000'))
+          ? (value as unknown[]).map((v) => (typeof v === 'string' ? clean(v) : v))
+          : value;
+    if (cleaned !== value || key.includes('\u0000')) {
+      out ??= { ...attributes };
+      if (key.includes('\u0000')) delete out[key];
+      out[clean(key)] = cleaned;
+    }
+  }
+  return out ?? attributes;
 }
 
 function idAttr(attributes: Attributes, key: string): string | null {
@@ -84,10 +98,12 @@ export function toSpanRow(span: AnyReadableSpan): SpanRow {
     duration_ms: Math.max(0, hrTimeToMs(span.duration)),
     status_code: STATUSES[span.status.code] ?? 'UNSET',
     status_message: span.status.message ? clean(span.status.message) : null,
-    attributes: json(attributes),
-    events: json(
-      span.events.map((e) => ({ name: e.name, time: hrTimeToIso(e.time), attributes: e.attributes ?? {} })),
-    ),
+    attributes: cleanAttributes(attributes),
+    events: span.events.map((e) => ({
+      name: clean(e.name),
+      time: hrTimeToIso(e.time),
+      attributes: cleanAttributes(e.attributes ?? {}),
+    })),
     project_id: idAttr(attributes, ATTR.projectId),
     agent_id: idAttr(attributes, ATTR.agentId),
     conversation_id: idAttr(attributes, ATTR.conversationId),

@@ -3,7 +3,10 @@
  * real API (own process, real Postgres), compared in the same run with a bare
  * Koa route returning a constant (the framework floor), at 1 and 32 clients.
  * Target: GET by id at >= 40% of the floor's throughput.
+ * Tracing: the same API with OTEL_SDK_DISABLED=true answers GET by id in the
+ * same rounds; the report gives the throughput tracing costs (target <= 10%).
  */
+import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
 import { scratchDatabase, spawnServer } from '../lib/scratch.js';
 
@@ -35,9 +38,18 @@ async function run(target: string, opts: autocannon.Options): Promise<Row> {
 }
 
 const scratch = await scratchDatabase('agent_bench_crud');
+// Both APIs share the scratch database, hence one SECRETS_KEY.
+const SECRETS_KEY = randomBytes(32).toString('base64');
 const api = await spawnServer('api/server.ts', {
   DATABASE_URL: scratch.url,
   TEMPORAL_ADDRESS: '127.0.0.1:1',
+  SECRETS_KEY,
+});
+const apiOff = await spawnServer('api/server.ts', {
+  DATABASE_URL: scratch.url,
+  TEMPORAL_ADDRESS: '127.0.0.1:1',
+  SECRETS_KEY,
+  OTEL_SDK_DISABLED: 'true',
 });
 const floor = await spawnServer('bench/crud/floor-server.ts', {});
 try {
@@ -79,6 +91,12 @@ try {
         await run('GET /agents/{id}', { url: `${api.url}/api/agent-server/agents/${agent.id}`, connections }),
       );
       samples.push(
+        await run('GET /agents/{id} tracing off', {
+          url: `${apiOff.url}/api/agent-server/agents/${agent.id}`,
+          connections,
+        }),
+      );
+      samples.push(
         await run('POST /prompts/{name}/versions', {
           url: `${api.url}/api/agent-server/prompts/bench-prompt/versions?project_id=${project.id}`,
           method: 'POST',
@@ -118,9 +136,19 @@ try {
       };
     }),
   );
+  for (const connections of [1, 32]) {
+    const on = rows.find((r) => r.connections === connections && r.target === 'GET /agents/{id}')!.rps;
+    const off = rows.find(
+      (r) => r.connections === connections && r.target === 'GET /agents/{id} tracing off',
+    )!.rps;
+    console.log(
+      `tracing cost, GET /agents/{id}, ${connections} client(s): ${(100 * (1 - on / off)).toFixed(1)}% of throughput (target <= 10%)`,
+    );
+  }
   console.log(`API RSS after run: ${(await api.rssMb()).toFixed(0)} MiB`);
 } finally {
   await api.stop();
+  await apiOff.stop();
   await floor.stop();
   await scratch.drop();
 }

@@ -31,7 +31,7 @@ describe('span rows', () => {
       status_message: 'boom',
       agent_id: 'agent-7',
       project_id: null,
-      attributes: JSON.stringify({ 'gen_ai.agent.id': 'agent-7', note: 'x\uFFFDy' }),
+      attributes: { 'gen_ai.agent.id': 'agent-7', note: 'x\uFFFDy' },
     });
   });
 
