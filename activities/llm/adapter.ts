@@ -38,5 +38,10 @@ export function buildCall(
   endpoint: Endpoint,
   body: unknown,
 ): UpstreamCall {
-  return { url: adapter.url(target, model, endpoint), headers: adapter.headers(target), body };
+  return {
+    url: adapter.url(target, model, endpoint),
+    headers: adapter.headers(target),
+    body,
+    stream: endpoint === 'stream',
+  };
 }

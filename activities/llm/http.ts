@@ -5,6 +5,8 @@ export interface UpstreamCall {
   url: string;
   headers: Record<string, string>;
   body: unknown;
+  /** A streaming call: the vendor answers with headers at once, so their delay measures the connection. */
+  stream?: boolean;
 }
 
 /** Retry-After as seconds or an HTTP date, in milliseconds. */
@@ -28,11 +30,12 @@ export function upstreamMessage(text: string): string {
 }
 
 /**
- * POSTs to the provider. `timeout_ms` bounds the whole call until the response
- * headers arrive, `connect_timeout_ms` the time to the first byte of them
- * (fetch exposes no separate connect phase); `signal` is the caller's (client
- * gone). The returned response's body is still streaming: its reader is
- * aborted by the same signals.
+ * POSTs to the provider. `timeout_ms` bounds the whole call, body included;
+ * `signal` is the caller's (client gone). fetch exposes no connect phase, so
+ * `connect_timeout_ms` bounds the wait for response headers of streaming
+ * calls only (vendors send those at once); a non-streaming answer's headers
+ * come when the whole answer is ready, which only `timeout_ms` may bound.
+ * The returned body is still streaming and is cancelled by the same signals.
  */
 export async function postUpstream(
   target: ProviderTarget,
@@ -42,7 +45,7 @@ export async function postUpstream(
   const signals = [AbortSignal.timeout(target.timeout_ms)];
   if (signal) signals.push(signal);
   const connect = new AbortController();
-  const connectTimer = setTimeout(() => connect.abort(), target.connect_timeout_ms);
+  const connectTimer = call.stream ? setTimeout(() => connect.abort(), target.connect_timeout_ms) : undefined;
   signals.push(connect.signal);
   let res: Response;
   try {

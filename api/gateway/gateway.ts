@@ -128,6 +128,13 @@ export class Gateway {
       ctx.body = answer.body;
       await this.policy.settle(admission, answer.usage, outcome(200));
     } catch (err) {
+      if (controller.signal.aborted) {
+        // The caller left: nobody to answer, and not a server failure worth an error log.
+        await this.policy.settle(admission, undefined, outcome(499, 'client disconnected'));
+        ctx.status = 499; // nginx's "client closed request", for the request log
+        ctx.respond = false;
+        return;
+      }
       const gerr = toGatewayError(err);
       await this.policy.settle(admission, undefined, outcome(gerr.status, gerr.message));
       throw err;

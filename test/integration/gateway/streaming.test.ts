@@ -91,6 +91,19 @@ describe.each(FORMATS)('%s surface', (surface) => {
     await expect.poll(() => h.vendors[provider].aborted, { timeout: 5000 }).toBe(1);
   });
 
+  it('a client that leaves a non-streaming call aborts the upstream request too', async () => {
+    h.vendors[surface].script({ firstByteDelayMs: 3000 });
+    const controller = new AbortController();
+    const pending = chatRequest(h.api, surface, `${h.providers[surface].name}/m`, {
+      secret: h.secret,
+      signal: controller.signal,
+    }).catch(() => 'aborted');
+    await expect.poll(() => h.vendors[surface].received.length).toBe(1);
+    controller.abort();
+    expect(await pending).toBe('aborted');
+    await expect.poll(() => h.vendors[surface].aborted, { timeout: 2000 }).toBe(1);
+  });
+
   it('a slow first byte upstream is waited for, then streamed', async () => {
     h.vendors[surface].script({ firstByteDelayMs: 300, reply: { text: 'late but fine' } });
     const res = await chatRequest(h.api, surface, `${h.providers[surface].name}/m`, {

@@ -100,6 +100,20 @@ describe('fallbacks and timeouts', () => {
     expect(h.vendors.anthropic.received[0]!.body.model).toBe('claude-fallback');
   });
 
+  it('a non-streaming answer may take longer than connect_timeout_ms', async () => {
+    const provider = await createProvider(h.api, {
+      provider_type: 'gemini',
+      base_url: h.vendors.gemini.url,
+      connect_timeout_ms: 100,
+    });
+    const key = await createVirtualKey(h.api, {
+      providers: [{ provider_id: provider.id, model_names: ['*'] }],
+    });
+    h.vendors.gemini.script({ firstByteDelayMs: 400 });
+    const res = await chatRequest(h.api, 'openai', `${provider.name}/m`, { secret: key.secret_key });
+    expect(res.status).toBe(200);
+  });
+
   it("a provider slower than its timeout_ms is a 504 in the caller's shape", async () => {
     const slow = await createProvider(h.api, {
       provider_type: 'openai',
