@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestApi, type TestApi } from '../../helpers/api.js';
 import { createProvider, createVirtualKey, VIRTUAL_KEYS } from '../../helpers/factories/config.js';
-import { FORMATS, startHarness, type Harness } from './gateway-harness.js';
+import { FORMATS, openaiClient, startHarness, type Harness } from './gateway-harness.js';
 import { chatRequest, expectShape } from './raw-requests.js';
 
 let h: Harness;
@@ -114,6 +114,33 @@ describe('model addressing', () => {
         `${h.providers.gemini.name}/*`,
       ].sort(),
     );
+  });
+
+  it('the Gemini surface takes the key as ?key= and Anthropic also as Bearer; the OpenAI SDK lists models', async () => {
+    const model = `${h.providers.gemini.name}/g`;
+    const viaQuery = await fetch(
+      `${h.api.url}/api/gateway/gemini/v1beta/models/${model}:generateContent?key=${h.secret}`,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ contents: [{ role: 'user', parts: [{ text: 'hi' }] }] }),
+      },
+    );
+    expect(viaQuery.status).toBe(200);
+    expect(h.vendors.gemini.received[0]!.query.has('key')).toBe(false);
+    const viaBearer = await fetch(`${h.api.url}/api/gateway/anthropic/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${h.secret}` },
+      body: JSON.stringify({
+        model: `${h.providers.anthropic.name}/c`,
+        max_tokens: 5,
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
+    });
+    expect(viaBearer.status).toBe(200);
+    const listed = [];
+    for await (const m of openaiClient(h.api, h.secret).models.list()) listed.push(m.id);
+    expect(listed.sort()).toEqual(FORMATS.map((f) => `${h.providers[f].name}/*`).sort());
   });
 
   it('a model id with slashes is split at the first slash only', async () => {
