@@ -1,4 +1,3 @@
-import type { Knex } from 'knex';
 import type { Db } from '../db/knex.js';
 import { costUsd, priceFor, type Price } from './pricing.js';
 
@@ -96,53 +95,46 @@ export class GatewayPolicyService {
       key.budget || key.rate_limit ? await priceFor(this.db, request.providerId, request.model) : undefined;
     if (key.budget && !price) throw new UnpricedModelError(request.model);
     const reservedUsd = price ? costUsd(price, request.inputTokens, request.maxOutputTokens) : 0;
-    // One transaction: now() is the same instant for every statement below.
-    return this.db.transaction(async (trx) => {
-      const windowStart = key.rate_limit ? await this.countRequest(trx, key.id, key.rate_limit) : undefined;
-      const periodStart = key.budget ? await this.reserve(trx, key.id, key.budget, reservedUsd) : undefined;
-      return { key, request, price, windowStart, periodStart, reservedUsd, startedAt: performance.now() };
-    });
+    // Each step is one atomic upsert and no transaction spans them: a request
+    // holds at most one row lock at a time, so hot keys queue briefly but never deadlock.
+    const windowStart = key.rate_limit ? await this.countRequest(key.id, key.rate_limit) : undefined;
+    const periodStart = key.budget ? await this.reserve(key.id, key.budget, reservedUsd) : undefined;
+    return { key, request, price, windowStart, periodStart, reservedUsd, startedAt: performance.now() };
   }
 
-  private async countRequest(trx: Knex.Transaction, keyId: string, limit: RateLimit): Promise<Date> {
-    await trx.raw(
-      `insert into gateway_rate_windows (virtual_key_id, window_start) values (?, date_trunc('minute', now()))
-       on conflict do nothing`,
-      [keyId],
-    );
+  /** Counts the request in the key's current minute unless a limit is already reached. */
+  private async countRequest(keyId: string, limit: RateLimit): Promise<Date> {
     const rpm = limit.requests_per_minute ?? null;
     const tpm = limit.tokens_per_minute ?? null;
-    const { rows } = await trx.raw<{ rows: Array<{ window_start: Date }> }>(
-      `update gateway_rate_windows set requests = requests + 1
-        where virtual_key_id = ? and window_start = date_trunc('minute', now())
-          and (?::int is null or requests < ?::int) and (?::bigint is null or tokens < ?::bigint)
-        returning window_start`,
+    const { rows } = await this.db.raw<{ rows: Array<{ window_start: Date }> }>(
+      `insert into gateway_rate_windows as w (virtual_key_id, window_start, requests)
+         values (?, date_trunc('minute', now()), 1)
+       on conflict (virtual_key_id, window_start) do update set requests = w.requests + 1
+         where (?::int is null or w.requests < ?::int) and (?::bigint is null or w.tokens < ?::bigint)
+       returning window_start`,
       [keyId, rpm, rpm, tpm, tpm],
     );
     if (rows[0]) return rows[0].window_start;
-    const { rows: state } = await trx.raw<{
-      rows: Array<{ requests: number; tokens: number; retry: number }>;
-    }>(
-      `select requests, tokens, ceil(extract(epoch from (window_start + interval '1 minute' - now())))::int as retry
-         from gateway_rate_windows where virtual_key_id = ? and window_start = date_trunc('minute', now())`,
+    const { rows: state } = await this.db.raw<{ rows: Array<{ requests: number; retry: number }> }>(
+      `select requests, ceil(extract(epoch from (window_start + interval '1 minute' - now())))::int as retry
+         from gateway_rate_windows where virtual_key_id = ? order by window_start desc limit 1`,
       [keyId],
     );
-    const s = state[0]!;
-    const which = rpm !== null && s.requests >= rpm ? 'requests_per_minute' : 'tokens_per_minute';
-    throw new RateLimitedError(Math.max(1, s.retry), which);
+    const s = state[0];
+    const which = rpm !== null && (s?.requests ?? 0) >= rpm ? 'requests_per_minute' : 'tokens_per_minute';
+    throw new RateLimitedError(Math.max(1, s?.retry ?? 1), which);
   }
 
-  private async reserve(trx: Knex.Transaction, keyId: string, budget: Budget, usd: number): Promise<Date> {
+  /** Reserves `usd` against the budget of the current period, or refuses when it would not fit. */
+  private async reserve(keyId: string, budget: Budget, usd: number): Promise<Date> {
     const period = PERIOD_SQL[budget.period];
-    await trx.raw(
-      `insert into gateway_budget_ledger (virtual_key_id, period_start) values (?, ${period}) on conflict do nothing`,
-      [keyId],
-    );
-    const { rows } = await trx.raw<{ rows: Array<{ period_start: Date }> }>(
-      `update gateway_budget_ledger set reserved_usd = reserved_usd + ?
-        where virtual_key_id = ? and period_start = ${period} and spent_usd + reserved_usd + ? <= ?
-        returning period_start`,
-      [usd, keyId, usd, budget.max_usd],
+    const { rows } = await this.db.raw<{ rows: Array<{ period_start: Date }> }>(
+      `insert into gateway_budget_ledger as l (virtual_key_id, period_start, reserved_usd)
+         select ?, ${period}, ?::numeric where ?::numeric <= ?::numeric
+       on conflict (virtual_key_id, period_start) do update set reserved_usd = l.reserved_usd + excluded.reserved_usd
+         where l.spent_usd + l.reserved_usd + excluded.reserved_usd <= ?::numeric
+       returning period_start`,
+      [keyId, usd, usd, budget.max_usd, budget.max_usd],
     );
     if (!rows[0]) throw new BudgetExceededError(budget);
     return rows[0].period_start;
@@ -153,32 +145,34 @@ export class GatewayPolicyService {
     const { key, request, price } = admission;
     const actual = price ? costUsd(price, outcome.inputTokens, outcome.outputTokens) : 0;
     const latencyMs = Math.round(performance.now() - admission.startedAt);
-    await this.db.transaction(async (trx) => {
-      if (admission.periodStart) {
-        await trx('gateway_budget_ledger')
-          .where({ virtual_key_id: key.id, period_start: admission.periodStart })
-          .update({
-            reserved_usd: trx.raw('greatest(reserved_usd - ?, 0)', [admission.reservedUsd]),
-            spent_usd: trx.raw('spent_usd + ?', [actual]),
-          });
-      }
-      if (admission.windowStart) {
-        await trx('gateway_rate_windows')
-          .where({ virtual_key_id: key.id, window_start: admission.windowStart })
-          .increment('tokens', outcome.inputTokens + outcome.outputTokens);
-      }
-      await trx('gateway_usage').insert({
-        virtual_key_id: key.id,
-        provider_id: request.providerId,
-        provider_name: request.providerName,
-        model: request.model,
-        input_tokens: outcome.inputTokens,
-        output_tokens: outcome.outputTokens,
-        cost_usd: actual,
-        latency_ms: latencyMs,
-        status: outcome.status,
-        trace_id: outcome.traceId ?? null,
-      });
+    // Each counter is its own statement (no transaction): settle never holds
+    // two row locks, so it cannot deadlock with admit, which takes the window
+    // row and then the ledger row inside one transaction.
+    const db = this.db;
+    if (admission.windowStart) {
+      await db('gateway_rate_windows')
+        .where({ virtual_key_id: key.id, window_start: admission.windowStart })
+        .increment('tokens', outcome.inputTokens + outcome.outputTokens);
+    }
+    if (admission.periodStart) {
+      await db('gateway_budget_ledger')
+        .where({ virtual_key_id: key.id, period_start: admission.periodStart })
+        .update({
+          reserved_usd: db.raw('greatest(reserved_usd - ?, 0)', [admission.reservedUsd]),
+          spent_usd: db.raw('spent_usd + ?', [actual]),
+        });
+    }
+    await db('gateway_usage').insert({
+      virtual_key_id: key.id,
+      provider_id: request.providerId,
+      provider_name: request.providerName,
+      model: request.model,
+      input_tokens: outcome.inputTokens,
+      output_tokens: outcome.outputTokens,
+      cost_usd: actual,
+      latency_ms: latencyMs,
+      status: outcome.status,
+      trace_id: outcome.traceId ?? null,
     });
     return { costUsd: actual };
   }

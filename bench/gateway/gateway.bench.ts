@@ -1,0 +1,168 @@
+/**
+ * bench/gateway: the same OpenAI chat requests, non-streaming and streaming,
+ * sent straight to the scripted vendor and through the gateway, in one run.
+ * Concurrency 1: a sequential fetch loop (sub-millisecond percentiles) → added
+ * latency p50/p99 = gateway − direct. Concurrency 64: autocannon → requests/s.
+ * Each with a plain key and with a key carrying a rate limit and a budget.
+ * Then a 60 s run at 64 connections watching the gateway's RSS.
+ * Targets: added p50 ≤ 1 ms at concurrency 1; ≥ 2,000 non-streaming req/s; no memory growth.
+ */
+import { spawn } from 'node:child_process';
+import autocannon from 'autocannon';
+import { ROOT, scratchDatabase, spawnServer } from '../lib/scratch.js';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const SEQ = Number(process.env.BENCH_SEQUENTIAL ?? 1500);
+const SOAK = Number(process.env.BENCH_SOAK_SECONDS ?? 60);
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+
+async function startVendor(): Promise<{ url: string; stop(): void }> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', 'bench/gateway/vendor-server.ts'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve) =>
+    proc.stdout.once('data', (d: Buffer) => resolve(d.toString().trim())),
+  );
+  return { url, stop: () => proc.kill('SIGTERM') };
+}
+
+interface Target {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+  model: string;
+}
+
+const body = (model: string, stream: boolean) =>
+  JSON.stringify({
+    model,
+    messages: [{ role: 'user', content: 'Say hello.' }],
+    max_tokens: 16,
+    ...(stream ? { stream: true } : {}),
+  });
+
+async function sequential(t: Target, stream: boolean): Promise<{ p50: number; p99: number }> {
+  const times: number[] = [];
+  const payload = body(t.model, stream);
+  for (let i = 0; i < SEQ + 100; i++) {
+    const started = performance.now();
+    const res = await fetch(t.url, { method: 'POST', headers: t.headers, body: payload });
+    await res.arrayBuffer();
+    if (res.status !== 200) throw new Error(`${t.name}: HTTP ${res.status}`);
+    if (i >= 100) times.push(performance.now() - started); // first 100 warm up
+  }
+  return { p50: pct(times, 50), p99: pct(times, 99) };
+}
+
+async function load(t: Target, stream: boolean, connections: number, duration = SECONDS) {
+  const r = await autocannon({
+    url: t.url,
+    method: 'POST',
+    headers: t.headers,
+    body: body(t.model, stream),
+    connections,
+    duration,
+  });
+  return { rps: r.requests.average, errors: r.non2xx + r.errors + r.timeouts };
+}
+
+const scratch = await scratchDatabase('agent_bench_gw');
+const vendor = await startVendor();
+const api = await spawnServer('api/server.ts', {
+  DATABASE_URL: scratch.url,
+  TEMPORAL_ADDRESS: '127.0.0.1:1',
+  LOG_LEVEL: 'error',
+});
+try {
+  const post = async (path: string, payload: unknown) => {
+    const res = await fetch(`${api.url}/api/agent-server${path}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(payload),
+    });
+    const json = (await res.json()) as { data: Record<string, string> };
+    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
+    return json.data;
+  };
+  const vendorKey = 'sk-bench-vendor-key-0000000000';
+  const provider = await post('/providers', {
+    name: 'bench',
+    provider_type: 'openai',
+    base_url: `${vendor.url}/v1`,
+    api_key: vendorKey,
+  });
+  const grants = [{ provider_id: provider.id, model_names: ['*'] }];
+  const plain = await post('/virtual-keys', { name: 'plain', providers: grants });
+  const limited = await post('/virtual-keys', {
+    name: 'limited',
+    providers: grants,
+    rate_limit: { requests_per_minute: 10_000_000, tokens_per_minute: 1_000_000_000 },
+    budget: { max_usd: 1_000_000, period: 'month' },
+  });
+  const json = { 'content-type': 'application/json' };
+  const targets: Target[] = [
+    {
+      name: 'direct to vendor',
+      url: `${vendor.url}/v1/chat/completions`,
+      headers: { ...json, authorization: `Bearer ${vendorKey}` },
+      model: 'gpt-4o-mini',
+    },
+    {
+      name: 'gateway',
+      url: `${api.url}/api/gateway/openai/v1/chat/completions`,
+      headers: { ...json, authorization: `Bearer ${plain.secret_key}` },
+      model: 'bench/gpt-4o-mini',
+    },
+    {
+      name: 'gateway + limit & budget',
+      url: `${api.url}/api/gateway/openai/v1/chat/completions`,
+      headers: { ...json, authorization: `Bearer ${limited.secret_key}` },
+      model: 'bench/gpt-4o-mini',
+    },
+  ];
+
+  const rows: Array<Record<string, string | number>> = [];
+  for (const stream of [false, true]) {
+    const seq: Array<{ p50: number; p99: number }> = [];
+    for (const t of targets) seq.push(await sequential(t, stream));
+    const conc: Array<{ rps: number; errors: number }> = [];
+    for (const t of targets) conc.push(await load(t, stream, 64));
+    targets.forEach((t, i) => {
+      rows.push({
+        mode: stream ? 'stream' : 'json',
+        target: t.name,
+        'c=1 p50 ms': seq[i]!.p50.toFixed(3),
+        'c=1 p99 ms': seq[i]!.p99.toFixed(3),
+        'added p50 ms': i === 0 ? '' : (seq[i]!.p50 - seq[0]!.p50).toFixed(3),
+        'added p99 ms': i === 0 ? '' : (seq[i]!.p99 - seq[0]!.p99).toFixed(3),
+        'c=64 req/s': Math.round(conc[i]!.rps),
+        errors: conc[i]!.errors,
+      });
+    });
+  }
+  console.log(
+    `\nbench/gateway — ${SEQ} sequential requests per c=1 cell, ${SECONDS}s per c=64 cell, node ${process.version}, ${new Date().toISOString()}`,
+  );
+  console.table(rows);
+
+  const rss: number[] = [await api.rssMb()];
+  const soak = load(targets[2]!, false, 64, SOAK);
+  const timer = setInterval(() => void api.rssMb().then((m) => rss.push(m)), 5_000);
+  const soaked = await soak;
+  clearInterval(timer);
+  rss.push(await api.rssMb());
+  const firstHalf = rss.slice(1, Math.ceil(rss.length / 2));
+  const secondHalf = rss.slice(Math.ceil(rss.length / 2));
+  const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+  console.log(
+    `soak: ${SOAK}s at 64 connections through the limited key: ${Math.round(soaked.rps)} req/s, ${soaked.errors} errors; ` +
+      `gateway RSS MiB start ${rss[0]!.toFixed(0)}, samples ${rss.map((m) => m.toFixed(0)).join(' ')}; ` +
+      `mean first half ${avg(firstHalf).toFixed(0)} vs second half ${avg(secondHalf).toFixed(0)}`,
+  );
+} finally {
+  await api.stop();
+  vendor.stop();
+  await scratch.drop();
+}
