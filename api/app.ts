@@ -28,7 +28,7 @@ export function createApp(deps: AppDeps): Koa {
     }),
   );
 
-  app.use(gatewayRouter(deps, { policy: meteredPolicy(deps.db) }).routes());
+  app.use(gatewayRouter(deps, { policy: meteredPolicy(deps.db, deps.usage) }).routes());
   const router = ApiRouter.mountAll(buildRouters(deps));
   app.use(router.routes());
   app.use(router.allowedMethods({ throw: true }));

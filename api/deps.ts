@@ -3,6 +3,7 @@ import type { Config } from './config.js';
 import { SecretBox } from './crypto/secrets.js';
 import { createDb, type Db } from './db/knex.js';
 import type { Logger } from './logger.js';
+import { UsageWriter } from './services/usage-writer.js';
 import { TemporalClientHolder } from './temporal/client.js';
 import { temporalSettings } from '../temporal.config.js';
 
@@ -18,6 +19,8 @@ export interface AppDeps {
   temporal: TemporalClientHolder;
   /** Postgres LISTEN/NOTIFY feed that keeps in-memory caches correct across replicas. */
   changes: ChangeFeed;
+  /** Gateway usage rows, written in batches off the request path. */
+  usage: UsageWriter;
 }
 
 export function createDeps(config: Config, logger: Logger): AppDeps {
@@ -27,9 +30,11 @@ export function createDeps(config: Config, logger: Logger): AppDeps {
   const temporal = new TemporalClientHolder(temporalSettings(config));
   const changes = new ChangeFeed(config.databaseUrl, logger);
   changes.start();
-  return { config, db, logger, secrets: new SecretBox(config.secretsKey), temporal, changes };
+  const usage = new UsageWriter(db, logger);
+  return { config, db, logger, secrets: new SecretBox(config.secretsKey), temporal, changes, usage };
 }
 
 export async function closeDeps(deps: AppDeps): Promise<void> {
+  await deps.usage.close().catch((err: unknown) => deps.logger.error({ err }, 'final usage flush failed'));
   await Promise.allSettled([deps.changes.stop(), deps.db.destroy(), deps.temporal.close()]);
 }

@@ -124,11 +124,21 @@ export class ReadCache<T> {
   constructor(
     private readonly feed: ChangeFeed,
     private readonly table: string,
-    private readonly opts: { ttlMs: number; max: number } = { ttlMs: 60_000, max: 10_000 },
+    private readonly opts: { ttlMs: number; max: number; alsoClearOn?: string[] } = {
+      ttlMs: 60_000,
+      max: 10_000,
+    },
   ) {
     feed.subscribe((change) => {
-      if (change === 'all') this.clear();
-      else if (change.table === this.table) this.invalidate(change.id);
+      // An entry built from several tables (e.g. a key's providers) is dropped
+      // whole when any of them changes; id '*' means "any row of the table".
+      if (
+        change === 'all' ||
+        opts.alsoClearOn?.includes(change.table) ||
+        (change.table === this.table && change.id === '*')
+      ) {
+        this.clear();
+      } else if (change.table === this.table) this.invalidate(change.id);
     });
   }
 

@@ -3,7 +3,7 @@ import type { AppDeps } from '../deps.js';
 import type { DbProvider } from '../db/llm-config.tables.js';
 import { chatJson, chatStream, embedJson, type JsonAnswer } from './calls.js';
 import { invalidRequest } from './errors.js';
-import { KeyResolver, loadKeyProviders, type GatewayKey } from './keys.js';
+import { KeyResolver, type GatewayKey } from './keys.js';
 import { fallbackCandidates, grantedModelNames, resolveModel, type Candidate } from './models.js';
 import { noopPolicy, type GatewayPolicy, type Outcome } from './policy.js';
 import type { Surface } from './surface.js';
@@ -58,7 +58,7 @@ export class Gateway {
     surface: Surface,
   ): Promise<{ key: GatewayKey; providers: DbProvider[] }> {
     const key = await this.keys.authenticate(presentedSecret(ctx, surface));
-    return { key, providers: await loadKeyProviders(this.deps.db, key) };
+    return { key, providers: await this.keys.providers(key) };
   }
 
   async listModels(ctx: Context, surface: Surface): Promise<void> {

@@ -36,12 +36,19 @@ export function keyChanged(db: Db): void {
  */
 export class KeyResolver {
   private readonly cache: ReadCache<GatewayKey>;
+  /** A key's granted and fallback providers, by key id; any provider change drops them all. */
+  private readonly providerCache: ReadCache<DbProvider[]>;
 
   constructor(
     private readonly db: Db,
     feed: ChangeFeed,
   ) {
     this.cache = new ReadCache<GatewayKey>(feed, 'virtual_keys');
+    this.providerCache = new ReadCache<DbProvider[]>(feed, 'virtual_keys', {
+      ttlMs: 60_000,
+      max: 10_000,
+      alsoClearOn: ['providers'],
+    });
     feed.subscribe((change) => {
       if (change !== 'all' && change.table === 'virtual_keys') this.cache.clear();
     });
@@ -50,6 +57,12 @@ export class KeyResolver {
 
   clear(): void {
     this.cache.clear();
+    this.providerCache.clear();
+  }
+
+  /** The providers a key may reach (its grants and fallbacks), from the cache when it is live. */
+  async providers(key: GatewayKey): Promise<DbProvider[]> {
+    return (await this.providerCache.get(key.id, () => loadKeyProviders(this.db, key))) ?? [];
   }
 
   /** The key for this secret, or a 401 naming why (missing, unknown, expired). */

@@ -1,5 +1,6 @@
 import { trace } from '@opentelemetry/api';
 import type { Db } from '../db/knex.js';
+import type { UsageWriter } from '../services/usage-writer.js';
 import {
   BudgetExceededError,
   GatewayPolicyService,
@@ -29,8 +30,8 @@ export function estimateInputTokens(body: Record<string, unknown>): number {
  * Postgres) behind the gateway's policy hook, with refusals in the surfaces'
  * own error shapes.
  */
-export function meteredPolicy(db: Db): GatewayPolicy {
-  const service = new GatewayPolicyService(db);
+export function meteredPolicy(db: Db, usageWriter?: UsageWriter): GatewayPolicy {
+  const service = new GatewayPolicyService(db, usageWriter);
   return {
     async admit(key: GatewayKey, request: AdmissionRequest): Promise<Admission> {
       try {

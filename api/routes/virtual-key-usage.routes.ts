@@ -19,7 +19,7 @@ const usageRow = {
 };
 
 export function virtualKeyUsageRoutes(deps: AppDeps): ApiRouter {
-  const policy = new GatewayPolicyService(deps.db);
+  const policy = new GatewayPolicyService(deps.db, deps.usage);
   return new ApiRouter('/api/agent-server/virtual-keys', 'VirtualKeys').route<
     Validated<{ id: string }, { start_time?: Date; end_time?: Date }>
   >(

@@ -1,5 +1,6 @@
 import type { Db } from '../db/knex.js';
 import { costUsd, priceFor, type Price } from './pricing.js';
+import type { UsageWriter } from './usage-writer.js';
 
 export interface RateLimit {
   requests_per_minute?: number;
@@ -88,7 +89,11 @@ const PERIOD_SQL: Record<Budget['period'], string> = {
  * reservation by the actual cost and records usage.
  */
 export class GatewayPolicyService {
-  constructor(private readonly db: Db) {}
+  /** Without a writer, usage rows are inserted one by one (tests of the policy alone). */
+  constructor(
+    private readonly db: Db,
+    private readonly usageWriter?: UsageWriter,
+  ) {}
 
   async admit(key: MeteredKey, request: AdmitRequest): Promise<Admission> {
     const price =
@@ -162,7 +167,7 @@ export class GatewayPolicyService {
           spent_usd: db.raw('spent_usd + ?', [actual]),
         });
     }
-    await db('gateway_usage').insert({
+    const row = {
       virtual_key_id: key.id,
       provider_id: request.providerId,
       provider_name: request.providerName,
@@ -173,11 +178,16 @@ export class GatewayPolicyService {
       latency_ms: latencyMs,
       status: outcome.status,
       trace_id: outcome.traceId ?? null,
-    });
+      // The time of the call, not of the (possibly batched) insert.
+      created_at: new Date(),
+    };
+    if (this.usageWriter) await this.usageWriter.add(row);
+    else await db('gateway_usage').insert(row);
     return { costUsd: actual };
   }
 
   async usage(keyId: string, start: Date, end: Date) {
+    await this.usageWriter?.flush();
     const base = () =>
       this.db('gateway_usage')
         .where({ virtual_key_id: keyId })

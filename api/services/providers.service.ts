@@ -1,3 +1,4 @@
+import { notifyChange } from '../cache/change-feed.js';
 import type { SecretBox } from '../crypto/secrets.js';
 import { SecretDecryptionError, redactHeaders } from '../crypto/secrets.js';
 import type { Db } from '../db/knex.js';
@@ -159,7 +160,11 @@ export class ProvidersService {
         const updated = await this.providers.update(id, patch, trx);
         if (updated && body.name !== undefined && body.name !== current.name) {
           await this.providers.renameInFallbacks(current.name, body.name, trx);
+          // Fallback lists of keys changed too: the gateway's key cache must drop them.
+          await notifyChange(trx, 'virtual_keys', '*');
         }
+        // Gateways cache providers (with their keys): a rotated key or new base_url applies at once.
+        await notifyChange(trx, 'providers', id);
         return updated;
       });
       if (!row) throw new NotFoundError('provider');
@@ -180,6 +185,7 @@ export class ProvidersService {
         throw new ConflictError({ reason: 'still referenced', referenced_by: referencedBy });
       }
       await this.providers.delete(id, trx);
+      await notifyChange(trx, 'providers', id);
     });
   }
 }
