@@ -29,9 +29,16 @@ const KNOWN_METHODS = new Set([
   'CONNECT',
 ]);
 
-/** `/agents/:id` → `/agents/{id}`: the OpenAPI form of the route template. */
+const templates = new Map<string, string>();
+
+/** `/agents/:id` → `/agents/{id}`: the OpenAPI form of the route template (cached: routes are few). */
 export function routeTemplate(koaPath: string): string {
-  return koaPath.replace(/:([A-Za-z0-9_]+)(\([^)]*\))?[?*+]?/g, '{$1}');
+  let t = templates.get(koaPath);
+  if (t === undefined) {
+    t = koaPath.replace(/:([A-Za-z0-9_]+)(\([^)]*\))?[?*+]?/g, '{$1}');
+    if (templates.size < 10_000) templates.set(koaPath, t);
+  }
+  return t;
 }
 
 /**

@@ -1,6 +1,12 @@
 import { context, TraceFlags } from '@opentelemetry/api';
 import { ExportResultCode, suppressTracing, type ExportResult } from '@opentelemetry/core';
-import type { ReadableSpan, Span, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace';
+import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace';
+
+/** A SpanExporter is an ItemExporter<ReadableSpan>; the Postgres one takes spans already serialised. */
+export interface ItemExporter<T> {
+  export(items: T[], resultCallback: (result: ExportResult) => void): void;
+  shutdown(): Promise<void>;
+}
 
 export interface BatchOptions {
   maxQueueSize: number;
@@ -22,9 +28,12 @@ export interface BatchStats {
  * A batch span processor whose counters we can read: the SDK's keeps its drop
  * count private, and readiness must show it. `onEnd` only pushes to an array
  * (or counts a drop): a slow or dead exporter never blocks a request.
+ * `toItem` may turn the span into its exported form at once: a queued span is
+ * a tree of objects that outlives young-generation GC and costs old-generation
+ * marking; a string does not.
  */
-export class BoundedBatchProcessor implements SpanProcessor {
-  private queue: ReadableSpan[] = [];
+export class BoundedBatchProcessor<T = ReadableSpan> implements SpanProcessor {
+  private queue: T[] = [];
   private timer: NodeJS.Timeout | undefined;
   private exporting: Promise<void> | undefined;
   private stopped = false;
@@ -32,9 +41,10 @@ export class BoundedBatchProcessor implements SpanProcessor {
 
   constructor(
     readonly name: string,
-    private readonly exporter: SpanExporter,
+    private readonly exporter: ItemExporter<T>,
     private readonly options: BatchOptions,
     private readonly onError: (err: unknown, lost: number) => void = () => undefined,
+    private readonly toItem: (span: ReadableSpan) => T = (span) => span as T,
   ) {}
 
   onStart(_span: Span): void {}
@@ -45,7 +55,7 @@ export class BoundedBatchProcessor implements SpanProcessor {
       this.counts.dropped++;
       return;
     }
-    this.queue.push(span);
+    this.queue.push(this.toItem(span));
     if (this.queue.length >= this.options.maxExportBatchSize) this.kick();
     else this.schedule();
   }
@@ -108,7 +118,7 @@ export class BoundedBatchProcessor implements SpanProcessor {
   }
 
   /** The exporter's own I/O (Postgres, HTTP) is not traced: that would feed spans back into this queue. */
-  private exportBatch(batch: ReadableSpan[]): Promise<ExportResult> {
+  private exportBatch(batch: T[]): Promise<ExportResult> {
     return new Promise<ExportResult>((resolve) => {
       const timer = setTimeout(
         () =>

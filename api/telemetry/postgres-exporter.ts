@@ -1,24 +1,27 @@
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
-import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace';
+import type { ItemExporter } from './batch-processor.js';
 import type { Db } from '../db/knex.js';
-import { toSpanRow, type AnyReadableSpan } from './span-row.js';
+import { toSpanRow } from './span-row.js';
+
+/** A span as the JSON of its `spans` row: what the Postgres queue holds (see BoundedBatchProcessor). */
+export const spanToRowJson = (span: ReadableSpan) => JSON.stringify(toSpanRow(span));
 
 /**
- * Writes finished spans to the `spans` table, one multi-row insert per batch.
- * A span seen twice (an export retried after a timeout) is ignored, not an error.
+ * Writes finished spans (already serialised by `spanToRowJson`) to the `spans`
+ * table: the whole batch as one jsonb parameter, since building a 17-column
+ * multi-row insert costs the api far more CPU. A span seen twice (an export
+ * retried after a timeout) is ignored, not an error.
  */
-export class PostgresSpanExporter implements SpanExporter {
+export class PostgresSpanExporter implements ItemExporter<string> {
   constructor(private readonly db: Db) {}
 
-  export(spans: ReadableSpan[], resultCallback: (result: ExportResult) => void): void {
-    // One bind parameter holding the whole batch as JSON: building a 17-column
-    // multi-row insert costs the api far more CPU than one JSON.stringify.
-    const rows = JSON.stringify(spans.map((s) => toSpanRow(s as AnyReadableSpan)));
+  export(rows: string[], resultCallback: (result: ExportResult) => void): void {
     this.db
       .raw(
         `insert into spans select * from jsonb_populate_recordset(null::spans, ?::jsonb)
          on conflict (trace_id, span_id) do nothing`,
-        [rows],
+        [`[${rows.join(',')}]`],
       )
       .then(
         () => resultCallback({ code: ExportResultCode.SUCCESS }),

@@ -12,7 +12,7 @@ import type { Config } from '../config.js';
 import { createDb, type Db } from '../db/knex.js';
 import type { Logger } from '../logger.js';
 import { BoundedBatchProcessor, type BatchStats } from './batch-processor.js';
-import { PostgresSpanExporter, pruneSpans } from './postgres-exporter.js';
+import { PostgresSpanExporter, pruneSpans, spanToRowJson } from './postgres-exporter.js';
 import { RoleRoutingTracerProvider } from './role-router.js';
 import type { AnyReadableSpan } from './span-row.js';
 
@@ -38,7 +38,8 @@ export interface TelemetryStats {
 export class Telemetry {
   private readonly providers = new Map<Role, { provider: TracerProvider; resource: Resource }>();
   private readonly router: RoleRoutingTracerProvider;
-  private readonly processors: BoundedBatchProcessor[] = [];
+  private readonly processors: Array<BoundedBatchProcessor<ReadableSpan> | BoundedBatchProcessor<string>> =
+    [];
   private readonly db: Db;
   private readonly pruneTimer: NodeJS.Timeout;
   private lastErrorLog = 0;
@@ -59,7 +60,13 @@ export class Telemetry {
     };
     const onError = (name: string) => (err: unknown, lost: number) => this.logExportError(name, err, lost);
     this.processors.push(
-      new BoundedBatchProcessor('postgres', new PostgresSpanExporter(this.db), batch, onError('postgres')),
+      new BoundedBatchProcessor(
+        'postgres',
+        new PostgresSpanExporter(this.db),
+        batch,
+        onError('postgres'),
+        spanToRowJson,
+      ),
     );
     if (otel.otlpEndpoint) {
       const url = `${otel.otlpEndpoint.replace(/\/+$/, '')}/v1/traces`;

@@ -7,6 +7,7 @@
  * same rounds; the report gives the throughput tracing costs (target <= 10%).
  */
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { scratchDatabase, spawnServer } from '../lib/scratch.js';
 
@@ -22,12 +23,22 @@ interface Row {
   p50: number;
   p99: number;
   errors: number;
+  /** CPU time of the server process per request (µs), when its pid is given: steadier than req/s on a shared machine. */
+  cpuUs?: number;
 }
 
-async function run(target: string, opts: autocannon.Options): Promise<Row> {
+/** utime + stime of a process, in ms (Linux). */
+const cpuMs = (pid: number) => {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+};
+
+async function run(target: string, opts: autocannon.Options, pid?: number): Promise<Row> {
+  const cpuBefore = pid === undefined ? 0 : cpuMs(pid);
   const r = await autocannon({ duration: DURATION, ...opts });
   const non2xx = r.non2xx + r.errors + r.timeouts;
   return {
+    ...(pid === undefined ? {} : { cpuUs: ((cpuMs(pid) - cpuBefore) * 1000) / r.requests.total }),
     target,
     connections: opts.connections ?? 1,
     rps: r.requests.average,
@@ -88,13 +99,18 @@ try {
     for (const connections of [1, 32]) {
       samples.push(await run('floor (bare Koa constant)', { url: `${floor.url}/`, connections }));
       samples.push(
-        await run('GET /agents/{id}', { url: `${api.url}/api/agent-server/agents/${agent.id}`, connections }),
+        await run(
+          'GET /agents/{id}',
+          { url: `${api.url}/api/agent-server/agents/${agent.id}`, connections },
+          api.proc.pid,
+        ),
       );
       samples.push(
-        await run('GET /agents/{id} tracing off', {
-          url: `${apiOff.url}/api/agent-server/agents/${agent.id}`,
-          connections,
-        }),
+        await run(
+          'GET /agents/{id} tracing off',
+          { url: `${apiOff.url}/api/agent-server/agents/${agent.id}`, connections },
+          apiOff.proc.pid,
+        ),
       );
       samples.push(
         await run('POST /prompts/{name}/versions', {
@@ -117,6 +133,7 @@ try {
       p50: median(same.map((x) => x.p50)),
       p99: median(same.map((x) => x.p99)),
       errors: same.reduce((n, x) => n + x.errors, 0),
+      ...(s.cpuUs === undefined ? {} : { cpuUs: median(same.map((x) => x.cpuUs!)) }),
     });
   }
   console.log(
@@ -137,12 +154,12 @@ try {
     }),
   );
   for (const connections of [1, 32]) {
-    const on = rows.find((r) => r.connections === connections && r.target === 'GET /agents/{id}')!.rps;
-    const off = rows.find(
-      (r) => r.connections === connections && r.target === 'GET /agents/{id} tracing off',
-    )!.rps;
+    const pick = (target: string) => rows.find((r) => r.connections === connections && r.target === target)!;
+    const on = pick('GET /agents/{id}');
+    const off = pick('GET /agents/{id} tracing off');
     console.log(
-      `tracing cost, GET /agents/{id}, ${connections} client(s): ${(100 * (1 - on / off)).toFixed(1)}% of throughput (target <= 10%)`,
+      `tracing cost, GET /agents/{id}, ${connections} client(s): ${(100 * (1 - on.rps / off.rps)).toFixed(1)}% of throughput (target <= 10%); ` +
+        `api CPU ${on.cpuUs!.toFixed(0)} vs ${off.cpuUs!.toFixed(0)} µs/request (+${(100 * (on.cpuUs! / off.cpuUs! - 1)).toFixed(1)}%)`,
     );
   }
   console.log(`API RSS after run: ${(await api.rssMb()).toFixed(0)} MiB`);
