@@ -116,6 +116,8 @@ export async function startWorker(
       stopping ??= (async () => {
         if (worker.getState() === 'RUNNING') worker.shutdown();
         await done.catch(() => undefined);
+        // The last activities' spans are still queued; the process is about to exit.
+        await telemetry?.flush();
       })();
       return stopping;
     },
