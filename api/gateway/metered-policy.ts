@@ -8,6 +8,8 @@ import {
   UnpricedModelError,
   type Admission as PolicyAdmission,
 } from '../services/gateway-policy.service.js';
+import { costUsd } from '../services/pricing.js';
+import { startModelCallSpan, type ModelCallSpan } from '../telemetry/genai.js';
 import { GatewayError } from './errors.js';
 import type { Admission, AdmissionRequest, GatewayPolicy, Outcome } from './policy.js';
 import type { Usage } from '../../activities/llm/types.js';
@@ -30,49 +32,90 @@ export function estimateInputTokens(body: Record<string, unknown>): number {
  * Postgres) behind the gateway's policy hook, with refusals in the surfaces'
  * own error shapes.
  */
+interface Metered {
+  admission: PolicyAdmission;
+  /** One GenAI CLIENT span per admitted call (refusals are not model calls). */
+  span: ModelCallSpan;
+}
+
 export function meteredPolicy(db: Db, usageWriter?: UsageWriter): GatewayPolicy {
   const service = new GatewayPolicyService(db, usageWriter);
   return {
     async admit(key: GatewayKey, request: AdmissionRequest): Promise<Admission> {
-      try {
-        return await service.admit(
-          { id: key.id, rate_limit: key.rate_limit, budget: key.budget as PolicyAdmission['key']['budget'] },
-          {
-            providerId: request.provider.id,
-            providerName: request.provider.name,
-            model: request.model,
-            inputTokens: estimateInputTokens(request.body),
-            maxOutputTokens:
-              request.operation === 'embed' ? 0 : (request.max_output_tokens ?? DEFAULT_MAX_OUTPUT_TOKENS),
-          },
-        );
-      } catch (err) {
-        if (err instanceof RateLimitedError) {
-          throw new GatewayError(429, 'rate_limit', err.message, err.retryAfterSeconds * 1000);
-        }
-        if (err instanceof BudgetExceededError)
-          throw new GatewayError(429, 'insufficient_quota', err.message);
-        if (err instanceof UnpricedModelError) throw new GatewayError(400, 'invalid_request', err.message);
-        throw err;
-      }
+      const admission = await admitOrRefuse(key, request);
+      const body = request.body;
+      const span = startModelCallSpan({
+        system: request.provider.type,
+        model: request.model,
+        operation: request.operation === 'embed' ? 'embeddings' : 'chat',
+        virtualKeyId: key.id,
+        stream: request.stream,
+        ...(request.max_output_tokens !== undefined ? { maxTokens: request.max_output_tokens } : {}),
+        input: body.messages ?? body.contents ?? body.input,
+      });
+      return { admission, span } satisfies Metered;
     },
 
     async settle(admission: Admission, usage: Usage | undefined, outcome: Outcome): Promise<void> {
-      const adm = admission as PolicyAdmission;
-      // A success without reported usage is charged its whole reservation:
-      // the budget must never be under-counted.
-      const charged =
-        usage ??
-        (outcome.status < 400
-          ? { input_tokens: adm.request.inputTokens, output_tokens: adm.request.maxOutputTokens }
-          : { input_tokens: 0, output_tokens: 0 });
-      await service.settle(adm, {
-        inputTokens: charged.input_tokens,
-        outputTokens: charged.output_tokens,
-        status: outcome.status,
-        // settle runs inside the request, so the active span is this request's.
-        traceId: trace.getActiveSpan()?.spanContext().traceId,
-      });
+      const { admission: adm, span } = admission as Metered;
+      try {
+        await settleUsage(adm, usage, outcome);
+      } finally {
+        const result = {
+          ...(outcome.model ? { responseModel: outcome.model } : {}),
+          ...(usage ? { inputTokens: usage.input_tokens, outputTokens: usage.output_tokens } : {}),
+          ...(usage && adm.price
+            ? { costUsd: costUsd(adm.price, usage.input_tokens, usage.output_tokens) }
+            : {}),
+        };
+        if (outcome.status >= 400)
+          span.fail(new Error(outcome.error ?? `HTTP ${outcome.status}`), String(outcome.status), result);
+        else span.end(result);
+      }
     },
   };
+
+  async function admitOrRefuse(key: GatewayKey, request: AdmissionRequest): Promise<PolicyAdmission> {
+    try {
+      return await service.admit(
+        { id: key.id, rate_limit: key.rate_limit, budget: key.budget as PolicyAdmission['key']['budget'] },
+        {
+          providerId: request.provider.id,
+          providerName: request.provider.name,
+          model: request.model,
+          inputTokens: estimateInputTokens(request.body),
+          maxOutputTokens:
+            request.operation === 'embed' ? 0 : (request.max_output_tokens ?? DEFAULT_MAX_OUTPUT_TOKENS),
+        },
+      );
+    } catch (err) {
+      if (err instanceof RateLimitedError) {
+        throw new GatewayError(429, 'rate_limit', err.message, err.retryAfterSeconds * 1000);
+      }
+      if (err instanceof BudgetExceededError) throw new GatewayError(429, 'insufficient_quota', err.message);
+      if (err instanceof UnpricedModelError) throw new GatewayError(400, 'invalid_request', err.message);
+      throw err;
+    }
+  }
+
+  async function settleUsage(
+    adm: PolicyAdmission,
+    usage: Usage | undefined,
+    outcome: Outcome,
+  ): Promise<void> {
+    // A success without reported usage is charged its whole reservation:
+    // the budget must never be under-counted.
+    const charged =
+      usage ??
+      (outcome.status < 400
+        ? { input_tokens: adm.request.inputTokens, output_tokens: adm.request.maxOutputTokens }
+        : { input_tokens: 0, output_tokens: 0 });
+    await service.settle(adm, {
+      inputTokens: charged.input_tokens,
+      outputTokens: charged.output_tokens,
+      status: outcome.status,
+      // settle runs inside the request, so the active span is this request's.
+      traceId: trace.getActiveSpan()?.spanContext().traceId,
+    });
+  }
 }

@@ -73,6 +73,8 @@ export class UnpricedModelError extends Error {
   }
 }
 
+const PRICE_TTL_MS = 30_000;
+
 const PERIOD_SQL: Record<Budget['period'], string> = {
   day: "date_trunc('day', now())",
   week: "date_trunc('week', now())",
@@ -89,15 +91,31 @@ const PERIOD_SQL: Record<Budget['period'], string> = {
  * reservation by the actual cost and records usage.
  */
 export class GatewayPolicyService {
+  /**
+   * Prices by provider and model, kept for PRICE_TTL_MS: every call is priced
+   * (its usage row and span carry the cost) without a query per call; a
+   * changed Model pricing applies within that time.
+   */
+  private readonly prices = new Map<string, { price: Price | undefined; expires: number }>();
+
   /** Without a writer, usage rows are inserted one by one (tests of the policy alone). */
   constructor(
     private readonly db: Db,
     private readonly usageWriter?: UsageWriter,
   ) {}
 
+  private async price(providerId: string, model: string): Promise<Price | undefined> {
+    const key = `${providerId}/${model}`;
+    const hit = this.prices.get(key);
+    if (hit && hit.expires > Date.now()) return hit.price;
+    const price = await priceFor(this.db, providerId, model);
+    if (this.prices.size > 10_000) this.prices.clear();
+    this.prices.set(key, { price, expires: Date.now() + PRICE_TTL_MS });
+    return price;
+  }
+
   async admit(key: MeteredKey, request: AdmitRequest): Promise<Admission> {
-    const price =
-      key.budget || key.rate_limit ? await priceFor(this.db, request.providerId, request.model) : undefined;
+    const price = await this.price(request.providerId, request.model);
     if (key.budget && !price) throw new UnpricedModelError(request.model);
     const reservedUsd = price ? costUsd(price, request.inputTokens, request.maxOutputTokens) : 0;
     // Each step is one atomic upsert and no transaction spans them: a request
