@@ -133,6 +133,10 @@ export async function createDaemon(
     inflight++;
     lastActivity = Date.now();
     let status = 200;
+    // W3C traceparent `00-<trace id>-<span id>-<flags>`: the trace id ties this log line to the caller's trace.
+    const traceId = /^[\da-f]{2}-([\da-f]{32})-[\da-f]{16}-[\da-f]{2}$/.exec(
+      String(req.headers.traceparent ?? ''),
+    )?.[1];
     const finish = () => {
       inflight--;
       lastActivity = Date.now();
@@ -141,6 +145,7 @@ export async function createDaemon(
         path: (req.url ?? '').split('?')[0],
         status,
         duration_ms: Math.round(performance.now() - started),
+        ...(traceId ? { trace_id: traceId } : {}),
       });
       armIdle();
     };

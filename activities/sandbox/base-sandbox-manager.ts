@@ -4,6 +4,7 @@
  * The in-process handle cache is only a shortcut: it is never trusted over
  * the backend, so two manager processes stay correct without coordinating.
  */
+import { sandboxEnsureSpan, sandboxExecSpan, sandboxFileSpan } from '../../api/telemetry/tool-spans.js';
 import type { Logger } from '../../api/logger.js';
 import {
   daemonRequest,
@@ -60,7 +61,12 @@ export abstract class BaseSandboxManager implements SandboxManager {
     return deriveToken(this.tokenSecret, name);
   }
 
+  /** §3 rule 1, in a `sandbox.ensure` span saying whether a sandbox was created. */
   ensure(session: SandboxSession, spec: SandboxSpec = {}): Promise<SandboxHandle> {
+    return sandboxEnsureSpan(sandboxName(session), () => this.ensureOnce(session, spec));
+  }
+
+  private ensureOnce(session: SandboxSession, spec: SandboxSpec): Promise<SandboxHandle> {
     const name = sandboxName(session);
     // Ten concurrent calls in one process share one backend round; other processes are arbitrated by the backend.
     let pending = this.inflight.get(name);
@@ -135,24 +141,30 @@ export abstract class BaseSandboxManager implements SandboxManager {
   }
 
   exec(session: SandboxSession, request: ExecRequest, spec?: SandboxSpec): Promise<CommandResult> {
-    return this.runCommand('bash', session, request, spec);
+    return sandboxExecSpan(sandboxName(session), request.command, () =>
+      this.runCommand('bash', session, request, spec),
+    );
   }
 
   execPython(session: SandboxSession, request: PythonRequest, spec?: SandboxSpec): Promise<CommandResult> {
-    return this.runCommand('python', session, request, spec);
+    return sandboxExecSpan(sandboxName(session), request.script, () =>
+      this.runCommand('python', session, request, spec),
+    );
   }
 
   readFile(session: SandboxSession, path: string, spec?: SandboxSpec): Promise<Buffer> {
-    return this.withDaemon(session, spec, async (h) => {
-      const res = await daemonRequest(h.endpoint, {
-        method: 'GET',
-        path: encodeFilePath(path),
-        token: h.token,
-        timeoutMs: FILE_TIMEOUT_MS,
-      });
-      raiseForStatus(res, `read ${path}`);
-      return res.body;
-    });
+    return sandboxFileSpan(sandboxName(session), 'read', path, () =>
+      this.withDaemon(session, spec, async (h) => {
+        const res = await daemonRequest(h.endpoint, {
+          method: 'GET',
+          path: encodeFilePath(path),
+          token: h.token,
+          timeoutMs: FILE_TIMEOUT_MS,
+        });
+        raiseForStatus(res, `read ${path}`);
+        return res.body;
+      }),
+    );
   }
 
   writeFile(
@@ -165,28 +177,32 @@ export abstract class BaseSandboxManager implements SandboxManager {
       typeof data === 'string'
         ? Buffer.from(data, 'utf8')
         : Buffer.from(data.buffer, data.byteOffset, data.byteLength);
-    return this.withDaemon(session, spec, async (h) => {
-      const res = await daemonRequest(h.endpoint, {
-        method: 'POST',
-        path: encodeFilePath(path),
-        token: h.token,
-        body,
-        timeoutMs: FILE_TIMEOUT_MS,
-      });
-      raiseForStatus(res, `write ${path}`);
-    });
+    return sandboxFileSpan(sandboxName(session), 'write', path, () =>
+      this.withDaemon(session, spec, async (h) => {
+        const res = await daemonRequest(h.endpoint, {
+          method: 'POST',
+          path: encodeFilePath(path),
+          token: h.token,
+          body,
+          timeoutMs: FILE_TIMEOUT_MS,
+        });
+        raiseForStatus(res, `write ${path}`);
+      }),
+    );
   }
 
   deleteFile(session: SandboxSession, path: string, spec?: SandboxSpec): Promise<void> {
-    return this.withDaemon(session, spec, async (h) => {
-      const res = await daemonRequest(h.endpoint, {
-        method: 'DELETE',
-        path: encodeFilePath(path),
-        token: h.token,
-        timeoutMs: FILE_TIMEOUT_MS,
-      });
-      raiseForStatus(res, `delete ${path}`);
-    });
+    return sandboxFileSpan(sandboxName(session), 'delete', path, () =>
+      this.withDaemon(session, spec, async (h) => {
+        const res = await daemonRequest(h.endpoint, {
+          method: 'DELETE',
+          path: encodeFilePath(path),
+          token: h.token,
+          timeoutMs: FILE_TIMEOUT_MS,
+        });
+        raiseForStatus(res, `delete ${path}`);
+      }),
+    );
   }
 
   async release(session: SandboxSession): Promise<void> {

@@ -4,6 +4,7 @@
  * No keep-alive: a Unix-socket connect costs microseconds, and fresh
  * connections avoid the "server closed the idle socket" race on reuse.
  */
+import { traceHeaders } from '../../api/telemetry/tool-spans.js';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { SandboxFileNotFoundError, SandboxRequestError, SandboxUnavailableError } from './errors.js';
 import type { CommandResult, SandboxEndpoint } from './sandbox-manager.js';
@@ -50,7 +51,8 @@ export function daemonRequest(
     timeoutMs: number;
   },
 ): Promise<DaemonResponse> {
-  const headers: Record<string, string | number> = {};
+  // The daemon writes the caller's trace id into its log line for this request.
+  const headers: Record<string, string | number> = { ...traceHeaders() };
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   if (options.body !== undefined) {
     headers['content-type'] = options.contentType ?? 'application/octet-stream';

@@ -16,6 +16,7 @@ function viaSocket(
   urlPath: string,
   body?: string,
   token = TOKEN,
+  extraHeaders: Record<string, string> = {},
 ): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(
@@ -23,7 +24,7 @@ function viaSocket(
         socketPath,
         method,
         path: urlPath,
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...extraHeaders },
       },
       (res) => {
         let text = '';
@@ -84,6 +85,12 @@ describe('bundled daemon', () => {
     expect(
       (await viaSocket(socket, 'POST', '/exec/bash', '{"command":"true"}', 'wrong-token-000000')).status,
     ).toBe(401);
+    // The caller's trace id (W3C traceparent) lands in the request's log line.
+    const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+    const traced = await viaSocket(socket, 'POST', '/exec/bash', '{"command":"true"}', TOKEN, {
+      traceparent: `00-${traceId}-00f067aa0ba902b7-01`,
+    });
+    expect(traced.status).toBe(200);
 
     expect(await exited).toBe(0);
     const lines = logs
@@ -93,6 +100,10 @@ describe('bundled daemon', () => {
     expect(lines).toContainEqual(
       expect.objectContaining({ msg: 'request', method: 'POST', path: '/exec/bash', status: 200 }),
     );
+    expect(lines).toContainEqual(
+      expect.objectContaining({ msg: 'request', path: '/exec/bash', trace_id: traceId }),
+    );
+    expect(lines.filter((l) => l.trace_id !== undefined)).toHaveLength(1);
     expect(lines).toContainEqual(expect.objectContaining({ msg: 'idle shutdown' }));
     expect(logs).not.toContain('secret-value-xyz');
     expect(logs).not.toContain('env-value-xyz');
