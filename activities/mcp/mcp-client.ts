@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { mcpSpan } from '../../api/telemetry/tool-spans.js';
 import { McpConnectionError } from './errors.js';
 
 export type McpTransportKind = 'streamable_http' | 'sse';
@@ -77,6 +78,10 @@ export async function listMcpTools(
   conn: McpServerConnection,
   opts: { timeoutMs?: number } = {},
 ): Promise<McpToolInfo[]> {
+  return mcpSpan(conn.endpoint, undefined, () => listTools(conn, opts));
+}
+
+async function listTools(conn: McpServerConnection, opts: { timeoutMs?: number }): Promise<McpToolInfo[]> {
   return withMcpClient(
     conn,
     async (client) => {
