@@ -8,6 +8,7 @@
  * Targets: added p50 ≤ 1 ms at concurrency 1; ≥ 2,000 non-streaming req/s; no memory growth.
  */
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import autocannon from 'autocannon';
 import { ROOT, scratchDatabase, spawnServer } from '../lib/scratch.js';
 
@@ -70,10 +71,21 @@ async function load(t: Target, stream: boolean, connections: number, duration = 
 
 const scratch = await scratchDatabase('agent_bench_gw');
 const vendor = await startVendor();
+// Both API processes share the key, as replicas do.
+const SECRETS_KEY = randomBytes(32).toString('base64');
 const api = await spawnServer('api/server.ts', {
   DATABASE_URL: scratch.url,
   TEMPORAL_ADDRESS: '127.0.0.1:1',
   LOG_LEVEL: 'error',
+  SECRETS_KEY,
+});
+// The same API with tracing off, same database and keys: the cost of tracing in the same run (issue 8).
+const untraced = await spawnServer('api/server.ts', {
+  DATABASE_URL: scratch.url,
+  TEMPORAL_ADDRESS: '127.0.0.1:1',
+  LOG_LEVEL: 'error',
+  OTEL_SDK_DISABLED: 'true',
+  SECRETS_KEY,
 });
 try {
   const post = async (path: string, payload: unknown) => {
@@ -116,6 +128,12 @@ try {
       model: 'bench/gpt-4o-mini',
     },
     {
+      name: 'gateway, tracing off',
+      url: `${untraced.url}/api/gateway/openai/v1/chat/completions`,
+      headers: { ...json, authorization: `Bearer ${plain.secret_key}` },
+      model: 'bench/gpt-4o-mini',
+    },
+    {
       name: 'gateway + limit & budget',
       url: `${api.url}/api/gateway/openai/v1/chat/completions`,
       headers: { ...json, authorization: `Bearer ${limited.secret_key}` },
@@ -148,7 +166,7 @@ try {
   console.table(rows);
 
   const rss: number[] = [await api.rssMb()];
-  const soak = load(targets[2]!, false, 64, SOAK);
+  const soak = load(targets[3]!, false, 64, SOAK);
   const timer = setInterval(() => void api.rssMb().then((m) => rss.push(m)), 5_000);
   const soaked = await soak;
   clearInterval(timer);
@@ -162,6 +180,7 @@ try {
       `mean first half ${avg(firstHalf).toFixed(0)} vs second half ${avg(secondHalf).toFixed(0)}`,
   );
 } finally {
+  await untraced.stop();
   await api.stop();
   vendor.stop();
   await scratch.drop();
