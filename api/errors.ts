@@ -79,3 +79,8 @@ export class UpstreamError extends AppError {
     super(502, STATUS_MESSAGES[502]!, details, true);
   }
 }
+
+/** True for a Postgres unique violation; services turn it into a 409 naming the field. */
+export function isUniqueViolation(err: unknown): boolean {
+  return (err as { code?: string }).code === '23505';
+}

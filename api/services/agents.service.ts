@@ -1,7 +1,13 @@
 import type { Knex } from 'knex';
 import { notifyChange, type ReadCache } from '../cache/change-feed.js';
 import type { Db } from '../db/knex.js';
-import { ConflictError, NotFoundError, ValidationError, type FieldError } from '../errors.js';
+import {
+  ConflictError,
+  NotFoundError,
+  ValidationError,
+  type FieldError,
+  isUniqueViolation,
+} from '../errors.js';
 import {
   AgentsRepository,
   type AgentWithServers,
@@ -43,8 +49,6 @@ const DEFAULTS: Omit<AgentState, 'name' | 'model_id' | 'prompt_id'> = {
   approval_timeout_ms: null,
   mcp_servers: [],
 };
-
-const isUnique = (err: unknown) => (err as { code?: string }).code === '23505';
 
 export class AgentsService {
   private readonly repo: AgentsRepository;
@@ -161,7 +165,7 @@ export class AgentsService {
     try {
       return await fn();
     } catch (err) {
-      if (isUnique(err))
+      if (isUniqueViolation(err))
         throw new ConflictError({
           field: 'name',
           reason: 'an agent with this name already exists in the project',

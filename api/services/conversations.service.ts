@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import { ConflictError, NotFoundError, ValidationError, isUniqueViolation } from '../errors.js';
 import type {
   ConversationsRepository,
   DbConversation,
@@ -74,7 +74,7 @@ export class ConversationsService {
         }),
       );
     } catch (err) {
-      if ((err as { code?: string }).code === '23505')
+      if (isUniqueViolation(err))
         throw new ConflictError({
           field: 'id',
           reason: 'a conversation with this id already exists in the project',

@@ -2,7 +2,7 @@ import { listMcpTools, type McpServerConnection, type McpToolInfo } from '../../
 import { McpConnectionError } from '../../activities/mcp/errors.js';
 import { redactHeaders, type SecretBox } from '../crypto/secrets.js';
 import type { Db } from '../db/knex.js';
-import { ConflictError, NotFoundError, UpstreamError } from '../errors.js';
+import { ConflictError, NotFoundError, UpstreamError, isUniqueViolation } from '../errors.js';
 import { McpServersRepository, type DbMcpServer } from '../repositories/mcp-servers.repository.js';
 import type { Page } from '../schemas/common.schemas.js';
 import type { McpServerCreateBody, McpServerUpdateBody } from '../schemas/mcp-servers.schemas.js';
@@ -20,7 +20,6 @@ export interface McpServer {
 }
 
 const REDACTED = '[redacted]';
-const isUnique = (err: unknown) => (err as { code?: string }).code === '23505';
 const nameTaken = () =>
   new ConflictError({ field: 'name', reason: 'an MCP server with this name already exists in the project' });
 
@@ -69,7 +68,7 @@ export class McpServersService {
       });
       return this.present(row);
     } catch (err) {
-      if (isUnique(err)) throw nameTaken();
+      if (isUniqueViolation(err)) throw nameTaken();
       throw err;
     }
   }
@@ -108,7 +107,7 @@ export class McpServersService {
       if (!row) throw new NotFoundError('mcp server');
       return this.present(row);
     } catch (err) {
-      if (isUnique(err)) throw nameTaken();
+      if (isUniqueViolation(err)) throw nameTaken();
       throw err;
     }
   }

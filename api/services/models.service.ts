@@ -1,6 +1,6 @@
 import type { DbModel, DbModelWrite, ProviderType } from '../db/llm-config.tables.js';
 import type { Db } from '../db/knex.js';
-import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import { ConflictError, NotFoundError, ValidationError, isUniqueViolation } from '../errors.js';
 import type { ModelsRepository } from '../repositories/models.repository.js';
 import type { Page } from '../schemas/common.schemas.js';
 import type { Model, ModelCreateBody, ModelUpdateBody } from '../schemas/models.schemas.js';
@@ -21,9 +21,6 @@ function toModel(row: DbModel): Model {
   };
 }
 
-function isUniqueViolation(err: unknown): boolean {
-  return (err as { code?: string }).code === '23505';
-}
 const nameTaken = () =>
   new ConflictError({ field: 'name', reason: 'a model with this name already exists in this project' });
 

@@ -1,5 +1,5 @@
 import type { Db } from '../db/knex.js';
-import { NotFoundError, ValidationError } from '../errors.js';
+import { NotFoundError } from '../errors.js';
 
 /**
  * Project scoping rules (DESIGN.md): project-scoped resources take
@@ -18,28 +18,6 @@ export function assertInProject(
   what: string,
 ): void {
   if (!row || (projectId !== undefined && row.project_id !== projectId)) throw new NotFoundError(what);
-}
-
-/**
- * An id inside a body must name an existing row of the same project; a
- * dangling reference is a 400 naming the field (DESIGN.md).
- */
-export async function requireReference(
-  db: Db,
-  table: string,
-  id: string,
-  projectId: string | undefined,
-  field: string,
-): Promise<Record<string, unknown>> {
-  const row = (await db(table).where({ id }).first()) as Record<string, unknown> | undefined;
-  if (!row || (projectId !== undefined && 'project_id' in row && row.project_id !== projectId)) {
-    throw ValidationError.field(
-      field,
-      `${field} does not name an existing ${table.replace(/s$/, '').replace(/_/g, ' ')} in this project`,
-      'any.reference',
-    );
-  }
-  return row;
 }
 
 export interface Referrer {

@@ -1,4 +1,4 @@
-import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import { ConflictError, NotFoundError, ValidationError, isUniqueViolation } from '../errors.js';
 import type { DbProject } from '../db/tables.js';
 import type { ProjectsRepository } from '../repositories/projects.repository.js';
 import type { Page } from '../schemas/common.schemas.js';
@@ -13,10 +13,6 @@ function toProject(row: DbProject): Project {
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };
-}
-
-function isUniqueViolation(err: unknown): boolean {
-  return (err as { code?: string }).code === '23505';
 }
 
 export class ProjectsService {

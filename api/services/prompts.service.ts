@@ -1,4 +1,4 @@
-import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import { ConflictError, NotFoundError, ValidationError, isUniqueViolation } from '../errors.js';
 import type {
   DbPrompt,
   DbPromptSummary,
@@ -66,7 +66,6 @@ function checkTemplate(template: string): void {
   }
 }
 
-const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === '23505';
 const isForeignKeyViolation = (err: unknown) => (err as { code?: string }).code === '23503';
 
 /**

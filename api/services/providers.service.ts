@@ -3,7 +3,7 @@ import type { SecretBox } from '../crypto/secrets.js';
 import { SecretDecryptionError, redactHeaders } from '../crypto/secrets.js';
 import type { Db } from '../db/knex.js';
 import type { DbProvider, DbProviderUpdate } from '../db/llm-config.tables.js';
-import { ConflictError, NotFoundError, ValidationError } from '../errors.js';
+import { ConflictError, NotFoundError, ValidationError, isUniqueViolation } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { ProvidersRepository } from '../repositories/providers.repository.js';
 import type { Page } from '../schemas/common.schemas.js';
@@ -17,9 +17,6 @@ import {
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 const DEFAULT_TIMEOUT_MS = 600_000;
 
-function isUniqueViolation(err: unknown): boolean {
-  return (err as { code?: string }).code === '23505';
-}
 const nameTaken = () =>
   new ConflictError({ field: 'name', reason: 'a provider with this name already exists' });
 

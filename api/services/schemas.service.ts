@@ -1,4 +1,4 @@
-import { ConflictError, NotFoundError } from '../errors.js';
+import { ConflictError, NotFoundError, isUniqueViolation } from '../errors.js';
 import type { DbSchema, SchemasRepository } from '../repositories/schemas.repository.js';
 import type { Page } from '../schemas/common.schemas.js';
 import type { Schema, SchemaCreateBody, SchemaUpdateBody } from '../schemas/schemas.schemas.js';
@@ -17,7 +17,6 @@ function toSchema(row: DbSchema): Schema {
   };
 }
 
-const isUniqueViolation = (err: unknown) => (err as { code?: string }).code === '23505';
 const nameTaken = () =>
   new ConflictError({ field: 'name', reason: 'a schema with this name already exists in the project' });
 const stillReferenced = (agents: Array<{ id: string; name: string }>) =>

@@ -3,7 +3,13 @@ import { notifyChange } from '../cache/change-feed.js';
 import { keyChanged } from '../gateway/keys.js';
 import type { Db } from '../db/knex.js';
 import type { DbVirtualKeyWrite } from '../db/llm-config.tables.js';
-import { ConflictError, NotFoundError, ValidationError, type FieldError } from '../errors.js';
+import {
+  ConflictError,
+  NotFoundError,
+  ValidationError,
+  type FieldError,
+  isUniqueViolation,
+} from '../errors.js';
 import { VirtualKeysRepository, type VirtualKeyWithGrants } from '../repositories/virtual-keys.repository.js';
 import type { Page } from '../schemas/common.schemas.js';
 import type {
@@ -46,9 +52,6 @@ function toVirtualKey(row: VirtualKeyWithGrants): VirtualKey {
 
 const json = (value: unknown): string | null => (value == null ? null : JSON.stringify(value));
 
-function isUniqueViolation(err: unknown): boolean {
-  return (err as { code?: string }).code === '23505';
-}
 const nameTaken = () =>
   new ConflictError({ field: 'name', reason: 'a virtual key with this name already exists' });
 
