@@ -16,6 +16,10 @@ export interface DaemonConfig {
   maxOutputBytes: number;
   maxFileBytes: number;
   maxJsonBytes: number;
+  /** Start commands through the Python fork server when python3 exists (SANDBOX_FORK_SERVER=0 turns it off). */
+  forkServer: boolean;
+  /** A pool sandbox waiting to be claimed by a session (POST /claim); see server.ts. */
+  pool: boolean;
 }
 
 function int(env: NodeJS.ProcessEnv, key: string, fallback: number, min = 0): number {
@@ -49,5 +53,7 @@ export function loadDaemonConfig(env: NodeJS.ProcessEnv): DaemonConfig {
     maxOutputBytes: int(env, 'SANDBOX_MAX_OUTPUT_BYTES', 1024 * 1024, 1),
     maxFileBytes: int(env, 'SANDBOX_MAX_FILE_BYTES', 64 * 1024 * 1024, 1),
     maxJsonBytes: int(env, 'SANDBOX_MAX_JSON_BYTES', 4 * 1024 * 1024, 1),
+    forkServer: env.SANDBOX_FORK_SERVER !== '0',
+    pool: env.SANDBOX_POOL === '1',
   };
 }

@@ -22,6 +22,8 @@ export interface RouteDeps {
   exec: ExecContext;
   /** Registers a running command's killer so shutdown can stop it. */
   trackProcess: (kill: () => void) => () => void;
+  /** POST /claim: a pool sandbox takes its session's token and idle timeout (server.ts). */
+  claim: (body: unknown) => unknown;
 }
 
 async function readJson(req: IncomingMessage, limit: number): Promise<unknown> {
@@ -58,6 +60,11 @@ export async function route(req: IncomingMessage, deps: RouteDeps): Promise<Rout
     const parsed = parseExecBody(body, kind === 'bash' ? 'command' : 'script', deps.config);
     const result = await execCommand(deps.exec, kind, parsed.source, parsed, deps.trackProcess);
     return { status: 200, json: result };
+  }
+
+  if (rawPath === '/claim') {
+    if (method !== 'POST') throw methodNotAllowed('POST');
+    return { status: 200, json: deps.claim(await readJson(req, 64 * 1024)) };
   }
 
   if (rawPath === '/files' || rawPath.startsWith('/files/')) {

@@ -9,9 +9,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { DaemonConfig } from './config.js';
-import { DaemonError, UnauthorizedError } from './errors.js';
+import { BadRequestError, DaemonError, UnauthorizedError } from './errors.js';
 import { type Logger, silentLogger } from './logging.js';
-import { route, type RouteResult } from './routes.js';
+import { PYTHON } from './operations/exec-command.js';
+import { ForkServer } from './operations/fork-server.js';
+import type { ExecContext } from './operations/exec-command.js';
+import { route, type RouteDeps, type RouteResult } from './routes.js';
 
 export const DAEMON_VERSION = '1';
 
@@ -46,7 +49,10 @@ export async function createDaemon(
   options: { logger?: Logger; env?: NodeJS.ProcessEnv } = {},
 ): Promise<Daemon> {
   const logger = options.logger ?? silentLogger;
-  const tokenDigest = digest(config.token);
+  let tokenDigest = digest(config.token);
+  // A pool daemon waits (with its own idle timeout) until a manager claims it for a session (POST /claim).
+  let idleTimeoutMs = config.idleTimeoutMs;
+  let claimed = !config.pool;
   const running = new Set<() => void>();
   let inflight = 0;
   let lastActivity = Date.now();
@@ -55,16 +61,43 @@ export async function createDaemon(
   const closed = new Promise<'idle' | 'closed'>((r) => (resolveClosed = r));
 
   mkdirSync(config.root, { recursive: true });
-  const deps = {
+  const exec: ExecContext = {
+    root: config.root,
+    maxOutputBytes: config.maxOutputBytes,
+    baseEnv: commandEnv(options.env ?? process.env, config.root),
+  };
+  let forkServerRestarts = 0;
+  const startForkServer = () => {
+    const server = new ForkServer(PYTHON, (reason) => {
+      logger.warn('fork server stopped; commands use spawn until it is back', { reason });
+      if (stopping || forkServerRestarts++ >= 5) return;
+      setTimeout(() => !stopping && startForkServer(), 1_000).unref();
+    });
+    exec.forkServer = server;
+    server.start();
+  };
+  if (config.forkServer && PYTHON.startsWith('/')) startForkServer();
+
+  const deps: RouteDeps = {
     config,
-    exec: {
-      root: config.root,
-      maxOutputBytes: config.maxOutputBytes,
-      baseEnv: commandEnv(options.env ?? process.env, config.root),
-    },
+    exec,
     trackProcess: (kill: () => void) => {
       running.add(kill);
       return () => running.delete(kill);
+    },
+    claim: (body) => {
+      if (!config.pool) throw new DaemonError(404, 'not_found', 'this sandbox is not a pool sandbox');
+      if (claimed) throw new DaemonError(409, 'already_claimed', 'this pool sandbox is already claimed');
+      const { token, idle_timeout_ms: idle } = body as { token?: unknown; idle_timeout_ms?: unknown };
+      if (typeof token !== 'string' || token.length < 16)
+        throw new BadRequestError('"token" must be a string of at least 16 characters');
+      if (typeof idle !== 'number' || !Number.isInteger(idle) || idle < 0)
+        throw new BadRequestError('"idle_timeout_ms" must be a non-negative integer');
+      claimed = true;
+      tokenDigest = digest(token);
+      idleTimeoutMs = idle;
+      logger.info('claimed', { idle_timeout_ms: idle });
+      return { claimed: true };
     },
   };
 
@@ -124,6 +157,7 @@ export async function createDaemon(
         version: DAEMON_VERSION,
         running: inflight,
         idle_ms: inflight > 0 ? 0 : Date.now() - lastActivity,
+        ...(config.pool ? { pool: claimed ? 'claimed' : 'waiting' } : {}),
       });
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
       res.end(req.method === 'HEAD' ? undefined : body);
@@ -169,13 +203,13 @@ export async function createDaemon(
   server.keepAliveTimeout = 5_000;
 
   const armIdle = () => {
-    if (config.idleTimeoutMs === 0) return;
     clearTimeout(idleTimer);
-    const due = lastActivity + config.idleTimeoutMs - Date.now();
+    if (idleTimeoutMs === 0) return;
+    const due = lastActivity + idleTimeoutMs - Date.now();
     idleTimer = setTimeout(
       () => {
         if (inflight > 0) return; // finish() re-arms
-        if (Date.now() - lastActivity < config.idleTimeoutMs) return armIdle();
+        if (Date.now() - lastActivity < idleTimeoutMs) return armIdle();
         logger.info('idle shutdown', { idle_ms: Date.now() - lastActivity });
         void stop('idle');
       },
@@ -188,6 +222,7 @@ export async function createDaemon(
     stopping ??= new Promise<void>((resolve) => {
       clearTimeout(idleTimer);
       for (const kill of running) kill();
+      exec.forkServer?.stop();
       server.close(() => {
         if (config.socket) rmSync(config.socket, { force: true });
         resolve();
@@ -220,6 +255,11 @@ export async function createDaemon(
     typeof addr === 'string'
       ? `unix:${addr}`
       : `http://${(addr as AddressInfo).address}:${(addr as AddressInfo).port}`;
-  logger.info('listening', { address, root: config.root, idle_timeout_ms: config.idleTimeoutMs });
+  logger.info('listening', {
+    address,
+    root: config.root,
+    idle_timeout_ms: idleTimeoutMs,
+    ...(config.pool ? { pool: true } : {}),
+  });
   return { server, address, closed, close: () => stop('closed') };
 }

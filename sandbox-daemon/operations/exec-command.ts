@@ -9,6 +9,7 @@ import { stat } from 'node:fs/promises';
 import { constants as osConstants } from 'node:os';
 import type { CommandResult, ExecOptions } from '../contracts.js';
 import { BadRequestError } from '../errors.js';
+import type { ForkServer } from './fork-server.js';
 import { resolveInRoot } from './resolve-path.js';
 
 export interface ExecContext {
@@ -16,11 +17,13 @@ export interface ExecContext {
   maxOutputBytes: number;
   /** Environment every command starts from; the daemon's own secrets are already removed. */
   baseEnv: Record<string, string>;
+  /** Starts commands faster than spawn() when available (see fork-server.ts). */
+  forkServer?: ForkServer;
 }
 
 /** §1 promises full bash; fall back to sh only for custom images without it. */
 export const SHELL = existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh';
-const PYTHON = ['/usr/bin/python3', '/usr/local/bin/python3'].find((p) => existsSync(p)) ?? 'python3';
+export const PYTHON = ['/usr/bin/python3', '/usr/local/bin/python3'].find((p) => existsSync(p)) ?? 'python3';
 
 /** Once the main process has exited, how long to wait for its output pipes before returning (background jobs may hold them open). */
 const PIPE_GRACE_MS = 200;
@@ -65,6 +68,109 @@ function killGroup(pid: number | undefined): void {
   }
 }
 
+/** A started command, however it was started. */
+interface Running {
+  /** Resolves when the main process exits; rejects when it could not be started. */
+  exit: Promise<{ code: number | null; signal: number }>;
+  /** Resolves when both output pipes have ended. */
+  pipesEnded: Promise<void>;
+  killGroup(): void;
+  /** Stops reading output (a background job may hold the pipes open). */
+  dropPipes(): void;
+}
+
+function launchWithSpawn(
+  file: string,
+  args: string[],
+  cwd: string,
+  env: Record<string, string>,
+  input: string | undefined,
+  stdout: OutputBuffer,
+  stderr: OutputBuffer,
+): Running {
+  const child = spawn(file, args, {
+    cwd,
+    env,
+    detached: true, // new process group, killable as a whole
+    stdio: [input !== undefined ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+  });
+  const outPipe = child.stdout!; // stdio is 'pipe' for both
+  const errPipe = child.stderr!;
+  outPipe.on('data', (c: Buffer) => stdout.push(c));
+  errPipe.on('data', (c: Buffer) => stderr.push(c));
+  if (input !== undefined && child.stdin) {
+    child.stdin.on('error', () => {}); // the command exited before reading it all
+    child.stdin.end(input);
+  }
+  const exit = new Promise<{ code: number | null; signal: number }>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', (code, signal) =>
+      resolve({ code, signal: signal ? (osConstants.signals[signal] ?? 9) : 0 }),
+    );
+  });
+  return {
+    exit,
+    pipesEnded: Promise.all([streamEnded(outPipe), streamEnded(errPipe)]).then(() => {}),
+    killGroup: () => killGroup(child.pid),
+    dropPipes: () => {
+      outPipe.destroy();
+      errPipe.destroy();
+    },
+  };
+}
+
+function launchWithForkServer(
+  server: ForkServer,
+  file: string,
+  args: string[],
+  cwd: string,
+  env: Record<string, string>,
+  input: string | undefined,
+  cap: number,
+  stdout: OutputBuffer,
+  stderr: OutputBuffer,
+): Running {
+  let pid: number | undefined;
+  let killWanted = false;
+  let outEnded!: () => void;
+  let errEnded!: () => void;
+  const pipesEnded = Promise.all([
+    new Promise<void>((r) => (outEnded = r)),
+    new Promise<void>((r) => (errEnded = r)),
+  ]).then(() => {});
+  let jobId = 0;
+  const exit = new Promise<{ code: number | null; signal: number }>((resolve, reject) => {
+    jobId = server.launch(
+      { argv: [file, ...args], cwd, env, cap, input },
+      {
+        onPid: (p) => {
+          pid = p;
+          if (killWanted) killGroup(p);
+        },
+        onStdout: (c) => stdout.push(c),
+        onStderr: (c) => stderr.push(c),
+        onStdoutEnd: () => outEnded(),
+        onStderrEnd: () => errEnded(),
+        onExit: (code, signal) => resolve({ code, signal }),
+        onFail: (message) => {
+          outEnded();
+          errEnded();
+          reject(new Error(message));
+        },
+      },
+    );
+  });
+  return {
+    exit,
+    pipesEnded,
+    killGroup: () => {
+      killWanted = true;
+      killGroup(pid);
+    },
+    dropPipes: () => server.drop(jobId),
+  };
+}
+
 export async function execCommand(
   ctx: ExecContext,
   kind: 'bash' | 'python',
@@ -75,44 +181,30 @@ export async function execCommand(
   const cwd = await resolveWorkdir(ctx.root, options.workdir);
   const started = performance.now();
   const [file, args] = kind === 'bash' ? [SHELL, ['-c', source]] : [PYTHON, ['-']];
-  const child = spawn(file, args, {
-    cwd,
-    env: { ...ctx.baseEnv, ...options.env },
-    detached: true, // new process group, killable as a whole
-    stdio: [kind === 'python' ? 'pipe' : 'ignore', 'pipe', 'pipe'],
-  });
+  const env = { ...ctx.baseEnv, ...options.env };
+  const input = kind === 'python' ? source : undefined;
   const stdout = new OutputBuffer(ctx.maxOutputBytes);
   const stderr = new OutputBuffer(ctx.maxOutputBytes);
-  const outPipe = child.stdout!; // stdio is 'pipe' for both
-  const errPipe = child.stderr!;
-  outPipe.on('data', (c: Buffer) => stdout.push(c));
-  errPipe.on('data', (c: Buffer) => stderr.push(c));
-  if (kind === 'python' && child.stdin) {
-    child.stdin.on('error', () => {}); // script exited before reading it all
-    child.stdin.end(source);
-  }
-  const unregister = onSpawn?.(() => killGroup(child.pid)) ?? (() => {});
+  const server = ctx.forkServer?.available ? ctx.forkServer : undefined;
+  const running = server
+    ? launchWithForkServer(server, file, args, cwd, env, input, ctx.maxOutputBytes, stdout, stderr)
+    : launchWithSpawn(file, args, cwd, env, input, stdout, stderr);
+  const unregister = onSpawn?.(() => running.killGroup()) ?? (() => {});
 
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
-    killGroup(child.pid);
+    running.killGroup();
   }, options.timeoutMs);
 
   try {
-    const exit = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>(
-      (resolve, reject) => {
-        child.once('error', reject);
-        child.once('exit', (code, signal) => resolve({ code, signal }));
-      },
-    );
-    await waitForPipes(outPipe, errPipe);
+    const exit = await running.exit;
+    await waitForPipes(running);
     const duration = Math.round(performance.now() - started);
-    const signalNo = exit.signal ? (osConstants.signals[exit.signal] ?? 9) : 0;
     const result: CommandResult = {
       stdout: stdout.text(),
       stderr: stderr.text(),
-      exit_code: timedOut ? 124 : (exit.code ?? 128 + signalNo),
+      exit_code: timedOut ? 124 : (exit.code ?? 128 + (exit.signal || 9)),
       duration_ms: duration,
     };
     if (timedOut) result.timed_out = true;
@@ -120,6 +212,7 @@ export async function execCommand(
     if (stderr.truncated) result.stderr_truncated = true;
     return result;
   } catch (err) {
+    running.killGroup();
     throw new BadRequestError(`could not start ${file}: ${(err as Error).message}`, 'spawn_failed');
   } finally {
     clearTimeout(timer);
@@ -127,20 +220,20 @@ export async function execCommand(
   }
 }
 
+function streamEnded(s: NodeJS.ReadableStream): Promise<void> {
+  return new Promise<void>((resolve) => {
+    if ((s as unknown as { readableEnded: boolean }).readableEnded) resolve();
+    else {
+      s.once('end', resolve);
+      s.once('close', resolve);
+    }
+  });
+}
+
 /** Resolves when both pipes end, or after a grace period when a background job keeps them open. */
-async function waitForPipes(...streams: NodeJS.ReadableStream[]): Promise<void> {
-  const ended = streams.map(
-    (s) =>
-      new Promise<void>((resolve) => {
-        if ((s as unknown as { readableEnded: boolean }).readableEnded) resolve();
-        else {
-          s.once('end', resolve);
-          s.once('close', resolve);
-        }
-      }),
-  );
+async function waitForPipes(running: Running): Promise<void> {
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([Promise.all(ended), new Promise<void>((r) => (timer = setTimeout(r, PIPE_GRACE_MS)))]);
+  await Promise.race([running.pipesEnded, new Promise<void>((r) => (timer = setTimeout(r, PIPE_GRACE_MS)))]);
   clearTimeout(timer);
-  for (const s of streams) (s as unknown as { destroy(): void }).destroy();
+  running.dropPipes();
 }

@@ -48,14 +48,32 @@ function rawRequest(
   });
 }
 
-describe('sandbox daemon', () => {
+const hasPython = ['/usr/bin/python3', '/usr/local/bin/python3'].some((p) => existsSync(p));
+
+/** The command's parent: python3 when the fork server started it, the daemon's Node otherwise. */
+async function parentOf(h: Harness): Promise<string> {
+  return String((await h.exec({ command: 'cat /proc/$PPID/comm' })).stdout).trim();
+}
+
+// Every exec test runs twice: through the fork server (the fast path) and through spawn() (the fallback).
+describe.each([
+  { forkServer: true, skip: !hasPython },
+  { forkServer: false, skip: false },
+])('sandbox daemon (fork server: $forkServer)', ({ forkServer, skip }) => {
   let h: Harness;
   beforeAll(async () => {
-    h = await startHarness({ maxOutputBytes: 64 * 1024, maxFileBytes: 256 * 1024 }, { CUSTOM_BASE: 'base' });
+    if (skip) return;
+    h = await startHarness(
+      { maxOutputBytes: 64 * 1024, maxFileBytes: 256 * 1024, forkServer },
+      { CUSTOM_BASE: 'base' },
+    );
+    // The fork server starts in the background; commands use spawn() until it is ready.
+    for (let i = 0; forkServer && i < 100 && (await parentOf(h)) !== 'python3'; i++)
+      await new Promise((r) => setTimeout(r, 50));
   });
-  afterAll(async () => h.stop());
+  afterAll(async () => h?.stop());
 
-  describe('auth', () => {
+  describe.skipIf(skip)('auth', () => {
     it('serves /health without a token', async () => {
       const res = await fetch(h.base + '/health');
       expect(res.status).toBe(200);
@@ -83,7 +101,17 @@ describe('sandbox daemon', () => {
     });
   });
 
-  describe('exec', () => {
+  describe.skipIf(skip)('exec', () => {
+    it(forkServer ? 'starts commands through the fork server' : 'starts commands with spawn()', async () => {
+      if (forkServer) expect(await parentOf(h)).toBe('python3');
+      else expect(await parentOf(h)).not.toBe('python3');
+    });
+
+    it('gives commands default signal handling (a closed pipe ends the writer quietly)', async () => {
+      const r = await h.exec({ command: 'yes | head -n 2; trap -p' });
+      expect(r).toMatchObject({ stdout: 'y\ny\n', stderr: '', exit_code: 0 });
+    });
+
     it('returns the §2.10 object', async () => {
       const r = await h.exec({ command: 'echo hello; echo oops >&2' });
       expect(r).toEqual({
@@ -188,7 +216,7 @@ describe('sandbox daemon', () => {
     });
   });
 
-  describe('files', () => {
+  describe.skipIf(skip)('files', () => {
     it('round-trips binary content with parent folders created', async () => {
       const bytes = new Uint8Array(256 * 4).map((_, i) => i % 256);
       const put = await h.call('POST', '/files/deep/er/blob.bin', bytes);
@@ -276,6 +304,57 @@ describe('idle shutdown', () => {
       expect(Date.now() - started).toBeGreaterThanOrEqual(300);
     } finally {
       clearInterval(poll);
+      await h.stop();
+    }
+  });
+});
+
+describe('pool sandbox claim', () => {
+  const NEW_TOKEN = 'session-token-abcdef0123456789';
+  const claim = (h: Harness, body: unknown, token = TOKEN) =>
+    h.call('POST', '/claim', body, { authorization: `Bearer ${token}`, 'content-type': 'application/json' });
+
+  it('is claimed once: the session token replaces the pool token, a second claim is refused', async () => {
+    const h = await startHarness({ pool: true });
+    try {
+      expect(await (await fetch(h.base + '/health')).json()).toMatchObject({ pool: 'waiting' });
+      expect(
+        (await claim(h, { token: NEW_TOKEN, idle_timeout_ms: 0 }, 'wrong-token-0123456789')).status,
+      ).toBe(401);
+      expect((await claim(h, { token: 'short', idle_timeout_ms: 0 })).status).toBe(400);
+      expect((await claim(h, { token: NEW_TOKEN, idle_timeout_ms: 0 })).status).toBe(200);
+      expect(await (await fetch(h.base + '/health')).json()).toMatchObject({ pool: 'claimed' });
+      // The pool token no longer opens anything; the session's does.
+      expect((await h.call('POST', '/exec/bash', { command: 'true' })).status).toBe(401);
+      const ok = await h.call(
+        'POST',
+        '/exec/bash',
+        { command: 'echo hi' },
+        { authorization: `Bearer ${NEW_TOKEN}` },
+      );
+      expect(await ok.json()).toMatchObject({ stdout: 'hi\n', exit_code: 0 });
+      const again = await claim(h, { token: 'another-token-0123456789', idle_timeout_ms: 0 }, NEW_TOKEN);
+      expect(again.status).toBe(409);
+    } finally {
+      await h.stop();
+    }
+  });
+
+  it('takes the session idle timeout when claimed', async () => {
+    const h = await startHarness({ pool: true, idleTimeoutMs: 0 });
+    try {
+      expect((await claim(h, { token: NEW_TOKEN, idle_timeout_ms: 300 })).status).toBe(200);
+      expect(await h.daemon.closed).toBe('idle');
+    } finally {
+      await h.stop();
+    }
+  });
+
+  it('is not offered by a daemon that is not a pool sandbox', async () => {
+    const h = await startHarness();
+    try {
+      expect((await claim(h, { token: NEW_TOKEN, idle_timeout_ms: 0 })).status).toBe(404);
+    } finally {
       await h.stop();
     }
   });
