@@ -40,8 +40,11 @@ export async function createSandboxManager(
   if (!config.enabled) return new DisabledSandboxManager();
   const secret = config.tokenSecret ?? (await loadOrCreateTokenSecret(config.dataDir));
   switch (config.backend) {
-    case 'docker':
-      return new DockerSandboxManager(config, logger, secret, options.docker);
+    case 'docker': {
+      const manager = new DockerSandboxManager(config, logger, secret, options.docker);
+      manager.startPool(); // in the background: the first new session should not wait for a container start
+      return manager;
+    }
     case 'kubernetes':
       return new KubernetesSandboxManager(config, logger, secret, options.kubernetes);
     case 'process':

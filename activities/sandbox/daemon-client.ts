@@ -115,11 +115,15 @@ export function raiseForStatus(res: DaemonResponse, what: string): void {
 export async function daemonHealth(
   endpoint: SandboxEndpoint,
   timeoutMs = 1000,
-): Promise<{ idle_ms: number; running: number } | undefined> {
+): Promise<{ idle_ms: number; running: number; pool?: 'waiting' | 'claimed' } | undefined> {
   try {
     const res = await daemonRequest(endpoint, { method: 'GET', path: '/health', timeoutMs });
     if (res.status !== 200) return undefined;
-    return JSON.parse(res.body.toString('utf8')) as { idle_ms: number; running: number };
+    return JSON.parse(res.body.toString('utf8')) as {
+      idle_ms: number;
+      running: number;
+      pool?: 'waiting' | 'claimed';
+    };
   } catch {
     return undefined;
   }

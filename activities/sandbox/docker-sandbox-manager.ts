@@ -12,8 +12,9 @@ import Docker from 'dockerode';
 import type { ContainerCreateOptions, ContainerInspectInfo } from 'dockerode';
 import { BaseSandboxManager, type SandboxLogger } from './base-sandbox-manager.js';
 import { daemonHealth } from './daemon-client.js';
+import { DockerSandboxPool } from './docker-sandbox-pool.js';
 import { SandboxNotReadyError, SandboxStartError } from './errors.js';
-import type { SandboxConfig } from './sandbox-config.js';
+import type { SandboxConfig, SandboxLimits } from './sandbox-config.js';
 import {
   LABEL,
   sessionFromLabels,
@@ -23,11 +24,31 @@ import {
   type SandboxInfo,
   type SandboxSession,
   type SandboxSpec,
+  type SkillMount,
 } from './sandbox-manager.js';
 
 const DAEMON_PORT = 8080;
 const SOCKET_DIR = '/sandbox/run';
 const MAX_ROUNDS = 8;
+
+/** Everything that differs between a session's container and a pool container. */
+export interface ContainerPlan {
+  name: string;
+  labels: Record<string, string>;
+  token: string;
+  /** Named volume mounted at /sandbox/workspace. */
+  volume: string;
+  /** Folder under SANDBOX_HOST_DIR bind-mounted at /sandbox/run (the daemon's socket). */
+  socketDir: string;
+  image: string;
+  limits: SandboxLimits;
+  skills: SkillMount[];
+  idleTimeoutMs: number;
+  /** A pool daemon: waits for POST /claim. */
+  pool: boolean;
+  /** Host networking: which port attempt this is. */
+  round: number;
+}
 
 export interface DockerSandboxOptions {
   docker?: Docker;
@@ -55,9 +76,10 @@ function demuxLogs(buf: Buffer): string {
 
 export class DockerSandboxManager extends BaseSandboxManager {
   readonly backend = 'docker' as const;
-  private readonly docker: Docker;
+  readonly docker: Docker;
   private readonly extraLabels: Record<string, string>;
-  private readonly mode: 'none' | 'host' | 'network';
+  readonly mode: 'none' | 'host' | 'network';
+  readonly pool: DockerSandboxPool;
 
   constructor(
     config: SandboxConfig,
@@ -70,6 +92,21 @@ export class DockerSandboxManager extends BaseSandboxManager {
     this.extraLabels = options.extraLabels ?? {};
     this.mode =
       config.dockerNetwork === 'none' ? 'none' : config.dockerNetwork === 'host' ? 'host' : 'network';
+    this.pool = new DockerSandboxPool({
+      docker: this.docker,
+      config,
+      logger,
+      ownLabels: this.ownLabels,
+      mode: this.mode,
+      tokenFor: (name) => this.tokenFor(name),
+      createFromPlan: (plan) => this.createFromPlan(plan),
+      removeContainer: (id) => this.removeContainer(id),
+    });
+  }
+
+  /** Fills the pool in the background (SANDBOX_POOL_SIZE; nothing when 0). */
+  startPool(): void {
+    void this.pool.fill();
   }
 
   private sessionDir(name: string): string {
@@ -95,8 +132,16 @@ export class DockerSandboxManager extends BaseSandboxManager {
     name: string,
     token: string,
   ): Promise<SandboxHandle> {
+    let triedPool = !this.pool.fits(spec);
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const info = await this.inspect(name);
+      if (!info && !triedPool) {
+        // A new session takes a waiting pool sandbox when there is one; then re-inspect whatever happened.
+        triedPool = true;
+        const claimed = await this.pool.claim(session, name, token);
+        if (claimed) return claimed;
+        continue;
+      }
       if (!info) {
         const created = await this.createContainer(session, spec, name, token, round);
         if (!created) continue; // another process won the name: adopt its container next round
@@ -150,26 +195,49 @@ export class DockerSandboxManager extends BaseSandboxManager {
     token: string,
     round: number,
   ): Promise<string | undefined> {
-    const labels = { ...sessionLabels(session), ...this.extraLabels };
-    const image = spec.image ?? this.config.defaultImage;
-    const limits = { ...this.config.limits, ...spec.limits };
-    const dir = await this.prepareSessionDir(name);
-    // Creating an existing volume returns it unchanged, so racing processes are fine here.
-    await this.docker.createVolume({ Name: this.volumeName(name), Labels: labels });
+    const labels = { ...sessionLabels(session), ...this.ownLabels };
+    const volume = this.volumeName(name);
+    // Creating an existing volume returns it unchanged (a pool-born session's workspace alias included).
+    await this.docker.createVolume({ Name: volume, Labels: labels });
+    return this.createFromPlan({
+      name,
+      labels,
+      token,
+      volume,
+      socketDir: name,
+      image: spec.image ?? this.config.defaultImage,
+      limits: { ...this.config.limits, ...spec.limits },
+      skills: spec.skills ?? [],
+      idleTimeoutMs: this.config.idleTimeoutMs,
+      pool: false,
+      round,
+    });
+  }
 
+  /** Labels on everything this manager creates: the installation, plus the caller's extras. */
+  get ownLabels(): Record<string, string> {
+    return { [LABEL.installation]: this.config.installation, ...this.extraLabels };
+  }
+
+  /** Creates (does not start) a sandbox container; undefined when the name is taken (409). */
+  async createFromPlan(plan: ContainerPlan): Promise<string | undefined> {
+    const { name, image, limits } = plan;
+    const labels = { ...plan.labels };
+    const dir = await this.prepareSessionDir(plan.socketDir);
     const env = [
-      `SANDBOX_TOKEN=${token}`,
+      `SANDBOX_TOKEN=${plan.token}`,
       'SANDBOX_ROOT=/sandbox/workspace',
-      `SANDBOX_IDLE_TIMEOUT_MS=${this.config.idleTimeoutMs}`,
+      `SANDBOX_IDLE_TIMEOUT_MS=${plan.idleTimeoutMs}`,
       `SANDBOX_MAX_TIMEOUT_MS=${this.config.maxTimeoutMs}`,
       `SANDBOX_DEFAULT_TIMEOUT_MS=${this.config.commandTimeoutMs}`,
       `SANDBOX_MAX_OUTPUT_BYTES=${this.config.maxOutputBytes}`,
+      ...(plan.pool ? ['SANDBOX_POOL=1'] : []),
     ];
     const mounts: NonNullable<ContainerCreateOptions['HostConfig']>['Mounts'] = [
-      { Type: 'volume', Source: this.volumeName(name), Target: '/sandbox/workspace' },
+      { Type: 'volume', Source: plan.volume, Target: '/sandbox/workspace' },
       { Type: 'bind', Source: dir.path, Target: SOCKET_DIR },
     ];
-    for (const skill of spec.skills ?? []) {
+    for (const skill of plan.skills) {
       if (!skill.hostPath) continue;
       if (!/^[A-Za-z0-9._-]+$/.test(skill.name) || skill.name.startsWith('.'))
         throw new SandboxStartError(`invalid skill name "${skill.name}"`);
@@ -196,7 +264,7 @@ export class DockerSandboxManager extends BaseSandboxManager {
     if (this.mode === 'none') {
       env.push(`SANDBOX_SOCKET=${SOCKET_DIR}/daemon.sock`, `SANDBOX_SOCKET_MODE=${dir.socketMode}`);
     } else if (this.mode === 'host') {
-      const port = await this.pickPort(name, round);
+      const port = await this.pickPort(name, plan.round);
       labels[LABEL.port] = String(port);
       env.push('SANDBOX_HOST=127.0.0.1', `SANDBOX_PORT=${port}`);
     } else {
@@ -216,7 +284,7 @@ export class DockerSandboxManager extends BaseSandboxManager {
     try {
       const container = await this.docker.createContainer(options);
       this.logger.info(
-        { sandbox: name, container: container.id.slice(0, 12), image },
+        { sandbox: name, container: container.id.slice(0, 12), image, ...(plan.pool ? { pool: true } : {}) },
         'sandbox container created',
       );
       return container.id;
@@ -286,8 +354,11 @@ export class DockerSandboxManager extends BaseSandboxManager {
   }
 
   private endpointOf(info: ContainerInspectInfo, name: string): SandboxEndpoint | undefined {
-    if (this.mode === 'none')
-      return { kind: 'unix', socketPath: path.join(this.sessionDir(name), 'daemon.sock') };
+    if (this.mode === 'none') {
+      // A container claimed from the pool keeps the socket folder it was created with.
+      const dir = info.Mounts.find((m) => m.Destination === SOCKET_DIR)?.Source ?? this.sessionDir(name);
+      return { kind: 'unix', socketPath: path.join(dir, 'daemon.sock') };
+    }
     if (this.mode === 'host')
       return { kind: 'http', url: `http://127.0.0.1:${info.Config.Labels[LABEL.port]}` };
     const binding = info.NetworkSettings.Ports[`${DAEMON_PORT}/tcp`]?.[0];
@@ -346,7 +417,7 @@ export class DockerSandboxManager extends BaseSandboxManager {
     }
   }
 
-  private async removeContainer(idOrName: string): Promise<void> {
+  async removeContainer(idOrName: string): Promise<void> {
     try {
       await this.docker.getContainer(idOrName).remove({ force: true });
     } catch (err) {
@@ -362,6 +433,12 @@ export class DockerSandboxManager extends BaseSandboxManager {
 
   protected async destroySandbox(_session: SandboxSession, name: string): Promise<void> {
     await this.removeContainer(name);
+    let poolId: string | undefined;
+    try {
+      poolId = (await this.docker.getVolume(this.volumeName(name)).inspect()).Labels?.[LABEL.pool];
+    } catch (err) {
+      if (statusCode(err) !== 404) throw err;
+    }
     for (let i = 0; i < 20; i++) {
       try {
         await this.docker.getVolume(this.volumeName(name)).remove();
@@ -373,20 +450,35 @@ export class DockerSandboxManager extends BaseSandboxManager {
       }
     }
     await rm(this.sessionDir(name), { recursive: true, force: true });
+    // A pool-born workspace: the alias is gone, now the pool volume holding the files.
+    if (poolId) await this.pool.removePoolVolume(poolId, true);
+  }
+
+  override async close(): Promise<void> {
+    await super.close();
+    if (this.pool.size > 0) await this.pool.drain();
+  }
+
+  async maintain(): Promise<void> {
+    await this.pool.maintain();
   }
 
   async list(): Promise<SandboxInfo[]> {
     const filter = JSON.stringify({
-      label: [`${LABEL.sandbox}=1`, ...Object.entries(this.extraLabels).map(([k, v]) => `${k}=${v}`)],
+      label: [`${LABEL.sandbox}=1`, ...Object.entries(this.ownLabels).map(([k, v]) => `${k}=${v}`)],
     });
     const [containers, volumes] = await Promise.all([
       this.docker.listContainers({ all: true, filters: filter }),
       this.docker.listVolumes({ filters: filter }),
     ]);
+    const volumeLabels = new Map((volumes.Volumes ?? []).map((v) => [v.Name, v.Labels]));
     const byName = new Map<string, SandboxInfo>();
     for (const c of containers) {
-      const session = sessionFromLabels(c.Labels);
       const name = c.Names[0]?.replace(/^\//, '');
+      // A container claimed from the pool carries its session on its workspace alias (labels cannot change).
+      const session =
+        sessionFromLabels(c.Labels) ??
+        (name ? sessionFromLabels(volumeLabels.get(this.volumeName(name))) : undefined);
       if (!session || !name) continue;
       const running = c.State === 'running';
       let finishedAt: Date | undefined;

@@ -4,6 +4,7 @@
  * the variable.
  */
 import Joi from 'joi';
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import pkg from '../../package.json' with { type: 'json' };
 import { SandboxConfigError } from './errors.js';
@@ -39,6 +40,15 @@ export interface SandboxConfig {
   k8s: { namespace: string; storageClass: string | undefined; workspaceSize: string; daemonPort: number };
   reapIntervalMs: number;
   reapIdleMs: number;
+  /**
+   * Label value marking this installation's sandboxes, so installations sharing
+   * one Docker engine (or Kubernetes namespace) never list or reap each other's.
+   */
+  installation: string;
+  /** Docker backend: pre-started sandboxes a new session claims instead of waiting for a container start. */
+  poolSize: number;
+  /** How long an unclaimed pool sandbox waits before stopping itself (0: never). */
+  poolIdleTimeoutMs: number;
 }
 
 export const SANDBOX_VERSION: string = pkg.version;
@@ -90,6 +100,12 @@ export const sandboxConfigSchema = Joi.object({
     .min(1000)
     .max(30 * 86_400_000)
     .default(3_600_000),
+  SANDBOX_INSTALLATION: Joi.string().pattern(
+    /^[A-Za-z0-9]([A-Za-z0-9_.-]{0,61}[A-Za-z0-9])?$/,
+    'label value (letters, digits, "-", "_", ".", at most 63)',
+  ),
+  SANDBOX_POOL_SIZE: Joi.number().integer().min(0).max(64).default(2),
+  SANDBOX_POOL_IDLE_TIMEOUT_MS: Joi.number().integer().min(0).max(86_400_000).default(600_000),
 })
   .unknown(true)
   .prefs({ abortEarly: true, convert: true, errors: { wrap: { label: false } } });
@@ -125,6 +141,7 @@ export function loadSandboxConfig(env: Env = process.env): SandboxConfig {
     );
   }
   const dataDir = path.resolve(v.DATA_DIR as string);
+  const hostDir = path.resolve((v.SANDBOX_HOST_DIR as string | undefined) ?? path.join(dataDir, 'sandboxes'));
   return {
     enabled: v.SANDBOX_ENABLED as boolean,
     backend: v.SANDBOX_BACKEND as SandboxBackendName,
@@ -141,7 +158,7 @@ export function loadSandboxConfig(env: Env = process.env): SandboxConfig {
       pids: v.SANDBOX_PIDS_LIMIT as number,
     },
     user: v.SANDBOX_USER as string,
-    hostDir: path.resolve((v.SANDBOX_HOST_DIR as string | undefined) ?? path.join(dataDir, 'sandboxes')),
+    hostDir,
     dataDir,
     tokenSecret: v.SANDBOX_TOKEN_SECRET as string | undefined,
     portRange: { from, to },
@@ -153,5 +170,11 @@ export function loadSandboxConfig(env: Env = process.env): SandboxConfig {
     },
     reapIntervalMs: v.SANDBOX_REAP_INTERVAL_MS as number,
     reapIdleMs: v.SANDBOX_REAP_IDLE_MS as number,
+    // Two installations on one host cannot share a host folder (the daemons' sockets live there), so it names one.
+    installation:
+      (v.SANDBOX_INSTALLATION as string | undefined) ??
+      `h${createHash('sha256').update(hostDir).digest('hex').slice(0, 12)}`,
+    poolSize: v.SANDBOX_POOL_SIZE as number,
+    poolIdleTimeoutMs: v.SANDBOX_POOL_IDLE_TIMEOUT_MS as number,
   };
 }

@@ -98,8 +98,10 @@ export interface SandboxManager {
   destroy(session: SandboxSession): Promise<void>;
   /** Every sandbox this manager's backend knows, with or without compute. */
   list(): Promise<SandboxInfo[]>;
-  /** Releases client resources (HTTP agents, watchers); sandboxes keep running. */
+  /** Releases client resources (HTTP agents, watchers); sandboxes keep running, unclaimed pool sandboxes are removed. */
   close(): Promise<void>;
+  /** Housekeeping the reaper runs each pass (docker: prune dead pool sandboxes, refill the pool). */
+  maintain?(): Promise<void>;
 }
 
 export const LABEL = {
@@ -109,6 +111,9 @@ export const LABEL = {
   agent: 'agent-server.agent-id',
   conversation: 'agent-server.conversation-id',
   port: 'agent-server.sandbox.port',
+  installation: 'agent-server.installation',
+  /** On a pool sandbox, its container and volume: the pool incarnation id; on a session's workspace alias, the pool volume behind it. */
+  pool: 'agent-server.sandbox.pool-id',
 } as const;
 
 export function sessionHash(session: SandboxSession): string {

@@ -3,7 +3,8 @@
  * the reaper then (1) destroys sandboxes — compute and workspace — of
  * conversations that no longer exist, and (2) removes the compute of sandboxes
  * stopped, or running but idle, for longer than SANDBOX_REAP_IDLE_MS, keeping
- * the workspace for the conversation's next turn. Safe to run from several
+ * the workspace for the conversation's next turn, then (3) lets the backend do
+ * its own housekeeping (docker: replace dead pool sandboxes). Safe to run from several
  * replicas at once: every step tolerates the object being gone already.
  */
 import type { SandboxLogger } from './base-sandbox-manager.js';
@@ -55,6 +56,11 @@ export class SandboxReaper {
           'reaper could not clean up a sandbox',
         );
       }
+    }
+    try {
+      await manager.maintain?.();
+    } catch (err) {
+      logger.warn({ err: (err as Error).message }, 'sandbox housekeeping failed');
     }
     if (report.destroyed.length + report.released.length > 0) logger.info(report, 'sandbox reaper pass');
     return report;

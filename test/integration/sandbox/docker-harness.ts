@@ -66,6 +66,8 @@ export function testConfig(env: Record<string, string> = {}): SandboxConfig {
     DATA_DIR: path.join(tmpRoot, 'data'),
     SANDBOX_TOKEN_SECRET: TEST_SECRET,
     SANDBOX_READY_TIMEOUT_MS: '20000',
+    // The pool has its own tests (docker-pool.test.ts); the others exercise the plain create path.
+    SANDBOX_POOL_SIZE: '0',
     ...env,
   });
 }

@@ -65,6 +65,7 @@ describe.skipIf(unavailable !== undefined)('docker sandbox life cycle', () => {
       SANDBOX_HOST_DIR: config.hostDir,
       DATA_DIR: config.dataDir,
       SANDBOX_TOKEN_SECRET: config.tokenSecret,
+      SANDBOX_POOL_SIZE: String(config.poolSize),
     };
     const startAt = Date.now() + 2500; // both processes loaded before the race begins
     const worker = path.join(import.meta.dirname, 'ensure-worker.ts');
