@@ -7,6 +7,9 @@ import { createLogger, type Logger } from '../api/logger.js';
 import { temporalWorkerPlugin } from '../api/telemetry/temporal.js';
 import { installTelemetry } from '../api/telemetry/telemetry.js';
 import { temporalSettings } from '../temporal.config.js';
+import { SecretBox } from '../api/crypto/secrets.js';
+import { GatewayPolicyService } from '../api/services/gateway-policy.service.js';
+import { UsageWriter } from '../api/services/usage-writer.js';
 import { createActivities } from './index.js';
 import { createSandboxManager } from './sandbox/create-sandbox-manager.js';
 import { loadSandboxConfig, type SandboxConfig } from './sandbox/sandbox-config.js';
@@ -94,16 +97,29 @@ export async function startWorker(
   const settings = temporalSettings(config);
   const sandboxes = await startSandboxes(options.sandboxConfig ?? loadSandboxConfig(process.env), logger, db);
   const connection = await NativeConnection.connect({ address: settings.address });
+  if (!config.secretsKey) throw new Error('SECRETS_KEY is not set');
+  const usage = new UsageWriter(db, logger);
+  const activities =
+    options.activities ??
+    createActivities({
+      config,
+      db,
+      logger,
+      secrets: new SecretBox(config.secretsKey),
+      policy: new GatewayPolicyService(db, usage),
+      sandbox: sandboxes.manager,
+    });
   const worker = await Worker.create({
     connection,
     namespace: settings.namespace,
     taskQueue: options.taskQueue ?? settings.taskQueue,
     workflowsPath: options.workflowsPath ?? require.resolve('../workflows/index.ts'),
-    activities: options.activities ?? createActivities({ config, db, logger, sandbox: sandboxes.manager }),
+    activities,
     shutdownGraceTime: `${config.shutdownTimeoutMs} ms`,
     plugins: telemetry ? [temporalWorkerPlugin(telemetry)] : [],
   });
   const done = worker.run().finally(async () => {
+    await usage.close().catch((err: unknown) => logger.error({ err }, 'final usage flush failed'));
     await connection.close();
     await sandboxes.stop();
   });

@@ -24,6 +24,17 @@ export interface Config {
   shutdownTimeoutMs: number;
   /** SANDBOX_ENABLED: a sandbox backend is configured (details in activities/sandbox/sandbox-config.ts). */
   sandboxEnabled: boolean;
+  /** Agent sessions (see workflows/README.md). */
+  session: {
+    /** SESSION_IDLE_TIMEOUT_MS: a session workflow completes after this long without a message. */
+    idleTimeoutMs: number;
+    /** SESSION_CONTINUE_AS_NEW_TURNS: continue-as-new after this many turns (or when Temporal suggests it). */
+    continueAsNewTurns: number;
+    /** SESSION_MODEL_HEARTBEAT_TIMEOUT_MS: a model call on a dead worker is retried after this long. */
+    modelHeartbeatTimeoutMs: number;
+    /** CONVERSE_WAIT_TIMEOUT_MS: a non-streaming converse call answers with the run's status after this long. */
+    converseWaitTimeoutMs: number;
+  };
   /** Tracing settings (see api/telemetry/README.md). */
   otel: {
     /** OTEL_SDK_DISABLED: no spans at all (X-Trace-Id is still sent). */
@@ -82,6 +93,10 @@ const schema = Joi.object({
   TEMPORAL_CLI_PATH: Joi.string().min(1),
   SHUTDOWN_TIMEOUT_MS: Joi.number().integer().min(0).max(600_000).default(30_000),
   SANDBOX_ENABLED: Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off').default(false),
+  SESSION_IDLE_TIMEOUT_MS: Joi.number().integer().min(1_000).max(30 * 86_400_000).default(3_600_000),
+  SESSION_CONTINUE_AS_NEW_TURNS: Joi.number().integer().min(1).max(10_000).default(100),
+  SESSION_MODEL_HEARTBEAT_TIMEOUT_MS: Joi.number().integer().min(1_000).max(600_000).default(30_000),
+  CONVERSE_WAIT_TIMEOUT_MS: Joi.number().integer().min(100).max(3_600_000).default(600_000),
   OTEL_SDK_DISABLED: Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off').default(false),
   OTEL_SERVICE_NAME: Joi.string().min(1).max(200),
   OTEL_EXPORTER_OTLP_ENDPOINT: Joi.string().uri({ scheme: ['http', 'https'] }),
@@ -146,6 +161,12 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     temporalCliPath: v.TEMPORAL_CLI_PATH as string | undefined,
     shutdownTimeoutMs: v.SHUTDOWN_TIMEOUT_MS as number,
     sandboxEnabled: v.SANDBOX_ENABLED as boolean,
+    session: {
+      idleTimeoutMs: v.SESSION_IDLE_TIMEOUT_MS as number,
+      continueAsNewTurns: v.SESSION_CONTINUE_AS_NEW_TURNS as number,
+      modelHeartbeatTimeoutMs: v.SESSION_MODEL_HEARTBEAT_TIMEOUT_MS as number,
+      converseWaitTimeoutMs: v.CONVERSE_WAIT_TIMEOUT_MS as number,
+    },
     otel: {
       disabled: v.OTEL_SDK_DISABLED as boolean,
       serviceName: v.OTEL_SERVICE_NAME as string | undefined,

@@ -40,6 +40,8 @@ export type ResponseFormat =
 export interface LlmRequest {
   model: string;
   system?: string;
+  /** Further system messages after `system` (an agent session's conversation summary). */
+  extra_system?: string[];
   messages: LlmMessage[];
   tools?: ToolDefinition[];
   tool_choice?: ToolChoice;

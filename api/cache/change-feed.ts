@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import pg from 'pg';
 import type { Db } from '../db/knex.js';
 import type { Logger } from '../logger.js';
+import { RUN_EVENTS_CHANNEL } from '../../activities/session/run-store.js';
 
 /** One channel for every cached table; payload `{"table": …, "id": …}`. */
 export const CHANGE_CHANNEL = 'agent_server_changes';
@@ -21,6 +22,15 @@ export async function notifyChange(conn: Db | Knex.Transaction, table: string, i
 
 type Listener = (change: Change | 'all') => void;
 
+/** A run event notification: run id, seq, type, and the event's data when it was small enough to inline. */
+export interface RunEventNotice {
+  r: string;
+  s: number;
+  t: string;
+  d?: Record<string, unknown> | null;
+}
+type RunListener = (notice: RunEventNotice | 'reconnect') => void;
+
 /**
  * A dedicated LISTEN connection. While it is down, `live` is false and caches
  * must not serve from memory (they would miss invalidations); when it drops,
@@ -29,6 +39,7 @@ type Listener = (change: Change | 'all') => void;
 export class ChangeFeed {
   private client: pg.Client | undefined;
   private listeners = new Set<Listener>();
+  private runListeners = new Set<RunListener>();
   private stopped = false;
   private retryMs = 250;
   private timer: NodeJS.Timeout | undefined;
@@ -44,8 +55,15 @@ export class ChangeFeed {
     return () => this.listeners.delete(fn);
   }
 
+  /** Run events (the converse streams' wake-up calls); 'reconnect' means some may have been missed. */
+  subscribeRunEvents(fn: RunListener): () => void {
+    this.runListeners.add(fn);
+    return () => this.runListeners.delete(fn);
+  }
+
   private emit(change: Change | 'all'): void {
     for (const fn of this.listeners) fn(change);
+    if (change === 'all') for (const fn of this.runListeners) fn('reconnect');
   }
 
   start(): void {
@@ -75,6 +93,16 @@ export class ChangeFeed {
     client.on('error', down);
     client.on('end', () => down());
     client.on('notification', (msg) => {
+      if (msg.channel === RUN_EVENTS_CHANNEL && msg.payload) {
+        let notice: RunEventNotice;
+        try {
+          notice = JSON.parse(msg.payload) as RunEventNotice;
+        } catch {
+          return;
+        }
+        for (const fn of this.runListeners) fn(notice);
+        return;
+      }
       if (msg.channel !== CHANGE_CHANNEL || !msg.payload) return;
       try {
         const change = JSON.parse(msg.payload) as Change;
@@ -85,7 +113,7 @@ export class ChangeFeed {
     });
     try {
       await client.connect();
-      await client.query(`listen ${CHANGE_CHANNEL}`);
+      await client.query(`listen ${CHANGE_CHANNEL}; listen ${RUN_EVENTS_CHANNEL}`);
       if (this.client !== client) return;
       // Anything cached before this point may have missed a change.
       this.emit('all');

@@ -21,6 +21,8 @@ export interface DbThread {
   id: string;
   conversation_pk: string;
   agent_id: string | null;
+  /** Input tokens the provider reported on the thread's last model call. */
+  last_input_tokens: number | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -38,6 +40,14 @@ export interface DbMessage {
   tool_calls: unknown;
   tool_call_id: string | null;
   usage: unknown;
+  /** The run (converse turn) that wrote it, and which step of that run. */
+  run_id: string | null;
+  step_key: string | null;
+  prompt_version_id: string | null;
+  trace_id: string | null;
+  hidden: boolean;
+  /** jsonb: small facts such as a tool result's name and error flag. */
+  metadata: unknown;
   created_at: Date;
 }
 

@@ -6,6 +6,7 @@ import { ConversationsRepository } from '../repositories/conversations.repositor
 import type { Page } from '../schemas/common.schemas.js';
 import * as s from '../schemas/conversations.schemas.js';
 import { ConversationsService } from '../services/conversations.service.js';
+import { temporalUiUrl } from '../services/converse.service.js';
 
 type ProjectQ = { project_id: string };
 type ScopeQ = { project_id?: string };
@@ -14,7 +15,9 @@ const BY_ID = 'Without `project_id` the id must be unique across projects (else 
 
 /** Conversations, plus the threads router beside it (both under the Conversations tag). */
 export function conversationRoutes(deps: AppDeps): ApiRouter[] {
-  const conversations = new ConversationsService(new ConversationsRepository(deps.db));
+  const conversations = new ConversationsService(new ConversationsRepository(deps.db), (workflowId) =>
+    temporalUiUrl(deps.config, workflowId),
+  );
   const byId = new ApiRouter('/api/agent-server/conversations', 'Conversations')
     .route<Validated<never, ProjectQ, s.ConversationCreateBody>>(
       {
@@ -51,7 +54,7 @@ export function conversationRoutes(deps: AppDeps): ApiRouter[] {
         summary: 'Get a conversation by id',
         description: BY_ID,
         request: s.conversationGet,
-        response: s.conversationResponse,
+        response: s.conversationWithSessionsResponse,
       },
       async (ctx, { params, query }) =>
         ok(ctx, await conversations.get(params.conversation_id, query.project_id)),

@@ -2,6 +2,7 @@ import type { AppDeps } from '../deps.js';
 import type { ApiRouter } from '../http/api-router.js';
 import { agentRoutes } from './agents.routes.js';
 import { conversationRoutes } from './conversations.routes.js';
+import { converseRoutes } from './converse.routes.js';
 import { docsRoutes } from './docs.routes.js';
 import { healthRoutes } from './health.routes.js';
 import { mcpServerRoutes } from './mcp-servers.routes.js';
@@ -31,6 +32,7 @@ export function buildRouters(deps: AppDeps): ApiRouter[] {
     promptRoutes(deps),
     schemaRoutes(deps),
     ...conversationRoutes(deps),
+    ...converseRoutes(deps),
     traceRoutes(deps),
   ];
   routers.push(docsRoutes(() => routers.flatMap((r) => r.routes)));

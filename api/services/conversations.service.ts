@@ -16,6 +16,7 @@ import type {
   MessagePage,
   Thread,
 } from '../schemas/conversations.schemas.js';
+import { sessionWorkflowId } from '../../workflows/session.definitions.js';
 import { pickUnique } from './name-lookup.js';
 import { requireProject } from './project-scope.js';
 
@@ -28,6 +29,12 @@ function toConversation(row: DbConversation): Conversation {
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };
+}
+
+export interface ConversationWithSessions extends Conversation {
+  workflow_id: string | null;
+  temporal_ui_url: string | null;
+  sessions: Array<{ agent_id: string; thread_id: string; workflow_id: string; temporal_ui_url: string }>;
 }
 
 function toThread(row: DbThread, conversationId: string): Thread {
@@ -60,7 +67,11 @@ function toMessage(row: DbMessage): Message {
  * messages the converse flow writes (read-only here).
  */
 export class ConversationsService {
-  constructor(private readonly conversations: ConversationsRepository) {}
+  constructor(
+    private readonly conversations: ConversationsRepository,
+    /** Builds an operator's Temporal UI link for a session workflow id. */
+    private readonly uiUrl: (workflowId: string) => string = () => '',
+  ) {}
 
   async create(projectId: string, body: ConversationCreateBody): Promise<Conversation> {
     await requireProject(this.conversations.db, projectId);
@@ -88,8 +99,33 @@ export class ConversationsService {
     return (await this.conversations.list(projectId, filter, page)).map(toConversation);
   }
 
-  async get(id: string, projectId: string | undefined): Promise<Conversation> {
-    return toConversation(await this.resolve(id, projectId));
+  /**
+   * With the conversation's sessions (one per agent that took part): the most
+   * recently active one's `workflow_id` and Temporal UI link at the top level.
+   */
+  async get(id: string, projectId: string | undefined): Promise<ConversationWithSessions> {
+    const row = await this.resolve(id, projectId);
+    const threads = await this.conversations
+      .db('threads')
+      .where({ conversation_pk: row.pk })
+      .whereNotNull('agent_id')
+      .orderBy('updated_at', 'desc')
+      .select<Array<{ id: string; agent_id: string }>>('id', 'agent_id');
+    const sessions = threads.map((t) => {
+      const workflowId = sessionWorkflowId(t.agent_id, row.id);
+      return {
+        agent_id: t.agent_id,
+        thread_id: t.id,
+        workflow_id: workflowId,
+        temporal_ui_url: this.uiUrl(workflowId),
+      };
+    });
+    return {
+      ...toConversation(row),
+      workflow_id: sessions[0]?.workflow_id ?? null,
+      temporal_ui_url: sessions[0]?.temporal_ui_url ?? null,
+      sessions,
+    };
   }
 
   /** `context`, when given, replaces the stored one: variables are a set, not a document to merge into. */

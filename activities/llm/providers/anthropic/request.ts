@@ -57,7 +57,11 @@ export function toAnthropicRequest(req: LlmRequest, stream: boolean): Record<str
     max_tokens: req.max_tokens ?? DEFAULT_MAX_TOKENS,
     messages: turns,
   };
-  if (req.system) body.system = req.system;
+  if (req.extra_system?.length) {
+    body.system = [req.system, ...req.extra_system]
+      .filter((t): t is string => Boolean(t))
+      .map((text) => ({ type: 'text', text }));
+  } else if (req.system) body.system = req.system;
   if (req.tools?.length) {
     body.tools = req.tools.map((t) => ({
       name: t.name,

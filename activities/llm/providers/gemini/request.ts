@@ -60,7 +60,8 @@ export function toGeminiRequest(req: LlmRequest): Record<string, unknown> {
     }
   }
   const body: Record<string, unknown> = { contents };
-  if (req.system) body.systemInstruction = { parts: [{ text: req.system }] };
+  const system = [req.system, ...(req.extra_system ?? [])].filter((t): t is string => Boolean(t));
+  if (system.length) body.systemInstruction = { parts: system.map((text) => ({ text })) };
   if (req.tools?.length) {
     body.tools = [
       {

@@ -36,6 +36,7 @@ function toMessage(m: LlmMessage): Record<string, unknown> {
 export function toOpenAiRequest(req: LlmRequest, stream: boolean): Record<string, unknown> {
   const messages: Record<string, unknown>[] = [];
   if (req.system) messages.push({ role: 'system', content: req.system });
+  for (const text of req.extra_system ?? []) messages.push({ role: 'system', content: text });
   messages.push(...req.messages.map(toMessage));
   const body: Record<string, unknown> = { model: req.model, messages };
   if (req.tools?.length) {

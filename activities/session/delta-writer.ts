@@ -1,0 +1,85 @@
+import type { Db } from '../../api/db/knex.js';
+import { appendRunEvent } from './run-store.js';
+
+/**
+ * Turns a model's text stream into `message.delta` run events without
+ * holding it back: the first delta is written at once, and whatever arrives
+ * while a write is in flight goes out together in the next one.
+ *
+ * A retried step (the worker died mid-answer) replays the answer from the
+ * start: text that readers already received in an earlier attempt (`prior`)
+ * is not sent again while the new answer repeats it; if the new answer
+ * diverges, a `message.restarted` event tells readers to drop the step's text
+ * and the new answer follows in full.
+ */
+export class DeltaWriter {
+  private full = '';
+  private sent = 0;
+  private matchingPrior: boolean;
+  private restartPending = false;
+  private writing: Promise<void> | undefined;
+  private failure: Error | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly runId: string,
+    private readonly step: number,
+    private readonly prior: string,
+  ) {
+    this.matchingPrior = prior.length > 0;
+  }
+
+  push(text: string): void {
+    this.full += text;
+    if (this.matchingPrior) {
+      const n = Math.min(this.full.length, this.prior.length);
+      if (this.full.slice(0, n) !== this.prior.slice(0, n)) this.diverge();
+      else {
+        this.sent = n;
+        if (this.full.length <= this.prior.length) return;
+        this.matchingPrior = false;
+      }
+    }
+    this.kick();
+  }
+
+  /** Writes what is left; a short answer that stopped inside the earlier text is a divergence too. */
+  async close(): Promise<void> {
+    if (this.matchingPrior && this.full.length < this.prior.length) {
+      this.diverge();
+      this.kick();
+    }
+    while (this.writing) await this.writing;
+    if (this.failure) throw this.failure;
+  }
+
+  private diverge(): void {
+    this.matchingPrior = false;
+    this.restartPending = true;
+    this.sent = 0;
+  }
+
+  private kick(): void {
+    if (this.writing || this.failure) return;
+    this.writing = this.drain().finally(() => {
+      this.writing = undefined;
+      if (!this.failure && (this.restartPending || this.sent < this.full.length)) this.kick();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      if (this.restartPending) {
+        this.restartPending = false;
+        await appendRunEvent(this.db, this.runId, 'message.restarted', { step: this.step });
+      }
+      if (this.sent < this.full.length) {
+        const text = this.full.slice(this.sent);
+        this.sent = this.full.length;
+        await appendRunEvent(this.db, this.runId, 'message.delta', { step: this.step, text });
+      }
+    } catch (err) {
+      this.failure = err instanceof Error ? err : new Error('writing a run event failed');
+    }
+  }
+}

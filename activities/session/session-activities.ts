@@ -1,0 +1,828 @@
+import { context as otelContext, trace } from '@opentelemetry/api';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { Knex } from 'knex';
+import type { Config } from '../../api/config.js';
+import type { SecretBox } from '../../api/crypto/secrets.js';
+import type { Db } from '../../api/db/knex.js';
+import type { DbModel, DbProvider, DbVirtualKey } from '../../api/db/llm-config.tables.js';
+import { targetOf } from '../../api/gateway/upstream.js';
+import type { Logger } from '../../api/logger.js';
+import {
+  BudgetExceededError,
+  RateLimitedError,
+  UnpricedModelError,
+  type Admission,
+  type GatewayPolicyService,
+} from '../../api/services/gateway-policy.service.js';
+import { costUsd } from '../../api/services/pricing.js';
+import { renderTemplate } from '../../api/services/prompt-template.js';
+import { startModelCallSpan } from '../../api/telemetry/genai.js';
+import type { FinishTurnArgs, ModelStepResult, TurnStart } from '../../workflows/session.definitions.js';
+import { complete, openStream } from '../llm/client.js';
+import { InvalidLlmRequestError, UnsupportedFeatureError, UpstreamError } from '../llm/errors.js';
+import type { LlmRequest, ProviderTarget, ToolCall, ToolDefinition, Usage } from '../llm/types.js';
+import {
+  estimateTokens,
+  messageText,
+  selectHistory,
+  summarizationSlice,
+  toLlmMessages,
+  transcriptForSummary,
+  type StoredMessage,
+  type SummarizerType,
+} from './context.js';
+import { DeltaWriter } from './delta-writer.js';
+import { appendRunEvent, findRun, isTerminal, type DbRun } from './run-store.js';
+
+/** Runs the model's tool calls; the agent-tools work plugs MCP and the sandbox in here. */
+export interface ToolRunner {
+  /** Tools offered to the model this turn. */
+  definitions(plan: TurnPlan): Promise<ToolDefinition[]>;
+  run(plan: TurnPlan, call: ToolCall): Promise<{ output: string; isError: boolean }>;
+}
+
+/** Until tools are configured, a call to any tool answers (to the model) that it does not exist. */
+export const noTools: ToolRunner = {
+  definitions: () => Promise.resolve([]),
+  run: (_plan, call) =>
+    Promise.resolve({ output: `tool "${call.name}" is not available to this agent`, isError: true }),
+};
+
+export interface SessionDeps {
+  config: Config;
+  db: Db;
+  logger: Logger;
+  secrets: SecretBox;
+  policy: GatewayPolicyService;
+  tools?: ToolRunner;
+}
+
+interface PlanModel {
+  id: string;
+  model_id: string;
+  provider_id: string;
+  parameters: Record<string, unknown>;
+}
+
+/** Everything a turn resolved at its start, pinned on the run row (not in workflow history). */
+export interface TurnPlan {
+  project_id: string;
+  agent_id: string;
+  agent_name: string;
+  conversation_id: string;
+  thread_id: string;
+  max_iterations: number;
+  enable_history: boolean;
+  summarizer_type: SummarizerType;
+  sliding_window_keep_count: number | null;
+  llm_summarizer_token_threshold: number | null;
+  llm_summarizer_keep_recent_count: number | null;
+  model: PlanModel;
+  prompt_version_id: string;
+  prompt_version: number;
+  system: string;
+  schema: { id: string; name: string; schema: Record<string, unknown> } | null;
+  summarizer: { prompt_version_id: string | null; system: string; model: PlanModel } | null;
+  virtual_key_id: string | null;
+  sandbox_enabled: boolean;
+}
+
+const DEFAULT_SUMMARIZER_PROMPT =
+  'Summarize the conversation below so that it can replace it as context for the assistant. Keep every fact, decision, name, number and open question; be concise.';
+
+const MESSAGE_COLUMNS = ['id', 'seq', 'run_id', 'role', 'content', 'tool_calls', 'tool_call_id', 'hidden'];
+
+/** Postgres returns bigint seq as a string. */
+function storedRows(rows: Array<Record<string, unknown>>): StoredMessage[] {
+  return rows.map((r) => ({ ...(r as unknown as StoredMessage), seq: Number(r.seq) }));
+}
+
+function fail(code: string, message: string): { kind: 'fail'; error: { code: string; message: string } } {
+  return { kind: 'fail', error: { code, message } };
+}
+
+function nonRetryable(code: string, message: string, details?: unknown): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(message, code, ...(details !== undefined ? [details] : []));
+}
+
+/** A failed model call as Temporal should treat it: retry transient trouble, stop on the caller's mistakes. */
+function modelFailure(err: unknown): unknown {
+  if (err instanceof ApplicationFailure) return err;
+  if (err instanceof UnsupportedFeatureError || err instanceof InvalidLlmRequestError)
+    return nonRetryable('invalid_model_request', err.message);
+  if (err instanceof UpstreamError) {
+    const transient = err.retryable || err.status === 429 || err.status >= 500 || err.status === 0;
+    if (transient)
+      return ApplicationFailure.create({
+        message: err.message,
+        type: 'model_unavailable',
+        details: [{ status: err.status }],
+        ...(err.retryAfterMs !== undefined ? { nextRetryDelay: err.retryAfterMs } : {}),
+      });
+    const code =
+      err.status === 401 || err.status === 403
+        ? 'model_auth_failed'
+        : err.status === 404
+          ? 'model_not_found'
+          : 'model_bad_request';
+    return nonRetryable(code, err.message, { status: err.status });
+  }
+  if (err instanceof BudgetExceededError) return nonRetryable('budget_exceeded', err.message);
+  if (err instanceof UnpricedModelError) return nonRetryable('unpriced_model', err.message);
+  if (err instanceof RateLimitedError)
+    return ApplicationFailure.create({
+      message: err.message,
+      type: 'rate_limited',
+      nextRetryDelay: err.retryAfterSeconds * 1000,
+    });
+  return err;
+}
+
+/** Model parameters (Model resource `parameters`) that map onto a request. */
+function requestParameters(params: Record<string, unknown>): Partial<LlmRequest> {
+  const out: Partial<LlmRequest> = {};
+  if (typeof params.temperature === 'number') out.temperature = params.temperature;
+  if (typeof params.top_p === 'number') out.top_p = params.top_p;
+  if (typeof params.max_tokens === 'number') out.max_tokens = params.max_tokens;
+  if (Array.isArray(params.stop)) out.stop = params.stop.filter((s): s is string => typeof s === 'string');
+  return out;
+}
+
+function validateStructured(
+  schema: Record<string, unknown>,
+  text: string,
+): { ok: true; value: unknown } | { ok: false; errors: string[] } {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { ok: false, errors: ['the answer is not valid JSON'] };
+  }
+  const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: true, logger: false });
+  const validate = ajv.compile(schema);
+  if (validate(value)) return { ok: true, value };
+  return {
+    ok: false,
+    errors: (validate.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`),
+  };
+}
+
+/**
+ * The session's activities. Each takes ids, reads what it needs from
+ * Postgres, and is idempotent: a retry after a crash finds the rows its
+ * earlier attempt wrote (messages by run and step, events by key) and does
+ * not write, or call the model, twice.
+ */
+export function createSessionActivities(deps: SessionDeps) {
+  const { db, secrets, policy } = deps;
+  const tools = deps.tools ?? noTools;
+
+  async function loadPlan(runId: string): Promise<{ run: DbRun; plan: TurnPlan }> {
+    const run = await findRun(db, runId);
+    if (!run) throw nonRetryable('run_not_found', `run ${runId} no longer exists`);
+    if (!run.plan) throw nonRetryable('turn_not_started', `run ${runId} has no plan`);
+    return { run, plan: run.plan as unknown as TurnPlan };
+  }
+
+  async function threadRows(threadId: string, conn: Db | Knex.Transaction = db): Promise<StoredMessage[]> {
+    return storedRows(
+      await conn('messages').where({ thread_id: threadId }).orderBy('seq').select(MESSAGE_COLUMNS),
+    );
+  }
+
+  async function latestSummary(
+    threadId: string,
+  ): Promise<{ content: string; through_seq: number } | undefined> {
+    const row = await db('thread_summaries')
+      .where({ thread_id: threadId })
+      .orderBy('through_seq', 'desc')
+      .first<{ content: string; through_seq: string } | undefined>('content', 'through_seq');
+    return row ? { content: row.content, through_seq: Number(row.through_seq) } : undefined;
+  }
+
+  async function providerTarget(model: PlanModel): Promise<{ target: ProviderTarget; provider: DbProvider }> {
+    const provider = await db('providers').where({ id: model.provider_id }).first<DbProvider | undefined>();
+    if (!provider) throw nonRetryable('provider_not_found', `the model's provider no longer exists`);
+    return { target: targetOf(provider, secrets), provider };
+  }
+
+  /** The project's virtual key, when it names one: its grants, limits and budget apply to the agent's calls. */
+  async function admit(
+    plan: TurnPlan,
+    provider: DbProvider,
+    model: string,
+    req: LlmRequest,
+  ): Promise<Admission | undefined> {
+    if (!plan.virtual_key_id) return undefined;
+    const key = await db('virtual_keys').where({ id: plan.virtual_key_id }).first<DbVirtualKey | undefined>();
+    if (!key) throw nonRetryable('virtual_key_not_found', "the project's virtual key no longer exists");
+    if (key.expires_at && key.expires_at.getTime() <= Date.now())
+      throw nonRetryable('virtual_key_expired', "the project's virtual key has expired");
+    const grant = await db('virtual_key_grants')
+      .where({ virtual_key_id: key.id, provider_id: provider.id })
+      .first<{ model_names: string[] } | undefined>('model_names');
+    if (!grant || !(grant.model_names.includes(model) || grant.model_names.includes('*')))
+      throw nonRetryable(
+        'model_not_granted',
+        `model "${provider.name}/${model}" is not granted to the project's virtual key`,
+      );
+    try {
+      return await policy.admit(
+        { id: key.id, rate_limit: key.rate_limit, budget: key.budget },
+        {
+          providerId: provider.id,
+          providerName: provider.name,
+          model,
+          inputTokens: Math.ceil(JSON.stringify(req.messages).length / 4) + estimateTokens([req.system]),
+          maxOutputTokens: req.max_tokens ?? 4_096,
+        },
+      );
+    } catch (err) {
+      throw modelFailure(err);
+    }
+  }
+
+  /** Keeps Temporal told the activity is alive while a model thinks (it may be silent for a long time). */
+  function heartbeating(): () => void {
+    const ctx = Context.current();
+    const timer = setInterval(() => ctx.heartbeat(), 1_000);
+    ctx.heartbeat();
+    return () => clearInterval(timer);
+  }
+
+  async function resolvePrompt(
+    promptId: string,
+    label: string,
+  ): Promise<{ id: string; version: number; template: string } | undefined> {
+    return await db('prompt_labels as l')
+      .join('prompt_versions as v', 'v.id', 'l.version_id')
+      .where({ 'l.prompt_id': promptId, 'l.label': label })
+      .first<{ id: string; version: number; template: string } | undefined>(
+        'v.id',
+        'v.version',
+        'v.template',
+      );
+  }
+
+  async function planModel(modelId: string): Promise<PlanModel | string> {
+    const model = await db('models').where({ id: modelId }).first<DbModel | undefined>();
+    if (!model) return `model ${modelId} no longer exists`;
+    if (!model.provider_id) return `model "${model.name}" has no provider`;
+    return {
+      id: model.id,
+      model_id: model.model_id,
+      provider_id: model.provider_id,
+      parameters: model.parameters,
+    };
+  }
+
+  return {
+    /**
+     * Resolves the agent for this turn and pins the plan on the run: model,
+     * prompt version by label (a label moved later affects the next turn),
+     * schema, summarizer. Idempotent: a plan already pinned is reused.
+     */
+    async startTurn(runId: string): Promise<TurnStart> {
+      const run = await findRun(db, runId);
+      if (!run || isTerminal(run.status)) return { kind: 'skip' };
+      let plan = run.plan as unknown as TurnPlan | null;
+      if (!plan) {
+        const agent = (await db('agents')
+          .where({ id: run.agent_id ?? '' })
+          .first()) as (Record<string, unknown> & { id: string; name: string }) | undefined;
+        if (!agent || !run.agent_id) return fail('agent_not_found', 'the agent no longer exists');
+        const conversation = await db('conversations').where({ pk: run.conversation_pk }).first<{
+          id: string;
+          context: Record<string, unknown>;
+        }>('id', 'context');
+        const project = await db('projects').where({ id: run.project_id }).first<{
+          virtual_key_id: string | null;
+        }>('virtual_key_id');
+        const model = await planModel(agent.model_id as string);
+        if (typeof model === 'string') return fail('model_unavailable', model);
+        const label = agent.prompt_label as string;
+        const version = await resolvePrompt(agent.prompt_id as string, label);
+        if (!version)
+          return fail('prompt_not_found', `the agent's prompt has no version labelled "${label}"`);
+        const warnings: string[] = [];
+        const rendered = renderTemplate(version.template, conversation.context);
+        for (const name of rendered.missing)
+          warnings.push(
+            `template variable "${name}" is not set in the conversation's context; it rendered empty`,
+          );
+        let schema: TurnPlan['schema'] = null;
+        if (agent.schema_id) {
+          const row = await db('schemas')
+            .where({ id: agent.schema_id as string })
+            .first<{ id: string; name: string; schema: Record<string, unknown> } | undefined>(
+              'id',
+              'name',
+              'schema',
+            );
+          if (!row) return fail('schema_not_found', "the agent's schema no longer exists");
+          schema = row;
+        }
+        let summarizer: TurnPlan['summarizer'] = null;
+        if (agent.summarizer_type === 'llm') {
+          const sModel = await planModel(
+            (agent.llm_summarizer_model_id as string | null) ?? (agent.model_id as string),
+          );
+          if (typeof sModel === 'string') return fail('model_unavailable', `summarizer: ${sModel}`);
+          let system = DEFAULT_SUMMARIZER_PROMPT;
+          let promptVersionId: string | null = null;
+          if (agent.llm_summarizer_prompt_id) {
+            const sLabel = (agent.llm_summarizer_prompt_label as string | null) ?? 'latest';
+            const sVersion = await resolvePrompt(agent.llm_summarizer_prompt_id as string, sLabel);
+            if (!sVersion)
+              return fail('prompt_not_found', `the summarizer prompt has no version labelled "${sLabel}"`);
+            system = renderTemplate(sVersion.template, conversation.context).text;
+            promptVersionId = sVersion.id;
+          }
+          summarizer = { prompt_version_id: promptVersionId, system, model: sModel };
+        }
+        const sandbox = agent.sandbox as { enabled?: boolean } | null;
+        if (sandbox?.enabled && !deps.config.sandboxEnabled)
+          warnings.push(
+            'the agent enables the sandbox but this server has no sandbox backend (SANDBOX_ENABLED is unset): execute_bash_commands is not offered',
+          );
+        plan = {
+          project_id: run.project_id,
+          agent_id: agent.id,
+          agent_name: agent.name,
+          conversation_id: conversation.id,
+          thread_id: run.thread_id,
+          max_iterations: agent.max_iterations as number,
+          enable_history: agent.enable_history as boolean,
+          summarizer_type: agent.summarizer_type as SummarizerType,
+          sliding_window_keep_count: agent.sliding_window_keep_count as number | null,
+          llm_summarizer_token_threshold: agent.llm_summarizer_token_threshold as number | null,
+          llm_summarizer_keep_recent_count: agent.llm_summarizer_keep_recent_count as number | null,
+          model,
+          prompt_version_id: version.id,
+          prompt_version: version.version,
+          system: rendered.text,
+          schema,
+          summarizer,
+          virtual_key_id: project.virtual_key_id,
+          sandbox_enabled: Boolean(sandbox?.enabled && deps.config.sandboxEnabled),
+        };
+        const pinned = plan;
+        await db('runs')
+          .where({ id: runId })
+          .whereNull('plan')
+          .update({
+            plan: JSON.stringify(pinned),
+            status: 'running',
+            started_at: db.fn.now(),
+            prompt_version_id: pinned.prompt_version_id,
+            warnings: JSON.stringify([...run.warnings, ...warnings]),
+          });
+        // A concurrent first attempt may have pinned first: use whatever is stored.
+        plan = (await findRun(db, runId))!.plan as unknown as TurnPlan;
+      }
+      let summarize = false;
+      if (plan.summarizer_type === 'llm' && plan.enable_history && plan.llm_summarizer_token_threshold) {
+        const thread = await db('threads')
+          .where({ id: plan.thread_id })
+          .first<{ last_input_tokens: number | null }>('last_input_tokens');
+        const rows = await threadRows(plan.thread_id);
+        const previous = await latestSummary(plan.thread_id);
+        const tokens =
+          thread.last_input_tokens ??
+          estimateTokens([
+            plan.system,
+            previous?.content,
+            ...selectHistory(rows, {
+              currentRunId: runId,
+              enableHistory: true,
+              summarizer: 'llm',
+              ...(previous ? { summaryThroughSeq: previous.through_seq } : {}),
+            }).map((r) => messageText(r.content)),
+          ]);
+        summarize =
+          tokens >= plan.llm_summarizer_token_threshold &&
+          summarizationSlice(
+            rows,
+            runId,
+            plan.llm_summarizer_keep_recent_count ?? 1,
+            previous?.through_seq,
+          ) !== undefined;
+      }
+      return { kind: 'run', maxIterations: plan.max_iterations, summarize, hasSchema: plan.schema !== null };
+    },
+
+    /** Folds the older turns into a stored summary with the summarizer prompt and model. */
+    async summarizeHistory(runId: string): Promise<{ summarized: number }> {
+      const { plan } = await loadPlan(runId);
+      if (!plan.summarizer) return { summarized: 0 };
+      if (await db('thread_summaries').where({ run_id: runId }).first('id')) return { summarized: 0 };
+      const rows = await threadRows(plan.thread_id);
+      const previous = await latestSummary(plan.thread_id);
+      const slice = summarizationSlice(
+        rows,
+        runId,
+        plan.llm_summarizer_keep_recent_count ?? 1,
+        previous?.through_seq,
+      );
+      if (!slice) return { summarized: 0 };
+      const { target, provider } = await providerTarget(plan.summarizer.model);
+      const req: LlmRequest = {
+        model: plan.summarizer.model.model_id,
+        ...requestParameters(plan.summarizer.model.parameters),
+        system: plan.summarizer.system,
+        messages: [
+          {
+            role: 'user',
+            content: [{ type: 'text', text: transcriptForSummary(previous?.content, slice.older) }],
+          },
+        ],
+      };
+      const admission = await admit(plan, provider, req.model, req);
+      const span = startModelCallSpan({
+        system: provider.provider_type,
+        model: req.model,
+        projectId: plan.project_id,
+        agentId: plan.agent_id,
+        conversationId: plan.conversation_id,
+        ...(plan.virtual_key_id ? { virtualKeyId: plan.virtual_key_id } : {}),
+        stream: false,
+        input: req.messages,
+      });
+      const stop = heartbeating();
+      let usage: Usage | undefined;
+      try {
+        const res = await otelContext.with(trace.setSpan(otelContext.active(), span.span), () =>
+          complete(target, req, Context.current().cancellationSignal),
+        );
+        usage = res.usage;
+        span.end({
+          responseModel: res.model,
+          inputTokens: usage.input_tokens,
+          outputTokens: usage.output_tokens,
+          finishReasons: [res.finish_reason],
+        });
+        await db('thread_summaries')
+          .insert({
+            thread_id: plan.thread_id,
+            run_id: runId,
+            through_seq: slice.throughSeq,
+            content: res.text,
+            usage: JSON.stringify(res.usage),
+          })
+          .onConflict(db.raw('(run_id) where run_id is not null'))
+          .ignore();
+        return { summarized: slice.older.length };
+      } catch (err) {
+        span.fail(err, err instanceof UpstreamError ? String(err.status) : undefined);
+        throw modelFailure(err);
+      } finally {
+        stop();
+        if (admission)
+          await policy
+            .settle(admission, {
+              inputTokens: usage?.input_tokens ?? 0,
+              outputTokens: usage?.output_tokens ?? 0,
+              status: usage ? 200 : 502,
+            })
+            .catch((err: unknown) => deps.logger.warn({ err }, 'settling a summarizer call failed'));
+      }
+    },
+
+    /**
+     * One model call of the turn, streamed: text deltas become run events as
+     * they arrive; the answer is stored as the step's assistant message. A
+     * retry of a step whose answer is already stored returns it without
+     * calling the model again.
+     */
+    async callModel(runId: string, step: number): Promise<ModelStepResult> {
+      const { run, plan } = await loadPlan(runId);
+      const stepKey = `${step}.assistant`;
+      const stored = await db('messages')
+        .where({ run_id: runId, step_key: stepKey })
+        .first<{ content: unknown; tool_calls: ToolCall[] | null } | undefined>('content', 'tool_calls');
+      if (stored) return stepResult(plan, messageText(stored.content), stored.tool_calls ?? []);
+
+      const rows = await threadRows(plan.thread_id);
+      const summary =
+        plan.summarizer_type === 'llm' && plan.enable_history
+          ? await latestSummary(plan.thread_id)
+          : undefined;
+      const history = selectHistory(rows, {
+        currentRunId: runId,
+        enableHistory: plan.enable_history,
+        summarizer: plan.summarizer_type,
+        ...(plan.sliding_window_keep_count ? { keepTurns: plan.sliding_window_keep_count } : {}),
+        ...(summary ? { summaryThroughSeq: summary.through_seq } : {}),
+      });
+      const offered = await tools.definitions(plan);
+      const req: LlmRequest = {
+        model: plan.model.model_id,
+        ...requestParameters(plan.model.parameters),
+        ...(plan.system ? { system: plan.system } : {}),
+        ...(summary ? { extra_system: [`Summary of the earlier conversation:\n${summary.content}`] } : {}),
+        messages: toLlmMessages(history),
+        ...(offered.length ? { tools: offered } : {}),
+        ...(plan.schema
+          ? {
+              response_format: {
+                type: 'json_schema' as const,
+                name: plan.schema.name,
+                schema: plan.schema.schema,
+              },
+            }
+          : {}),
+      };
+      const { target, provider } = await providerTarget(plan.model);
+      const admission = await admit(plan, provider, req.model, req);
+      const span = startModelCallSpan({
+        system: provider.provider_type,
+        model: req.model,
+        projectId: plan.project_id,
+        agentId: plan.agent_id,
+        conversationId: plan.conversation_id,
+        ...(plan.virtual_key_id ? { virtualKeyId: plan.virtual_key_id } : {}),
+        stream: true,
+        ...(req.max_tokens !== undefined ? { maxTokens: req.max_tokens } : {}),
+        input: req.messages,
+      });
+      const ctx = Context.current();
+      const writer = new DeltaWriter(
+        db,
+        runId,
+        step,
+        ctx.info.attempt > 1 ? await priorText(runId, step) : '',
+      );
+      const stop = heartbeating();
+      let usage: Usage | undefined;
+      let text = '';
+      let finish = 'stop';
+      const calls = new Map<number, ToolCall>();
+      try {
+        await otelContext.with(trace.setSpan(otelContext.active(), span.span), async () => {
+          const events = await openStream(target, req, ctx.cancellationSignal);
+          for await (const ev of events) {
+            if (ev.type === 'text') {
+              text += ev.text;
+              writer.push(ev.text);
+            } else if (ev.type === 'tool_call_start')
+              calls.set(ev.index, { id: ev.id, name: ev.name, arguments: '' });
+            else if (ev.type === 'tool_call_delta') {
+              const call = calls.get(ev.index);
+              if (call) call.arguments += ev.arguments;
+            } else if (ev.type === 'usage') usage = ev.usage;
+            else if (ev.type === 'finish') finish = ev.finish_reason;
+          }
+        });
+        await writer.close();
+      } catch (err) {
+        stop();
+        await writer.close().catch(() => undefined);
+        span.fail(err, err instanceof UpstreamError ? String(err.status) : undefined);
+        if (admission)
+          await policy
+            .settle(admission, {
+              inputTokens: 0,
+              outputTokens: 0,
+              status: err instanceof UpstreamError ? err.status || 502 : 500,
+            })
+            .catch((e: unknown) => deps.logger.warn({ err: e }, 'settling a failed model call failed'));
+        throw modelFailure(err);
+      }
+      stop();
+      const toolCalls = [...calls.values()].map((c) => ({ ...c, arguments: c.arguments || '{}' }));
+      const used = usage ?? { input_tokens: 0, output_tokens: 0 };
+      span.end({
+        inputTokens: used.input_tokens,
+        outputTokens: used.output_tokens,
+        finishReasons: [finish],
+        ...(admission?.price
+          ? { costUsd: costUsd(admission.price, used.input_tokens, used.output_tokens) }
+          : {}),
+        output: text,
+      });
+      if (admission)
+        await policy
+          .settle(admission, {
+            inputTokens: used.input_tokens,
+            outputTokens: used.output_tokens,
+            status: 200,
+          })
+          .catch((err: unknown) => deps.logger.warn({ err }, 'settling a model call failed'));
+
+      const result = stepResult(plan, text, toolCalls);
+      await db.transaction(async (trx) => {
+        const inserted = await trx('messages')
+          .insert({
+            thread_id: plan.thread_id,
+            run_id: runId,
+            step_key: stepKey,
+            role: 'assistant',
+            content: JSON.stringify(text),
+            tool_calls: toolCalls.length ? JSON.stringify(toolCalls) : null,
+            usage: JSON.stringify(used),
+            prompt_version_id: plan.prompt_version_id,
+            trace_id: run.trace_id,
+            hidden: result.kind === 'invalid_output',
+            metadata: JSON.stringify({ step, finish_reason: finish, model: plan.model.model_id }),
+          })
+          .onConflict(db.raw('(run_id, step_key) where run_id is not null'))
+          .ignore()
+          .returning('id');
+        const messageId = inserted[0]?.id;
+        if (!messageId) return; // an earlier attempt stored this step
+        await trx.raw(
+          `update runs set usage = jsonb_build_object(
+             'input_tokens', coalesce((usage->>'input_tokens')::bigint, 0) + ?,
+             'output_tokens', coalesce((usage->>'output_tokens')::bigint, 0) + ?)
+           where id = ?`,
+          [used.input_tokens, used.output_tokens, runId],
+        );
+        if (usage)
+          await trx('threads').where({ id: plan.thread_id }).update({ last_input_tokens: used.input_tokens });
+        if (result.kind === 'invalid_output') {
+          await trx('messages').insert({
+            thread_id: plan.thread_id,
+            run_id: runId,
+            step_key: `${step}.correction`,
+            role: 'user',
+            content: JSON.stringify(
+              `Your answer does not match the required JSON schema: ${result.errors.join('; ')}. Answer again with only JSON that matches the schema.`,
+            ),
+            hidden: true,
+            metadata: JSON.stringify({ kind: 'schema_correction' }),
+          });
+        }
+        const structured =
+          plan.schema && result.kind === 'final' && !toolCalls.length
+            ? validateStructured(plan.schema.schema, text)
+            : undefined;
+        await appendRunEvent(
+          trx,
+          runId,
+          'message.completed',
+          {
+            step,
+            message_id: messageId,
+            role: 'assistant',
+            content: text,
+            ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
+            ...(structured?.ok ? { structured: structured.value } : {}),
+            ...(result.kind === 'invalid_output' ? { invalid: true, errors: result.errors } : {}),
+          },
+          `${step}.completed`,
+        );
+        for (const call of toolCalls)
+          await appendRunEvent(
+            trx,
+            runId,
+            'tool_call.created',
+            { step, id: call.id, name: call.name, arguments: call.arguments },
+            `${step}.tool.${call.id}.created`,
+          );
+      });
+      return result;
+    },
+
+    /**
+     * Runs the step's tool calls that have no result yet and stores each
+     * result as a tool message. With `skipReason` the calls are answered
+     * without running (the turn is ending), so the transcript stays well-formed.
+     */
+    async runToolCalls(runId: string, step: number, skipReason?: string): Promise<{ ran: number }> {
+      const { plan } = await loadPlan(runId);
+      const assistant = await db('messages')
+        .where({ run_id: runId, step_key: `${step}.assistant` })
+        .first<{ tool_calls: ToolCall[] | null } | undefined>('tool_calls');
+      let ran = 0;
+      for (const call of assistant?.tool_calls ?? []) {
+        const key = `${step}.tool.${call.id}`;
+        if (await db('messages').where({ run_id: runId, step_key: key }).first('id')) continue;
+        const result = skipReason
+          ? { output: `not run: ${skipReason}`, isError: true }
+          : await tools.run(plan, call).catch((err: unknown) => ({
+              output: `tool "${call.name}" failed: ${err instanceof Error ? err.message : String(err)}`,
+              isError: true,
+            }));
+        ran++;
+        await db.transaction(async (trx) => {
+          const inserted = await trx('messages')
+            .insert({
+              thread_id: plan.thread_id,
+              run_id: runId,
+              step_key: key,
+              role: 'tool',
+              content: JSON.stringify(result.output),
+              tool_call_id: call.id,
+              metadata: JSON.stringify({ tool_name: call.name, is_error: result.isError }),
+            })
+            .onConflict(db.raw('(run_id, step_key) where run_id is not null'))
+            .ignore()
+            .returning('id');
+          if (!inserted.length) return;
+          await appendRunEvent(
+            trx,
+            runId,
+            'tool_call.completed',
+            { step, id: call.id, name: call.name, output: result.output, is_error: result.isError },
+            `${key}.completed`,
+          );
+        });
+      }
+      return { ran };
+    },
+
+    /** Records the turn's outcome on the run and announces it; a second call changes nothing. */
+    async finishTurn(args: FinishTurnArgs): Promise<void> {
+      await db.transaction(async (trx) => {
+        const run = await trx('runs').where({ id: args.runId }).forUpdate().first<DbRun | undefined>();
+        if (!run || isTerminal(run.status)) return;
+        const plan = run.plan as unknown as TurnPlan | null;
+        const messages = await trx('messages').where({ run_id: run.id }).orderBy('seq').select<
+          Array<{
+            role: string;
+            content: unknown;
+            tool_calls: ToolCall[] | null;
+            tool_call_id: string | null;
+            hidden: boolean;
+            metadata: { is_error?: boolean } | null;
+          }>
+        >('role', 'content', 'tool_calls', 'tool_call_id', 'hidden', 'metadata');
+        const results = new Map(
+          messages.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id, m] as const),
+        );
+        const toolCalls = messages
+          .filter((m) => m.role === 'assistant')
+          .flatMap((m) => m.tool_calls ?? [])
+          .map((c) => {
+            const r = results.get(c.id);
+            return {
+              id: c.id,
+              name: c.name,
+              arguments: c.arguments,
+              ...(r ? { output: messageText(r.content), is_error: Boolean(r.metadata?.is_error) } : {}),
+            };
+          });
+        let output: DbRun['output'] = null;
+        if (args.status === 'completed') {
+          const last = messages.filter((m) => m.role === 'assistant' && !m.hidden).at(-1);
+          const content = last ? messageText(last.content) : '';
+          output = { role: 'assistant', content };
+          if (plan?.schema) {
+            const checked = validateStructured(plan.schema.schema, content);
+            if (checked.ok) output.structured = checked.value;
+          }
+        }
+        await trx('runs')
+          .where({ id: run.id })
+          .update({
+            status: args.status,
+            output: output ? JSON.stringify(output) : null,
+            tool_calls: JSON.stringify(toolCalls),
+            error: args.error ? JSON.stringify(args.error) : null,
+            finished_at: trx.fn.now(),
+          });
+        if (args.status === 'completed')
+          await appendRunEvent(
+            trx,
+            run.id,
+            'run.completed',
+            { status: 'completed', usage: run.usage, output },
+            'final',
+          );
+        else
+          await appendRunEvent(
+            trx,
+            run.id,
+            'run.failed',
+            { status: 'failed', error: args.error, usage: run.usage },
+            'final',
+          );
+      });
+    },
+  };
+
+  /** Text this step already streamed to readers in earlier attempts (since its last restart). */
+  async function priorText(runId: string, step: number): Promise<string> {
+    const rows = await db('run_events')
+      .where({ run_id: runId })
+      .whereIn('type', ['message.delta', 'message.restarted'])
+      .whereRaw(`(data->>'step')::int = ?`, [step])
+      .orderBy('seq')
+      .select<Array<{ type: string; data: { text?: string } }>>('type', 'data');
+    let text = '';
+    for (const r of rows) text = r.type === 'message.restarted' ? '' : text + (r.data.text ?? '');
+    return text;
+  }
+}
+
+function stepResult(plan: TurnPlan, text: string, toolCalls: ToolCall[]): ModelStepResult {
+  if (toolCalls.length) return { kind: 'tool_calls', count: toolCalls.length };
+  if (plan.schema) {
+    const checked = validateStructured(plan.schema.schema, text);
+    if (!checked.ok) return { kind: 'invalid_output', errors: checked.errors };
+  }
+  return { kind: 'final' };
+}
+
+export type SessionActivities = ReturnType<typeof createSessionActivities>;

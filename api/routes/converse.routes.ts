@@ -1,0 +1,127 @@
+import { once } from 'node:events';
+import type { Context } from 'koa';
+import type { RunEvent } from '../../activities/session/run-store.js';
+import type { AppDeps } from '../deps.js';
+import { ValidationError } from '../errors.js';
+import { ApiRouter } from '../http/api-router.js';
+import { ok } from '../http/envelope.js';
+import type { Validated } from '../middleware/validate.js';
+import * as s from '../schemas/converse.schemas.js';
+import { ConverseService } from '../services/converse.service.js';
+import { RunEventsHub } from '../services/run-events-hub.js';
+
+const KEEPALIVE_MS = 15_000;
+
+/** Each event as one SSE frame: `id:` is the run's event number, `data:` the bare payload. */
+const frame = (ev: RunEvent) => `id: ${ev.seq}\nevent: ${ev.type}\ndata: ${JSON.stringify(ev.data)}\n\n`;
+
+/**
+ * Streams a run's events to the client until the run ends. A client that
+ * leaves stops only its own stream: the turn goes on in its workflow.
+ */
+async function streamRun(
+  ctx: Context,
+  service: ConverseService,
+  runId: string,
+  afterSeq: number,
+): Promise<void> {
+  const res = ctx.res;
+  const controller = new AbortController();
+  const gone = () => controller.abort();
+  res.once('close', gone);
+  ctx.status = 200;
+  ctx.respond = false;
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    'x-accel-buffering': 'no',
+    'x-trace-id': String(ctx.response.get('X-Trace-Id') || ''),
+  });
+  res.flushHeaders();
+  const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
+  try {
+    for await (const ev of service.events(runId, afterSeq, controller.signal)) {
+      if (!res.write(frame(ev))) await once(res, 'drain', { signal: controller.signal });
+    }
+  } catch (err) {
+    if (!controller.signal.aborted) ctx.state.log.error({ err, runId }, 'run event stream failed');
+  } finally {
+    clearInterval(keepalive);
+    res.off('close', gone);
+    if (!res.destroyed) res.end();
+  }
+}
+
+function wantsStream(ctx: Context, body: s.ConverseBody): boolean {
+  if (body.stream !== undefined) return body.stream;
+  return /\btext\/event-stream\b/.test(ctx.get('accept'));
+}
+
+/** POST /converse, and the runs it creates. */
+export function converseRoutes(deps: AppDeps): ApiRouter[] {
+  const service = new ConverseService(deps, new RunEventsHub(deps.db, deps.changes));
+
+  const converse = new ApiRouter('/api/agent-server/converse', 'Converse').route<
+    Validated<never, { project_id: string }, s.ConverseBody>
+  >(
+    {
+      method: 'post',
+      path: '/',
+      summary: 'Send a message to an agent: one turn of its session',
+      description:
+        'Stores the message, runs the turn in the session workflow and answers with the run. With `stream: true` ' +
+        '(or `Accept: text/event-stream`) the answer is Server-Sent Events: `run.created`, `message.delta {text}`, ' +
+        '`tool_call.created`, `tool_call.completed`, `message.completed`, then `run.completed {usage}` or ' +
+        '`run.failed {error}`, each with an `id:`; resume with GET /runs/{run_id}/events. A failed turn is still a ' +
+        '200 with `status: failed`. The same `message_id` again returns the same run; with a different message, 409.',
+      request: s.converseRequest,
+      response: s.runResponse,
+    },
+    async (ctx, { query, body }) => {
+      const traceId = ctx.response.get('X-Trace-Id') || undefined;
+      const { run } = await service.submit(query.project_id, body, traceId);
+      if (wantsStream(ctx, body)) return streamRun(ctx, service, run.id, 0);
+      await service.wait(run.id, deps.config.session.converseWaitTimeoutMs);
+      ok(ctx, await service.view(run.id));
+    },
+  );
+
+  const runs = new ApiRouter('/api/agent-server/runs', 'Converse')
+    .route<Validated<{ run_id: string }, { project_id?: string }>>(
+      {
+        method: 'get',
+        path: '/:run_id',
+        summary: "A run's status and result, also after its client left",
+        request: s.runGet,
+        response: s.runResponse,
+      },
+      async (ctx, { params, query }) => ok(ctx, await service.view(params.run_id, query.project_id)),
+    )
+    .route<Validated<{ run_id: string }, { project_id?: string; after?: number }>>(
+      {
+        method: 'get',
+        path: '/:run_id/events',
+        summary: "Replay and follow a run's events (Server-Sent Events)",
+        description:
+          'Every event of the run after `Last-Event-ID` (or `?after=`), then live ones until the run ends. Works on any replica.',
+        request: s.runEvents,
+        produces: 'text/event-stream',
+      },
+      async (ctx, { params, query }) => {
+        await service.view(params.run_id, query.project_id); // 404 before the stream starts
+        const header = ctx.get('last-event-id');
+        let after = query.after ?? 0;
+        if (header) {
+          if (!/^\d{1,9}$/.test(header))
+            throw ValidationError.field(
+              'Last-Event-ID',
+              'Last-Event-ID must be an event id (a whole number)',
+              'number.base',
+            );
+          after = Number(header);
+        }
+        await streamRun(ctx, service, params.run_id, after);
+      },
+    );
+  return [converse, runs];
+}

@@ -1,0 +1,149 @@
+import Joi from 'joi';
+import { name, optionalProjectQuery, projectQuery, timestamp, uuid } from './common.schemas.js';
+import { conversationId, MAX_CONTEXT_BYTES } from './conversations.schemas.js';
+import { VARIABLE_NAME } from '../services/prompt-template.js';
+
+/** A user message: at most this many bytes of text (or of JSON, for content parts). */
+export const MAX_MESSAGE_BYTES = 1024 * 1024;
+
+const textPart = Joi.object({
+  type: Joi.string().valid('text').required(),
+  text: Joi.string().allow('').required(),
+});
+const imagePart = Joi.object({
+  type: Joi.string().valid('image_url').required(),
+  image_url: Joi.object({
+    url: Joi.string()
+      .required()
+      .pattern(/^(https?:\/\/|data:image\/[a-z0-9.+-]+;base64,)/i)
+      .messages({ 'string.pattern.base': 'image_url.url must be an http(s) URL or a base64 data:image URL' }),
+  }).required(),
+});
+
+const message = Joi.alternatives()
+  .try(
+    Joi.string().min(1),
+    Joi.array()
+      .items(
+        Joi.alternatives().conditional('.type', { is: 'image_url', then: imagePart, otherwise: textPart }),
+      )
+      .min(1),
+  )
+  .required()
+  .custom((value: unknown, helpers) =>
+    Buffer.byteLength(typeof value === 'string' ? value : JSON.stringify(value)) > MAX_MESSAGE_BYTES
+      ? helpers.message({ custom: `message must be at most ${MAX_MESSAGE_BYTES} bytes` })
+      : value,
+  )
+  .description('Text, or content parts: `{type: "text", text}` and `{type: "image_url", image_url: {url}}`');
+
+export const messageId = Joi.string()
+  .min(1)
+  .max(128)
+  .pattern(/^[A-Za-z0-9._:-]+$/)
+  .messages({ 'string.pattern.base': 'message_id may only contain letters, digits and . _ : -' });
+
+const context = Joi.object()
+  .pattern(VARIABLE_NAME, Joi.any())
+  .custom((value: unknown, helpers) =>
+    Buffer.byteLength(JSON.stringify(value)) > MAX_CONTEXT_BYTES
+      ? helpers.message({ custom: `context must be at most ${MAX_CONTEXT_BYTES} bytes of JSON` })
+      : value,
+  )
+  .description("Template variables, merged into the conversation's stored context (later turns keep them)");
+
+export const converseRequest = {
+  query: Joi.object({ ...projectQuery }),
+  body: Joi.object({
+    agent_id: uuid.required(),
+    conversation_id: conversationId.description(
+      'Absent: a new conversation. Unknown: created under this id. Known: the next turn of it.',
+    ),
+    namespace: name.description('For a new conversation; an existing one keeps its own'),
+    message,
+    message_id: messageId.description('Idempotency key, unique per conversation; generated when absent'),
+    context,
+    stream: Joi.boolean().description('Answer as Server-Sent Events (also with `Accept: text/event-stream`)'),
+  }).required(),
+};
+
+export interface ConverseBody {
+  agent_id: string;
+  conversation_id?: string;
+  namespace?: string;
+  message: string | Array<Record<string, unknown>>;
+  message_id?: string;
+  context?: Record<string, unknown>;
+  stream?: boolean;
+}
+
+export const runGet = {
+  params: Joi.object({ run_id: uuid.required() }),
+  query: Joi.object({ ...optionalProjectQuery }),
+};
+
+export const runEvents = {
+  params: Joi.object({ run_id: uuid.required() }),
+  query: Joi.object({
+    ...optionalProjectQuery,
+    after: Joi.number()
+      .integer()
+      .min(0)
+      .description('Resume after this event id (the `Last-Event-ID` header wins)'),
+  }),
+};
+
+export const RUN_STATUSES = [
+  'queued',
+  'running',
+  'awaiting_approval',
+  'completed',
+  'failed',
+  'cancelled',
+] as const;
+
+export const runResponse = Joi.object({
+  run_id: uuid,
+  project_id: uuid,
+  agent_id: uuid.allow(null),
+  conversation_id: Joi.string(),
+  thread_id: uuid,
+  message_id: Joi.string(),
+  status: Joi.string().valid(...RUN_STATUSES),
+  output: Joi.object({
+    role: Joi.string().valid('assistant'),
+    content: Joi.string(),
+    structured: Joi.any().description("The answer parsed and validated against the agent's schema"),
+  }).allow(null),
+  tool_calls: Joi.array().items(Joi.object().unknown(true)),
+  usage: Joi.object({ input_tokens: Joi.number().integer(), output_tokens: Joi.number().integer() }),
+  error: Joi.object({ code: Joi.string(), message: Joi.string(), details: Joi.any() }).allow(null),
+  warnings: Joi.array().items(Joi.string()),
+  prompt_version_id: uuid.allow(null),
+  trace_id: Joi.string().allow(null),
+  workflow_id: Joi.string(),
+  temporal_ui_url: Joi.string().allow(null),
+  created_at: timestamp,
+  finished_at: timestamp.allow(null),
+});
+
+export interface RunView {
+  run_id: string;
+  project_id: string;
+  agent_id: string | null;
+  conversation_id: string;
+  thread_id: string;
+  message_id: string;
+  status: (typeof RUN_STATUSES)[number];
+  output: { role: 'assistant'; content: string; structured?: unknown } | null;
+  tool_calls: Array<Record<string, unknown>>;
+  usage: { input_tokens: number; output_tokens: number };
+  error: { code: string; message: string; details?: unknown } | null;
+  warnings: string[];
+  prompt_version_id: string | null;
+  trace_id: string | null;
+  workflow_id: string;
+  temporal_ui_url: string | null;
+  created_at: string;
+  finished_at: string | null;
+}

@@ -1,0 +1,274 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { WithStartWorkflowOperation } from '@temporalio/client';
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import type { Knex } from 'knex';
+import {
+  appendRunEvent,
+  findRun,
+  isTerminal,
+  TERMINAL_EVENTS,
+  type DbRun,
+  type RunEvent,
+} from '../../activities/session/run-store.js';
+import {
+  converseUpdate,
+  SESSION_WORKFLOW_TYPE,
+  sessionWorkflowId,
+  type SessionInput,
+} from '../../workflows/session.definitions.js';
+import type { Config } from '../config.js';
+import type { AppDeps } from '../deps.js';
+import { ConflictError, isUniqueViolation, NotFoundError, ServiceUnavailableError } from '../errors.js';
+import type { ConverseBody, RunView } from '../schemas/converse.schemas.js';
+import { requireProject } from './project-scope.js';
+import type { RunEventsHub } from './run-events-hub.js';
+
+const SA = {
+  ProjectId: defineSearchAttributeKey('ProjectId', SearchAttributeType.KEYWORD),
+  AgentId: defineSearchAttributeKey('AgentId', SearchAttributeType.KEYWORD),
+  ConversationId: defineSearchAttributeKey('ConversationId', SearchAttributeType.KEYWORD),
+  Namespace: defineSearchAttributeKey('Namespace', SearchAttributeType.KEYWORD),
+};
+
+export function temporalUiUrl(config: Config, workflowId: string): string {
+  const base = (config.temporalUiUrl ?? `http://127.0.0.1:${config.temporalUiPort}`).replace(/\/$/, '');
+  return `${base}/namespaces/${encodeURIComponent(config.temporalNamespace)}/workflows/${encodeURIComponent(workflowId)}`;
+}
+
+interface Accepted {
+  run: DbRun;
+  conversationId: string;
+  namespace: string;
+  agentName: string;
+}
+
+/**
+ * The converse flow: store the user message and its run first (unique per
+ * conversation and message_id), then hand the run id to the session workflow
+ * with update-with-start. Readers follow the run through its event log.
+ */
+export class ConverseService {
+  constructor(
+    private readonly deps: AppDeps,
+    private readonly hub: RunEventsHub,
+  ) {}
+
+  async submit(projectId: string, body: ConverseBody, traceId: string | undefined): Promise<Accepted> {
+    const { db } = this.deps;
+    await requireProject(db, projectId);
+    const agent = await db('agents')
+      .where({ id: body.agent_id })
+      .first<{ id: string; project_id: string; name: string } | undefined>('id', 'project_id', 'name');
+    if (!agent || agent.project_id !== projectId) throw new NotFoundError('agent');
+    const conversationId = body.conversation_id ?? randomUUID();
+    const messageId = body.message_id ?? randomUUID();
+    const requestHash = createHash('sha256')
+      .update(JSON.stringify({ agent_id: agent.id, message: body.message }))
+      .digest('hex');
+    const accepted = async (): Promise<Accepted> =>
+      db.transaction(async (trx) => {
+        const conv = await this.conversation(trx, projectId, conversationId, body.namespace);
+        const existing = (await trx('runs')
+          .where({ conversation_pk: conv.pk, message_id: messageId })
+          .first()) as DbRun | undefined;
+        if (existing) return this.same(existing, requestHash, conversationId, conv.namespace, agent.name);
+        await trx('threads')
+          .insert({ conversation_pk: conv.pk, agent_id: agent.id })
+          .onConflict(trx.raw('(conversation_pk, agent_id) where agent_id is not null'))
+          .ignore();
+        const thread = await trx('threads')
+          .where({ conversation_pk: conv.pk, agent_id: agent.id })
+          .first<{ id: string }>('id');
+        if (body.context && Object.keys(body.context).length)
+          await trx.raw(
+            `update conversations set context = context || ?::jsonb, updated_at = now() where pk = ?`,
+            [JSON.stringify(body.context), conv.pk],
+          );
+        const runId = randomUUID();
+        const [run] = (await trx('runs')
+          .insert({
+            id: runId,
+            project_id: projectId,
+            conversation_pk: conv.pk,
+            thread_id: thread.id,
+            agent_id: agent.id,
+            message_id: messageId,
+            request_hash: requestHash,
+            status: 'queued',
+            workflow_id: sessionWorkflowId(agent.id, conversationId),
+            trace_id: traceId ?? null,
+          })
+          .returning('*')) as DbRun[];
+        await trx('messages').insert({
+          thread_id: thread.id,
+          run_id: runId,
+          step_key: 'user',
+          role: 'user',
+          content: JSON.stringify(body.message),
+          trace_id: traceId ?? null,
+        });
+        await trx('threads').where({ id: thread.id }).update({ updated_at: trx.fn.now() });
+        await appendRunEvent(
+          trx,
+          runId,
+          'run.created',
+          {
+            run_id: runId,
+            conversation_id: conversationId,
+            thread_id: thread.id,
+            message_id: messageId,
+            status: 'queued',
+          },
+          'created',
+        );
+        return {
+          run: (await findRun(trx, run!.id))!,
+          conversationId,
+          namespace: conv.namespace,
+          agentName: agent.name,
+        };
+      });
+    let result: Accepted;
+    try {
+      result = await accepted();
+    } catch (err) {
+      // The same message_id raced in from another request: it won, this is its retry.
+      if (!isUniqueViolation(err)) throw err;
+      result = await accepted();
+    }
+    if (!isTerminal(result.run.status)) await this.deliver(result);
+    return result;
+  }
+
+  private async conversation(
+    trx: Knex.Transaction,
+    projectId: string,
+    id: string,
+    namespace: string | undefined,
+  ): Promise<{ pk: string; namespace: string }> {
+    await trx('conversations')
+      .insert({ project_id: projectId, id, namespace: namespace ?? 'default' })
+      .onConflict(['project_id', 'id'])
+      .ignore();
+    const conv = await trx('conversations')
+      .where({ project_id: projectId, id })
+      .first<{ pk: string; namespace: string }>('pk', 'namespace');
+    if (namespace !== undefined && conv.namespace !== namespace)
+      throw new ConflictError({
+        field: 'namespace',
+        reason: `conversation "${id}" belongs to namespace "${conv.namespace}"`,
+      });
+    return conv;
+  }
+
+  private same(
+    existing: DbRun,
+    requestHash: string,
+    conversationId: string,
+    namespace: string,
+    agentName: string,
+  ): Accepted {
+    if (existing.request_hash !== requestHash)
+      throw new ConflictError({
+        field: 'message_id',
+        reason: 'this message_id was already used in the conversation for a different message',
+      });
+    return { run: existing, conversationId, namespace, agentName };
+  }
+
+  /** Update-with-start: the first message starts the session; the Update id is the message id. */
+  private async deliver({ run, conversationId, namespace, agentName }: Accepted): Promise<void> {
+    const { config, temporal } = this.deps;
+    const input: SessionInput = {
+      projectId: run.project_id,
+      agentId: run.agent_id!,
+      conversationId,
+      threadId: run.thread_id,
+      settings: {
+        idleTimeoutMs: config.session.idleTimeoutMs,
+        continueAsNewAfterTurns: config.session.continueAsNewTurns,
+        modelHeartbeatTimeoutMs: config.session.modelHeartbeatTimeoutMs,
+      },
+    };
+    try {
+      await temporal.client.workflow.executeUpdateWithStart(converseUpdate, {
+        args: [{ runId: run.id }],
+        updateId: run.message_id,
+        startWorkflowOperation: new WithStartWorkflowOperation(SESSION_WORKFLOW_TYPE, {
+          workflowId: run.workflow_id,
+          taskQueue: config.temporalTaskQueue,
+          args: [input],
+          workflowIdConflictPolicy: 'USE_EXISTING',
+          memo: { agent_name: agentName },
+          typedSearchAttributes: [
+            { key: SA.ProjectId, value: run.project_id },
+            { key: SA.AgentId, value: run.agent_id! },
+            { key: SA.ConversationId, value: conversationId },
+            { key: SA.Namespace, value: namespace },
+          ],
+        }),
+      });
+    } catch (err) {
+      this.deps.logger.error({ err, runId: run.id }, 'could not deliver the message to its session workflow');
+      throw new ServiceUnavailableError({
+        temporal: 'the session workflow could not be reached; send the same message_id again to retry',
+        run_id: run.id,
+      });
+    }
+  }
+
+  /** The run's events after `afterSeq` until its end (or the signal). */
+  events(runId: string, afterSeq: number, signal: AbortSignal): AsyncGenerator<RunEvent> {
+    return this.hub.events(runId, afterSeq, signal);
+  }
+
+  /** Waits for the run's end, at most `timeoutMs`; then the run as it stands. */
+  async wait(runId: string, timeoutMs: number): Promise<void> {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), timeoutMs);
+    try {
+      // Only the terminal event matters; start near the end of what is already written.
+      const run = await findRun(this.deps.db, runId);
+      if (!run || isTerminal(run.status)) return;
+      for await (const ev of this.hub.events(runId, Math.max(0, run.last_event_seq - 1), controller.signal))
+        if (TERMINAL_EVENTS.has(ev.type)) return;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  async view(runId: string, projectId?: string): Promise<RunView> {
+    const row = await this.deps
+      .db('runs as r')
+      .join('conversations as c', 'c.pk', 'r.conversation_pk')
+      .where('r.id', runId)
+      .first<(DbRun & { conversation_client_id: string }) | undefined>(
+        'r.*',
+        'c.id as conversation_client_id',
+      );
+    if (!row || (projectId !== undefined && row.project_id !== projectId)) throw new NotFoundError('run');
+    return {
+      run_id: row.id,
+      project_id: row.project_id,
+      agent_id: row.agent_id,
+      conversation_id: row.conversation_client_id,
+      thread_id: row.thread_id,
+      message_id: row.message_id,
+      status: row.status,
+      output: row.output,
+      tool_calls: row.tool_calls,
+      usage: {
+        input_tokens: Number(row.usage.input_tokens ?? 0),
+        output_tokens: Number(row.usage.output_tokens ?? 0),
+      },
+      error: row.error,
+      warnings: row.warnings,
+      prompt_version_id: row.prompt_version_id,
+      trace_id: row.trace_id,
+      workflow_id: row.workflow_id,
+      temporal_ui_url: temporalUiUrl(this.deps.config, row.workflow_id),
+      created_at: row.created_at.toISOString(),
+      finished_at: row.finished_at ? row.finished_at.toISOString() : null,
+    };
+  }
+}

@@ -1,0 +1,173 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  log,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { SessionActivities } from '../activities/session/session-activities.js';
+import { activityDefaults } from '../temporal.config.js';
+import {
+  converseUpdate,
+  sessionStateQuery,
+  type ConverseUpdateArgs,
+  type PendingStep,
+  type SessionInput,
+  type SessionState,
+} from './session.definitions.js';
+
+/** Runs remembered as done in this workflow run, so a re-sent Update is not queued twice. */
+const MAX_REMEMBERED = 500;
+
+/**
+ * One agent session (agent + conversation). Each user message arrives as an
+ * Update carrying only its run id; turns run one at a time in arrival order.
+ * The transcript lives in Postgres: every step is an activity that reads and
+ * writes it by id, so a worker crash repeats at most the step it interrupted
+ * (and that step is idempotent).
+ */
+export async function sessionWorkflow(input: SessionInput): Promise<{ turns: number }> {
+  const { settings } = input;
+  const queue: string[] = [...(input.queue ?? [])];
+  const done = new Set<string>();
+  let turns = input.turnsCompleted ?? 0;
+  let turnsThisRun = 0;
+  let current: string | null = null;
+  let step = 0;
+  let pending: PendingStep = 'none';
+
+  // Bookkeeping in Postgres: retried until it works (an outage delays the turn, never fails the session).
+  const local = proxyLocalActivities<SessionActivities>({
+    startToCloseTimeout: '30 seconds',
+    retry: { initialInterval: '500 ms', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+  });
+  const { summarizeHistory } = proxyActivities<SessionActivities>({
+    ...activityDefaults.modelCall,
+    heartbeatTimeout: settings.modelHeartbeatTimeoutMs,
+  });
+  const { callModel } = proxyActivities<SessionActivities>({
+    ...activityDefaults.modelCall,
+    heartbeatTimeout: settings.modelHeartbeatTimeoutMs,
+  });
+  const { runToolCalls } = proxyActivities<SessionActivities>(activityDefaults.toolCall);
+
+  setHandler(
+    converseUpdate,
+    ({ runId }) => {
+      const position = queue.indexOf(runId);
+      if (position >= 0) return { runId, position };
+      if (current === runId || done.has(runId)) return { runId, position: 0 };
+      queue.push(runId);
+      return { runId, position: queue.length - 1 + (current ? 1 : 0) };
+    },
+    {
+      validator: (args: ConverseUpdateArgs | undefined) => {
+        if (typeof args?.runId !== 'string' || !/^[0-9a-f-]{36}$/.test(args.runId))
+          throw new Error('runId must be a uuid');
+      },
+    },
+  );
+  setHandler(sessionStateQuery, (): SessionState => ({
+    status: current ? 'running' : 'idle',
+    current_run_id: current,
+    current_turn: turns,
+    current_step: step,
+    pending_step: pending,
+    queued_run_ids: [...queue],
+  }));
+
+  async function runTurn(runId: string): Promise<void> {
+    pending = 'starting';
+    step = 0;
+    try {
+      const start = await local.startTurn(runId);
+      if (start.kind === 'skip') return;
+      if (start.kind === 'fail') {
+        pending = 'finishing';
+        await local.finishTurn({ runId, status: 'failed', error: start.error });
+        return;
+      }
+      if (start.summarize) {
+        pending = 'summarize';
+        await summarizeHistory(runId);
+      }
+      let corrected = false;
+      for (step = 1; ; step++) {
+        pending = 'model_call';
+        const result = await callModel(runId, step);
+        if (result.kind === 'final') break;
+        if (result.kind === 'invalid_output') {
+          if (corrected) {
+            throw ApplicationFailure.nonRetryable(
+              `the answer does not match the agent's schema: ${result.errors.join('; ')}`,
+              'schema_validation_failed',
+              { errors: result.errors },
+            );
+          }
+          // One corrective retry, which does not count as an iteration.
+          corrected = true;
+          continue;
+        }
+        pending = 'tools';
+        if (step >= start.maxIterations) {
+          await runToolCalls(runId, step, 'maximum iterations reached');
+          throw ApplicationFailure.nonRetryable('maximum iterations reached', 'max_iterations', {
+            max_iterations: start.maxIterations,
+          });
+        }
+        await runToolCalls(runId, step);
+      }
+      pending = 'finishing';
+      await local.finishTurn({ runId, status: 'completed' });
+    } catch (err) {
+      pending = 'finishing';
+      await local.finishTurn({ runId, status: 'failed', error: turnError(err) });
+    }
+  }
+
+  for (;;) {
+    const gotMessage = await condition(() => queue.length > 0, settings.idleTimeoutMs);
+    if (!gotMessage) {
+      // Idle: finish, unless an Update slipped in while handlers were completing.
+      await condition(allHandlersFinished);
+      if (queue.length === 0) {
+        log.info('session idle; completing', { turns });
+        return { turns };
+      }
+      continue;
+    }
+    const runId = queue.shift()!;
+    current = runId;
+    turns++;
+    turnsThisRun++;
+    await runTurn(runId);
+    current = null;
+    pending = 'none';
+    done.add(runId);
+    if (done.size > MAX_REMEMBERED) done.delete(done.values().next().value!);
+    if (workflowInfo().continueAsNewSuggested || turnsThisRun >= settings.continueAsNewAfterTurns) {
+      await condition(allHandlersFinished);
+      await continueAsNew<typeof sessionWorkflow>({ ...input, turnsCompleted: turns, queue: [...queue] });
+    }
+  }
+}
+
+/** The failure as the run reports it: the application failure's type and message, without Temporal's wrapping. */
+function turnError(err: unknown): { code: string; message: string; details?: unknown } {
+  let cause: unknown = err;
+  if (cause instanceof ActivityFailure) cause = cause.cause;
+  if (cause instanceof ApplicationFailure) {
+    const details = cause.details?.[0];
+    return {
+      code: cause.type ?? 'error',
+      message: cause.message,
+      ...(details !== undefined ? { details } : {}),
+    };
+  }
+  return { code: 'error', message: cause instanceof Error ? cause.message : String(cause) };
+}
