@@ -13,6 +13,10 @@ export interface StoredMessage {
   tool_calls: ToolCall[] | null;
   tool_call_id: string | null;
   hidden: boolean;
+  /** When the row's run began (ms): turns run one at a time, so this orders them. */
+  turn_at?: number;
+  /** The row's run is queued behind the current one: not part of this turn's past. */
+  pending?: boolean;
 }
 
 export type SummarizerType = 'none' | 'sliding_window' | 'llm';
@@ -27,9 +31,19 @@ export interface HistoryOptions {
   summaryThroughSeq?: number;
 }
 
-/** What a later turn sees: hidden rows (corrective exchanges) only within their own run. */
+/**
+ * What a turn sees, in conversation order: hidden rows (corrective exchanges)
+ * only within their own run, and each run's messages together. A user message
+ * is stored when it arrives, so one sent while an earlier turn was running
+ * has a lower seq than that turn's answer; it belongs after it.
+ */
 function visible(rows: StoredMessage[], currentRunId: string): StoredMessage[] {
-  return rows.filter((r) => r.role !== 'system' && (!r.hidden || r.run_id === currentRunId));
+  const kept = rows.filter(
+    (r) => r.role !== 'system' && (r.run_id === currentRunId || (!r.pending && !r.hidden)),
+  );
+  if (!kept.some((r) => r.turn_at !== undefined)) return kept;
+  // Rows without a run (imported history) keep their place by seq, before any run.
+  return kept.sort((a, b) => (a.turn_at ?? 0) - (b.turn_at ?? 0) || a.seq - b.seq);
 }
 
 /** Turns: a visible user message and everything after it up to the next one. */

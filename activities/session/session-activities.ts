@@ -185,10 +185,27 @@ export function createSessionActivities(deps: SessionDeps) {
     return { run, plan: run.plan as unknown as TurnPlan };
   }
 
-  async function threadRows(threadId: string, conn: Db | Knex.Transaction = db): Promise<StoredMessage[]> {
-    return storedRows(
-      await conn('messages').where({ thread_id: threadId }).orderBy('seq').select(MESSAGE_COLUMNS),
-    );
+  /** The thread's messages with their run's place in the session (see context.ts). */
+  async function threadRows(threadId: string, currentRunId: string): Promise<StoredMessage[]> {
+    const rows = await db('messages as m')
+      .leftJoin('runs as r', 'r.id', 'm.run_id')
+      .where('m.thread_id', threadId)
+      .orderBy('m.seq')
+      .select<Array<Record<string, unknown>>>(
+        ...MESSAGE_COLUMNS.map((c) => `m.${c}`),
+        db.raw('extract(epoch from coalesce(r.started_at, r.created_at)) * 1000 as turn_at'),
+        'r.status as run_status',
+      );
+    return storedRows(rows).map((r, i) => {
+      const raw = rows[i]!;
+      const status = raw.run_status as string | null;
+      return {
+        ...r,
+        ...(raw.turn_at != null ? { turn_at: Number(raw.turn_at) } : {}),
+        pending:
+          r.run_id !== null && r.run_id !== currentRunId && status !== null && !isTerminal(status as never),
+      };
+    });
   }
 
   async function latestSummary(
@@ -386,7 +403,7 @@ export function createSessionActivities(deps: SessionDeps) {
         const thread = await db('threads')
           .where({ id: plan.thread_id })
           .first<{ last_input_tokens: number | null }>('last_input_tokens');
-        const rows = await threadRows(plan.thread_id);
+        const rows = await threadRows(plan.thread_id, runId);
         const previous = await latestSummary(plan.thread_id);
         const tokens =
           thread.last_input_tokens ??
@@ -417,7 +434,7 @@ export function createSessionActivities(deps: SessionDeps) {
       const { plan } = await loadPlan(runId);
       if (!plan.summarizer) return { summarized: 0 };
       if (await db('thread_summaries').where({ run_id: runId }).first('id')) return { summarized: 0 };
-      const rows = await threadRows(plan.thread_id);
+      const rows = await threadRows(plan.thread_id, runId);
       const previous = await latestSummary(plan.thread_id);
       const slice = summarizationSlice(
         rows,
@@ -503,7 +520,7 @@ export function createSessionActivities(deps: SessionDeps) {
         .first<{ content: unknown; tool_calls: ToolCall[] | null } | undefined>('content', 'tool_calls');
       if (stored) return stepResult(plan, messageText(stored.content), stored.tool_calls ?? []);
 
-      const rows = await threadRows(plan.thread_id);
+      const rows = await threadRows(plan.thread_id, runId);
       const summary =
         plan.summarizer_type === 'llm' && plan.enable_history
           ? await latestSummary(plan.thread_id)
@@ -746,22 +763,27 @@ export function createSessionActivities(deps: SessionDeps) {
             tool_call_id: string | null;
             hidden: boolean;
             metadata: { is_error?: boolean } | null;
+            step_key: string | null;
           }>
-        >('role', 'content', 'tool_calls', 'tool_call_id', 'hidden', 'metadata');
+        >('role', 'content', 'tool_calls', 'tool_call_id', 'hidden', 'metadata', 'step_key');
+        // Results by step and call id: a provider may reuse call ids across steps.
         const results = new Map(
-          messages.filter((m) => m.role === 'tool').map((m) => [m.tool_call_id, m] as const),
+          messages.filter((m) => m.role === 'tool').map((m) => [m.step_key, m] as const),
         );
         const toolCalls = messages
           .filter((m) => m.role === 'assistant')
-          .flatMap((m) => m.tool_calls ?? [])
-          .map((c) => {
-            const r = results.get(c.id);
-            return {
-              id: c.id,
-              name: c.name,
-              arguments: c.arguments,
-              ...(r ? { output: messageText(r.content), is_error: Boolean(r.metadata?.is_error) } : {}),
-            };
+          .flatMap((m) => {
+            const step = (m.step_key ?? '').split('.')[0];
+            return (m.tool_calls ?? []).map((c) => {
+              const r = results.get(`${step}.tool.${c.id}`);
+              return {
+                id: c.id,
+                name: c.name,
+                arguments: c.arguments,
+                step: Number(step),
+                ...(r ? { output: messageText(r.content), is_error: Boolean(r.metadata?.is_error) } : {}),
+              };
+            });
           });
         let output: DbRun['output'] = null;
         if (args.status === 'completed') {
