@@ -1,7 +1,6 @@
 import { context as otelContext, trace } from '@opentelemetry/api';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import type { Knex } from 'knex';
 import type { Config } from '../../api/config.js';
 import type { SecretBox } from '../../api/crypto/secrets.js';
 import type { Db } from '../../api/db/knex.js';
