@@ -76,7 +76,6 @@ export async function createDaemon(
     exec.forkServer = server;
     server.start();
   };
-  if (config.forkServer && PYTHON.startsWith('/')) startForkServer();
 
   const deps: RouteDeps = {
     config,
@@ -249,6 +248,8 @@ export async function createDaemon(
     }
   });
   armIdle();
+  // After listening: a new sandbox answers its first command (through spawn) without waiting for Python.
+  if (config.forkServer && PYTHON.startsWith('/')) startForkServer();
 
   const addr = server.address();
   const address =
