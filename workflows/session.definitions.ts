@@ -28,17 +28,16 @@ export interface SessionInput {
   settings: SessionSettings;
   /** Turns completed by earlier runs of this session (continue-as-new carries it). */
   turnsCompleted?: number;
-  /** Runs accepted but not yet processed when the previous run continued as new. */
-  queue?: string[];
 }
 
 export interface ConverseUpdateArgs {
   runId: string;
 }
 
+/** Returned when the turn has ended; the API waits only for the Update to be accepted. */
 export interface ConverseUpdateResult {
   runId: string;
-  /** Runs ahead of this one in the session's queue when it was accepted (0: next). */
+  /** Runs that were ahead of this one in the session's queue when it arrived. */
   position: number;
 }
 

@@ -33,7 +33,8 @@ const MAX_REMEMBERED = 500;
  */
 export async function sessionWorkflow(input: SessionInput): Promise<{ turns: number }> {
   const { settings } = input;
-  const queue: string[] = [...(input.queue ?? [])];
+  /** Runs accepted and not yet finished, in arrival order; the first one is running. */
+  const queue: string[] = [];
   const done = new Set<string>();
   let turns = input.turnsCompleted ?? 0;
   let turnsThisRun = 0;
@@ -56,14 +57,31 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ turns: num
   });
   const { runToolCalls } = proxyActivities<SessionActivities>(activityDefaults.toolCall);
 
+  /*
+   * The turn runs inside its Update's handler, so its activities belong to
+   * the converse request that sent it (one trace per request). The API waits
+   * only for the Update to be accepted; handlers take turns in arrival order.
+   */
   setHandler(
     converseUpdate,
-    ({ runId }) => {
-      const position = queue.indexOf(runId);
-      if (position >= 0) return { runId, position };
-      if (current === runId || done.has(runId)) return { runId, position: 0 };
+    async ({ runId }) => {
+      if (current === runId || queue.includes(runId) || done.has(runId)) return { runId, position: 0 };
       queue.push(runId);
-      return { runId, position: queue.length - 1 + (current ? 1 : 0) };
+      const position = queue.length - 1;
+      await condition(() => queue[0] === runId);
+      current = runId;
+      turns++;
+      turnsThisRun++;
+      try {
+        await runTurn(runId);
+      } finally {
+        current = null;
+        pending = 'none';
+        queue.shift();
+        done.add(runId);
+        if (done.size > MAX_REMEMBERED) done.delete(done.values().next().value!);
+      }
+      return { runId, position };
     },
     {
       validator: (args: ConverseUpdateArgs | undefined) => {
@@ -78,7 +96,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ turns: num
     current_turn: turns,
     current_step: step,
     pending_step: pending,
-    queued_run_ids: [...queue],
+    queued_run_ids: queue.filter((id) => id !== current),
   }));
 
   async function runTurn(runId: string): Promise<void> {
@@ -133,7 +151,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ turns: num
   for (;;) {
     const gotMessage = await condition(() => queue.length > 0, settings.idleTimeoutMs);
     if (!gotMessage) {
-      // Idle: finish, unless an Update slipped in while handlers were completing.
+      // Idle: finish, unless an Update slipped in meanwhile.
       await condition(allHandlersFinished);
       if (queue.length === 0) {
         log.info('session idle; completing', { turns });
@@ -141,18 +159,10 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ turns: num
       }
       continue;
     }
-    const runId = queue.shift()!;
-    current = runId;
-    turns++;
-    turnsThisRun++;
-    await runTurn(runId);
-    current = null;
-    pending = 'none';
-    done.add(runId);
-    if (done.size > MAX_REMEMBERED) done.delete(done.values().next().value!);
+    await condition(() => queue.length === 0);
     if (workflowInfo().continueAsNewSuggested || turnsThisRun >= settings.continueAsNewAfterTurns) {
       await condition(allHandlersFinished);
-      await continueAsNew<typeof sessionWorkflow>({ ...input, turnsCompleted: turns, queue: [...queue] });
+      await continueAsNew<typeof sessionWorkflow>({ ...input, turnsCompleted: turns });
     }
   }
 }

@@ -191,9 +191,11 @@ export class ConverseService {
       },
     };
     try {
-      await temporal.client.workflow.executeUpdateWithStart(converseUpdate, {
+      // Accepted is enough: the turn's progress is read from the run's events.
+      await temporal.client.workflow.startUpdateWithStart(converseUpdate, {
         args: [{ runId: run.id }],
         updateId: run.message_id,
+        waitForStage: 'ACCEPTED',
         startWorkflowOperation: new WithStartWorkflowOperation(SESSION_WORKFLOW_TYPE, {
           workflowId: run.workflow_id,
           taskQueue: config.temporalTaskQueue,
