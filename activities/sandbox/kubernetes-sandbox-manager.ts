@@ -101,7 +101,7 @@ export class KubernetesSandboxManager extends BaseSandboxManager {
   }
 
   private labels(session: SandboxSession): Record<string, string> {
-    return { ...sessionLabels(session), ...this.extraLabels };
+    return { ...sessionLabels(session), [LABEL.installation]: this.config.installation, ...this.extraLabels };
   }
 
   protected async ensureSandbox(
@@ -287,6 +287,7 @@ export class KubernetesSandboxManager extends BaseSandboxManager {
   async list(): Promise<SandboxInfo[]> {
     const selector = [
       `${LABEL.sandbox}=1`,
+      `${LABEL.installation}=${this.config.installation}`,
       ...Object.entries(this.extraLabels).map(([k, v]) => `${k}=${v}`),
     ].join(',');
     const [pods, claims] = await Promise.all([

@@ -35,6 +35,20 @@ describe('sandbox configuration', () => {
     expect(sandboxConfigSchema.describe().keys).toHaveProperty('SANDBOX_DOCKER_NETWORK');
   });
 
+  it('names the installation after its host folder unless told, and keeps a pool of 2 by default', () => {
+    const a = loadSandboxConfig({ SANDBOX_HOST_DIR: '/srv/a/sandboxes' });
+    expect(a).toMatchObject({ poolSize: 2, poolIdleTimeoutMs: 600_000 });
+    expect(a.installation).toBe(loadSandboxConfig({ SANDBOX_HOST_DIR: '/srv/a/sandboxes' }).installation);
+    expect(a.installation).not.toBe(loadSandboxConfig({ SANDBOX_HOST_DIR: '/srv/b/sandboxes' }).installation);
+    expect(a.installation).toMatch(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,61}[A-Za-z0-9]$/); // a valid label value
+    expect(loadSandboxConfig({ SANDBOX_INSTALLATION: 'prod-eu', SANDBOX_POOL_SIZE: '0' })).toMatchObject({
+      installation: 'prod-eu',
+      poolSize: 0,
+    });
+    expect(() => loadSandboxConfig({ SANDBOX_INSTALLATION: 'bad value!' })).toThrow(/SANDBOX_INSTALLATION/);
+    expect(() => loadSandboxConfig({ SANDBOX_POOL_SIZE: '-1' })).toThrow(/SANDBOX_POOL_SIZE/);
+  });
+
   it('throws one line naming the bad variable', () => {
     for (const [key, value] of [
       ['SANDBOX_BACKEND', 'podman'],
