@@ -1,0 +1,279 @@
+/**
+ * bench/converse: agent turns through the converse API (API and worker as
+ * their own processes, the Temporal dev server, Postgres) against a scripted
+ * OpenAI-format model that answers at once, compared in the same run with
+ * calling that model directly.
+ *
+ *  - one-step turn: converse (non-streaming) end to end − one direct streamed call;
+ *  - three-step turn (two tool calls, then the answer): end to end − three direct calls;
+ *  - first streamed token: when the client gets the first `message.delta`, minus
+ *    when the model wrote its first byte (the model then pauses, so it is not the end);
+ *  - turns per second with 20 concurrent sessions, each sending its next message
+ *    when the previous turn is done.
+ * Targets: one-step overhead ≤ 50 ms p50; first streamed token ≤ 30 ms after the model's first byte.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { findTemporalCli, startTemporalDevServer } from '../../scripts/lib/temporal-dev-server.js';
+import { openaiSpec } from '../../test/fixtures/vendors/openai.js';
+import type { Reply } from '../../test/fixtures/vendors/scripted-server.js';
+import { freePort } from '../../test/helpers/ports.js';
+import { ROOT, scratchDatabase, spawnServer } from '../lib/scratch.js';
+
+const N = Number(process.env.BENCH_TURNS ?? 200);
+const N3 = Number(process.env.BENCH_TURNS_3 ?? 100);
+const NFIRST = Number(process.env.BENCH_FIRST_TOKEN ?? 100);
+const LOAD_SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
+const SESSIONS = 20;
+const pct = (xs: number[], p: number) =>
+  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
+const ms = (x: number) => `${x.toFixed(1)} ms`;
+
+// ---- The scripted model, in this process (same clock as the client) ----
+let firstByteAt = 0;
+let pauseMs = 0;
+const vendor = createServer((req: IncomingMessage, res: ServerResponse) => {
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => {
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+      model: string;
+      stream?: boolean;
+      messages: Array<{ role: string; content: unknown }>;
+    };
+    const lastUser = body.messages.map((m) => m.role).lastIndexOf('user');
+    const userText = JSON.stringify(body.messages[lastUser]?.content ?? '');
+    const toolResults = body.messages.slice(lastUser).filter((m) => m.role === 'tool').length;
+    const reply: Reply =
+      userText.includes('three-step') && toolResults < 2
+        ? { tool_calls: [{ name: 'lookup', arguments: { n: toolResults } }], usage: { input: 50, output: 5 } }
+        : { text: 'Hello there, this is the scripted answer.', usage: { input: 50, output: 9 } };
+    if (!body.stream) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(openaiSpec.json(reply, body.model)));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    const events = openaiSpec.sse(reply, body.model, body);
+    const pause = pauseMs;
+    if (!pause) {
+      res.end(events.join(''));
+      return;
+    }
+    // First-token runs: the first text event now, the rest after a pause.
+    const firstText = events.findIndex((e) => /"content":"[^"]/.test(e));
+    res.write(events.slice(0, firstText + 1).join(''));
+    firstByteAt = performance.now();
+    setTimeout(() => res.end(events.slice(firstText + 1).join('')), pause);
+  });
+});
+await new Promise<void>((r) => vendor.listen(0, '127.0.0.1', r));
+const vendorUrl = `http://127.0.0.1:${(vendor.address() as AddressInfo).port}`;
+
+// ---- Platform: Temporal dev server, Postgres, API and worker processes ----
+const cli = findTemporalCli();
+if (!cli) throw new Error('no temporal CLI: run scripts/install-temporal or set TEMPORAL_CLI_PATH');
+const temporal = await startTemporalDevServer({ cliPath: cli, port: await freePort() });
+const scratch = await scratchDatabase('agent_bench_converse');
+const env = {
+  DATABASE_URL: scratch.url,
+  TEMPORAL_ADDRESS: temporal.address,
+  TEMPORAL_TASK_QUEUE: `bench-${randomUUID()}`,
+  SECRETS_KEY: randomBytes(32).toString('base64'),
+  LOG_LEVEL: 'error',
+  OTEL_SDK_DISABLED: process.env.OTEL_SDK_DISABLED ?? 'false',
+};
+const api = await spawnServer('api/server.ts', env);
+const worker: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'activities/worker.ts'], {
+  cwd: ROOT,
+  env: { ...process.env, ...env, LOG_LEVEL: 'info' },
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+await new Promise<void>((resolve) => {
+  let out = '';
+  worker.stdout!.on('data', (c: Buffer) => {
+    out += c.toString();
+    if (out.includes('worker running')) resolve();
+  });
+});
+
+async function post<T>(path: string, body: unknown): Promise<T> {
+  const res = await fetch(`${api.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const json = (await res.json()) as { data: T };
+  if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
+  return json.data;
+}
+
+const project = await post<{ id: string }>('/api/agent-server/projects', { name: `bench-${Date.now()}` });
+const q = `?project_id=${project.id}`;
+const provider = await post<{ id: string }>('/api/agent-server/providers', {
+  name: `bench-${Date.now()}`,
+  provider_type: 'openai',
+  base_url: `${vendorUrl}/v1`,
+  api_key: `sk-bench-${randomBytes(12).toString('hex')}`,
+});
+const model = await post<{ id: string }>(`/api/agent-server/models${q}`, {
+  name: 'bench-model',
+  model_id: 'gpt-bench',
+  provider_type: 'openai',
+  provider_id: provider.id,
+});
+const prompt = await post<{ id: string }>(`/api/agent-server/prompts${q}`, {
+  name: 'bench-prompt',
+  template: 'You are a benchmark agent.',
+  commit_message: 'v1',
+});
+const agent = await post<{ id: string }>(`/api/agent-server/agents${q}`, {
+  name: 'bench-agent',
+  model_id: model.id,
+  prompt_id: prompt.id,
+  summarizer_type: 'sliding_window',
+  sliding_window_keep_count: 4,
+});
+
+async function converse(conversationId: string, message: string): Promise<void> {
+  const data = await post<{ status: string; error?: unknown }>(`/api/agent-server/converse${q}`, {
+    agent_id: agent.id,
+    conversation_id: conversationId,
+    message,
+  });
+  if (data.status !== 'completed') throw new Error(`turn ${data.status}: ${JSON.stringify(data.error)}`);
+}
+
+async function direct(): Promise<void> {
+  const res = await fetch(`${vendorUrl}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: 'Bearer x' },
+    body: JSON.stringify({
+      model: 'gpt-bench',
+      stream: true,
+      stream_options: { include_usage: true },
+      messages: [{ role: 'user', content: 'hello' }],
+    }),
+  });
+  await res.arrayBuffer();
+}
+
+async function timed(n: number, warm: number, fn: (i: number) => Promise<void>): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < n + warm; i++) {
+    const t = performance.now();
+    await fn(i);
+    if (i >= warm) times.push(performance.now() - t);
+  }
+  return times;
+}
+
+console.log(
+  `machine: ${process.platform} ${process.arch}, node ${process.version}, cores ${(await import('node:os')).cpus().length}`,
+);
+// Each session keeps a few turns of history, as a real one would.
+const conv = () => `bench-${randomUUID()}`;
+
+const directTimes = await timed(N, 20, () => direct());
+let c1 = conv();
+const oneStep = await timed(N, 20, (i) => {
+  if (i % 10 === 0) c1 = conv();
+  return converse(c1, `question ${i}`);
+});
+let c3 = conv();
+const threeStep = await timed(N3, 10, (i) => {
+  if (i % 10 === 0) c3 = conv();
+  return converse(c3, `three-step question ${i}`);
+});
+
+// First streamed token.
+pauseMs = 150;
+const firstToken: number[] = [];
+for (let i = 0; i < NFIRST + 10; i++) {
+  const res = await fetch(`${api.url}/api/agent-server/converse${q}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ agent_id: agent.id, conversation_id: conv(), message: 'stream it', stream: true }),
+  });
+  const decoder = new TextDecoder();
+  let buf = '';
+  let got = false;
+  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+    buf += decoder.decode(chunk, { stream: true });
+    if (!got && buf.includes('event: message.delta')) {
+      got = true;
+      if (i >= 10) firstToken.push(performance.now() - firstByteAt);
+    }
+  }
+}
+pauseMs = 0;
+
+// Throughput: 20 sessions at once.
+let turns = 0;
+const deadline = performance.now() + LOAD_SECONDS * 1000;
+const started = performance.now();
+await Promise.all(
+  Array.from({ length: SESSIONS }, async () => {
+    let c = conv();
+    for (let i = 0; performance.now() < deadline; i++) {
+      if (i % 10 === 0) c = conv();
+      await converse(c, `load ${i}`);
+      turns++;
+    }
+  }),
+);
+const elapsed = (performance.now() - started) / 1000;
+
+const d50 = pct(directTimes, 50);
+const rows = [
+  ['direct model call (streamed)', N, ms(d50), ms(pct(directTimes, 99)), '—'],
+  ['one-step turn, end to end', N, ms(pct(oneStep, 50)), ms(pct(oneStep, 99)), '—'],
+  [
+    'one-step overhead (− 1 direct call)',
+    N,
+    ms(pct(oneStep, 50) - d50),
+    ms(pct(oneStep, 99) - d50),
+    '≤ 50 ms p50',
+  ],
+  ['three-step turn, end to end', N3, ms(pct(threeStep, 50)), ms(pct(threeStep, 99)), '—'],
+  [
+    'three-step overhead (− 3 direct calls)',
+    N3,
+    ms(pct(threeStep, 50) - 3 * d50),
+    ms(pct(threeStep, 99) - 3 * d50),
+    '—',
+  ],
+  [
+    "first streamed token after the model's first byte",
+    NFIRST,
+    ms(pct(firstToken, 50)),
+    ms(pct(firstToken, 99)),
+    '≤ 30 ms p50',
+  ],
+];
+console.log('\n| measurement | n | p50 | p99 | target |\n|---|---|---|---|---|');
+for (const r of rows) console.log(`| ${r.join(' | ')} |`);
+console.log(
+  `\nthroughput: ${turns} one-step turns in ${elapsed.toFixed(1)} s with ${SESSIONS} concurrent sessions = ${(turns / elapsed).toFixed(1)} turns/s`,
+);
+console.log(`direct-call baseline for the same model: ${(1000 / d50).toFixed(0)} sequential calls/s`);
+
+// Where a one-step turn's time goes, from the run rows (medians over every completed turn).
+const phases = await scratch.db.raw<{ rows: Array<Record<string, number>> }>(`
+  select percentile_cont(0.5) within group (order by extract(epoch from (started_at - created_at)) * 1000) as queued_to_started,
+         percentile_cont(0.5) within group (order by extract(epoch from (finished_at - started_at)) * 1000) as started_to_finished
+    from runs where status = 'completed'`);
+const p = phases.rows[0]!;
+console.log(
+  `phases (median): stored → turn started ${ms(Number(p.queued_to_started))}, turn started → finished ${ms(Number(p.started_to_finished))}`,
+);
+
+await api.stop();
+worker.kill('SIGTERM');
+await new Promise((r) => worker.once('exit', r));
+await temporal.stop();
+await scratch.drop();
+vendor.close();
+process.exit(0);
