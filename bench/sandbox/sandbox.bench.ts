@@ -1,7 +1,10 @@
 /**
  * Sandbox benchmark on the real Docker engine (docker backend, network none):
- *   - cold start: ensure → first `true` result, over 20 fresh sessions
- *   - warm round trip: exec `true` on a live sandbox, 500 calls
+ *   - cold start: ensure → first `true` result, over 20 fresh sessions, with the
+ *     pool (SANDBOX_POOL_SIZE=2, the default; each session arrives once the pool
+ *     has been refilled) and without it (SANDBOX_POOL_SIZE=0: what a session
+ *     gets when a burst has emptied the pool, and what every recreation costs)
+ *   - warm round trip: exec `true` on a live sandbox, 500 calls (fork server)
  *   - 1 MiB file write + read, 50 times
  * Baselines measured in the same run: a bare `docker create + start` of a
  * container running `true` to exit (the engine's floor for cold start), and
@@ -14,26 +17,29 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Docker from 'dockerode';
-import { daemonRequest } from '../../activities/sandbox/daemon-client.js';
+import { daemonHealth, daemonRequest } from '../../activities/sandbox/daemon-client.js';
 import { DockerSandboxManager } from '../../activities/sandbox/docker-sandbox-manager.js';
+import { poolVolumeName } from '../../activities/sandbox/docker-sandbox-pool.js';
 import { loadSandboxConfig } from '../../activities/sandbox/sandbox-config.js';
-import type { SandboxSession } from '../../activities/sandbox/sandbox-manager.js';
+import { LABEL, type SandboxSession } from '../../activities/sandbox/sandbox-manager.js';
 
 const repo = path.resolve(import.meta.dirname, '../..');
 const docker = new Docker();
 const labels = { 'agent-server.bench': '1' };
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'sbx-bench-'));
-const config = loadSandboxConfig({
-  SANDBOX_ENABLED: 'true',
-  SANDBOX_HOST_DIR: path.join(tmp, 'hosts'),
-  DATA_DIR: tmp,
-  SANDBOX_IDLE_TIMEOUT_MS: '600000',
-});
+const benchConfig = (poolSize: number) =>
+  loadSandboxConfig({
+    SANDBOX_ENABLED: 'true',
+    SANDBOX_HOST_DIR: path.join(tmp, 'hosts'),
+    DATA_DIR: tmp,
+    SANDBOX_IDLE_TIMEOUT_MS: '600000',
+    SANDBOX_POOL_SIZE: String(poolSize),
+  });
+const config = benchConfig(2);
 const logger = { info() {}, warn() {}, error() {} } as never;
-const manager = new DockerSandboxManager(config, logger, 'bench-secret-0123456789abcdef0123456789', {
-  docker,
-  extraLabels: labels,
-});
+const secret = 'bench-secret-0123456789abcdef0123456789';
+const manager = new DockerSandboxManager(config, logger, secret, { docker, extraLabels: labels });
+const noPool = new DockerSandboxManager(benchConfig(0), logger, secret, { docker, extraLabels: labels });
 
 function pct(samples: number[], p: number): number {
   const sorted = [...samples].sort((a, b) => a - b);
@@ -79,7 +85,10 @@ async function main(): Promise<void> {
   });
   await cleanup();
   console.log(
-    `sandbox bench: image ${config.defaultImage}, network ${config.dockerNetwork}, ${os.cpus().length} CPUs, node ${process.version}\n`,
+    `sandbox bench: image ${config.defaultImage}, network ${config.dockerNetwork}, ${os.cpus().length} CPUs, node ${process.version}, load ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}\n`,
   );
 
   // Baseline: the engine's own create + start + wait of a container that runs `true`.
@@ -101,16 +110,29 @@ async function main(): Promise<void> {
   }
   report('baseline: docker create+start+wait `true`', bare);
 
-  const cold: number[] = [];
   const sessions: SandboxSession[] = [];
+  const coldNoPool: number[] = [];
   for (let i = 0; i < 20; i++) {
+    const s = session();
+    sessions.push(s);
+    coldNoPool.push(await time(() => noPool.exec(s, { command: 'true' })));
+  }
+  report('cold start, no pool: ensure → first `true`', coldNoPool);
+
+  const cold: number[] = [];
+  for (let i = 0; i < 20; i++) {
+    await poolWaiting(2);
     const s = session();
     sessions.push(s);
     cold.push(await time(() => manager.exec(s, { command: 'true' })));
   }
-  report('cold start: ensure → first `true` result', cold);
+  report('cold start, pool: ensure → first `true`', cold);
 
-  const warmSession = sessions[0]!;
+  // A pool-born session, so the warm figures are what a session normally gets.
+  const warmSession = sessions[sessions.length - 1]!;
+  // The fork server starts with the daemon; give it a moment, as any session's second command would.
+  await manager.exec(warmSession, { command: 'true' });
+  await new Promise((r) => setTimeout(r, 500));
   const handle = await manager.ensure(warmSession);
   const health: number[] = [];
   for (let i = 0; i < 500; i++)
@@ -140,8 +162,36 @@ async function main(): Promise<void> {
   report('1 MiB write', writes);
   report('1 MiB read', reads);
   report('1 MiB write + read', both);
+  console.log(
+    `\nload after: ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
 
   for (const s of sessions) await manager.destroy(s);
+  await manager.close();
+}
+
+/** Refills the pool and waits until its daemons answer: a session arriving now finds it ready. */
+async function poolWaiting(size: number): Promise<void> {
+  await manager.pool.fill();
+  for (let i = 0; i < 200; i++) {
+    const slots = await docker.listContainers({
+      filters: JSON.stringify({ label: ['agent-server.bench=1', LABEL.pool], name: ['agent-sandbox-pool-'] }),
+    });
+    const ready = await Promise.all(
+      slots.map((c) =>
+        daemonHealth({
+          kind: 'unix',
+          socketPath: path.join(config.hostDir, poolVolumeName(c.Labels[LABEL.pool]!), 'daemon.sock'),
+        }),
+      ),
+    );
+    if (ready.filter((h) => h?.pool === 'waiting').length >= size) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('the pool did not fill');
 }
 
 try {
