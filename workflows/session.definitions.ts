@@ -65,6 +65,7 @@ export type TurnStart =
 
 /** What one model call produced, in a few fields. */
 export type ModelStepResult =
+  /** The answer: `callModel` has also recorded the run as completed. */
   { kind: 'final' } | { kind: 'tool_calls'; count: number } | { kind: 'invalid_output'; errors: string[] };
 
 export interface FinishTurnArgs {

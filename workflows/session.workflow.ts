@@ -118,7 +118,8 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ turns: num
       for (step = 1; ; step++) {
         pending = 'model_call';
         const result = await callModel(runId, step);
-        if (result.kind === 'final') break;
+        // The final answer's activity has already recorded the run as completed.
+        if (result.kind === 'final') return;
         if (result.kind === 'invalid_output') {
           if (corrected) {
             throw ApplicationFailure.nonRetryable(
@@ -140,8 +141,6 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ turns: num
         }
         await runToolCalls(runId, step);
       }
-      pending = 'finishing';
-      await local.finishTurn({ runId, status: 'completed' });
     } catch (err) {
       pending = 'finishing';
       await local.finishTurn({ runId, status: 'failed', error: turnError(err) });

@@ -1,4 +1,5 @@
 import { context as otelContext, trace } from '@opentelemetry/api';
+import type { Knex } from 'knex';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Config } from '../../api/config.js';
@@ -304,21 +305,26 @@ export function createSessionActivities(deps: SessionDeps) {
       if (!run || isTerminal(run.status)) return { kind: 'skip' };
       let plan = run.plan as unknown as TurnPlan | null;
       if (!plan) {
-        const agent = (await db('agents')
-          .where({ id: run.agent_id ?? '' })
-          .first()) as (Record<string, unknown> & { id: string; name: string }) | undefined;
+        // Independent reads go out together: this runs on the turn's critical path.
+        const [agent, conversation, project] = await Promise.all([
+          db('agents')
+            .where({ id: run.agent_id ?? '' })
+            .first<(Record<string, unknown> & { id: string; name: string }) | undefined>(),
+          db('conversations').where({ pk: run.conversation_pk }).first<{
+            id: string;
+            context: Record<string, unknown>;
+          }>('id', 'context'),
+          db('projects').where({ id: run.project_id }).first<{
+            virtual_key_id: string | null;
+          }>('virtual_key_id'),
+        ]);
         if (!agent || !run.agent_id) return fail('agent_not_found', 'the agent no longer exists');
-        const conversation = await db('conversations').where({ pk: run.conversation_pk }).first<{
-          id: string;
-          context: Record<string, unknown>;
-        }>('id', 'context');
-        const project = await db('projects').where({ id: run.project_id }).first<{
-          virtual_key_id: string | null;
-        }>('virtual_key_id');
-        const model = await planModel(agent.model_id as string);
-        if (typeof model === 'string') return fail('model_unavailable', model);
         const label = agent.prompt_label as string;
-        const version = await resolvePrompt(agent.prompt_id as string, label);
+        const [model, version] = await Promise.all([
+          planModel(agent.model_id as string),
+          resolvePrompt(agent.prompt_id as string, label),
+        ]);
+        if (typeof model === 'string') return fail('model_unavailable', model);
         if (!version)
           return fail('prompt_not_found', `the agent's prompt has no version labelled "${label}"`);
         const warnings: string[] = [];
@@ -514,16 +520,20 @@ export function createSessionActivities(deps: SessionDeps) {
     async callModel(runId: string, step: number): Promise<ModelStepResult> {
       const { run, plan } = await loadPlan(runId);
       const stepKey = `${step}.assistant`;
-      const stored = await db('messages')
-        .where({ run_id: runId, step_key: stepKey })
-        .first<{ content: unknown; tool_calls: ToolCall[] | null } | undefined>('content', 'tool_calls');
+      // Independent reads go out together: this runs on the turn's critical path.
+      const [stored, rows, summary, offered, { target, provider }] = await Promise.all([
+        db('messages')
+          .where({ run_id: runId, step_key: stepKey })
+          .first<{ content: unknown; tool_calls: ToolCall[] | null } | undefined>('content', 'tool_calls'),
+        threadRows(plan.thread_id, runId),
+        plan.summarizer_type === 'llm' && plan.enable_history
+          ? latestSummary(plan.thread_id)
+          : Promise.resolve(undefined),
+        tools.definitions(plan),
+        providerTarget(plan.model),
+      ]);
       if (stored) return stepResult(plan, messageText(stored.content), stored.tool_calls ?? []);
 
-      const rows = await threadRows(plan.thread_id, runId);
-      const summary =
-        plan.summarizer_type === 'llm' && plan.enable_history
-          ? await latestSummary(plan.thread_id)
-          : undefined;
       const history = selectHistory(rows, {
         currentRunId: runId,
         enableHistory: plan.enable_history,
@@ -531,7 +541,6 @@ export function createSessionActivities(deps: SessionDeps) {
         ...(plan.sliding_window_keep_count ? { keepTurns: plan.sliding_window_keep_count } : {}),
         ...(summary ? { summaryThroughSeq: summary.through_seq } : {}),
       });
-      const offered = await tools.definitions(plan);
       const req: LlmRequest = {
         model: plan.model.model_id,
         ...requestParameters(plan.model.parameters),
@@ -549,7 +558,7 @@ export function createSessionActivities(deps: SessionDeps) {
             }
           : {}),
       };
-      const { target, provider } = await providerTarget(plan.model);
+
       const admission = await admit(plan, provider, req.model, req);
       const span = startModelCallSpan({
         system: provider.provider_type,
@@ -696,6 +705,8 @@ export function createSessionActivities(deps: SessionDeps) {
             { step, id: call.id, name: call.name, arguments: call.arguments },
             `${step}.tool.${call.id}.created`,
           );
+        // The final answer closes the run in the same transaction: readers learn of it at once.
+        if (result.kind === 'final') await closeRun(trx, { runId, status: 'completed' });
       });
       return result;
     },
@@ -750,78 +761,83 @@ export function createSessionActivities(deps: SessionDeps) {
 
     /** Records the turn's outcome on the run and announces it; a second call changes nothing. */
     async finishTurn(args: FinishTurnArgs): Promise<void> {
-      await db.transaction(async (trx) => {
-        const run = await trx('runs').where({ id: args.runId }).forUpdate().first<DbRun | undefined>();
-        if (!run || isTerminal(run.status)) return;
-        const plan = run.plan as unknown as TurnPlan | null;
-        const messages = await trx('messages').where({ run_id: run.id }).orderBy('seq').select<
-          Array<{
-            role: string;
-            content: unknown;
-            tool_calls: ToolCall[] | null;
-            tool_call_id: string | null;
-            hidden: boolean;
-            metadata: { is_error?: boolean } | null;
-            step_key: string | null;
-          }>
-        >('role', 'content', 'tool_calls', 'tool_call_id', 'hidden', 'metadata', 'step_key');
-        // Results by step and call id: a provider may reuse call ids across steps.
-        const results = new Map(
-          messages.filter((m) => m.role === 'tool').map((m) => [m.step_key, m] as const),
-        );
-        const toolCalls = messages
-          .filter((m) => m.role === 'assistant')
-          .flatMap((m) => {
-            const step = (m.step_key ?? '').split('.')[0];
-            return (m.tool_calls ?? []).map((c) => {
-              const r = results.get(`${step}.tool.${c.id}`);
-              return {
-                id: c.id,
-                name: c.name,
-                arguments: c.arguments,
-                step: Number(step),
-                ...(r ? { output: messageText(r.content), is_error: Boolean(r.metadata?.is_error) } : {}),
-              };
-            });
-          });
-        let output: DbRun['output'] = null;
-        if (args.status === 'completed') {
-          const last = messages.filter((m) => m.role === 'assistant' && !m.hidden).at(-1);
-          const content = last ? messageText(last.content) : '';
-          output = { role: 'assistant', content };
-          if (plan?.schema) {
-            const checked = validateStructured(plan.schema.schema, content);
-            if (checked.ok) output.structured = checked.value;
-          }
-        }
-        await trx('runs')
-          .where({ id: run.id })
-          .update({
-            status: args.status,
-            output: output ? JSON.stringify(output) : null,
-            tool_calls: JSON.stringify(toolCalls),
-            error: args.error ? JSON.stringify(args.error) : null,
-            finished_at: trx.fn.now(),
-          });
-        if (args.status === 'completed')
-          await appendRunEvent(
-            trx,
-            run.id,
-            'run.completed',
-            { status: 'completed', usage: run.usage, output },
-            'final',
-          );
-        else
-          await appendRunEvent(
-            trx,
-            run.id,
-            'run.failed',
-            { status: 'failed', error: args.error, usage: run.usage },
-            'final',
-          );
-      });
+      await db.transaction((trx) => closeRun(trx, args));
     },
   };
+
+  /**
+   * The run's outcome and its terminal event, in the caller's transaction:
+   * status, output (the last visible answer, parsed when the agent has a
+   * schema), every tool call with its result, usage. No-op on a finished run.
+   */
+  async function closeRun(trx: Knex.Transaction, args: FinishTurnArgs): Promise<void> {
+    const run = await trx('runs').where({ id: args.runId }).forUpdate().first<DbRun | undefined>();
+    if (!run || isTerminal(run.status)) return;
+    const plan = run.plan as unknown as TurnPlan | null;
+    const messages = await trx('messages').where({ run_id: run.id }).orderBy('seq').select<
+      Array<{
+        role: string;
+        content: unknown;
+        tool_calls: ToolCall[] | null;
+        tool_call_id: string | null;
+        hidden: boolean;
+        metadata: { is_error?: boolean } | null;
+        step_key: string | null;
+      }>
+    >('role', 'content', 'tool_calls', 'tool_call_id', 'hidden', 'metadata', 'step_key');
+    // Results by step and call id: a provider may reuse call ids across steps.
+    const results = new Map(messages.filter((m) => m.role === 'tool').map((m) => [m.step_key, m] as const));
+    const toolCalls = messages
+      .filter((m) => m.role === 'assistant')
+      .flatMap((m) => {
+        const step = (m.step_key ?? '').split('.')[0];
+        return (m.tool_calls ?? []).map((c) => {
+          const r = results.get(`${step}.tool.${c.id}`);
+          return {
+            id: c.id,
+            name: c.name,
+            arguments: c.arguments,
+            step: Number(step),
+            ...(r ? { output: messageText(r.content), is_error: Boolean(r.metadata?.is_error) } : {}),
+          };
+        });
+      });
+    let output: DbRun['output'] = null;
+    if (args.status === 'completed') {
+      const last = messages.filter((m) => m.role === 'assistant' && !m.hidden).at(-1);
+      const content = last ? messageText(last.content) : '';
+      output = { role: 'assistant', content };
+      if (plan?.schema) {
+        const checked = validateStructured(plan.schema.schema, content);
+        if (checked.ok) output.structured = checked.value;
+      }
+    }
+    await trx('runs')
+      .where({ id: run.id })
+      .update({
+        status: args.status,
+        output: output ? JSON.stringify(output) : null,
+        tool_calls: JSON.stringify(toolCalls),
+        error: args.error ? JSON.stringify(args.error) : null,
+        finished_at: trx.fn.now(),
+      });
+    if (args.status === 'completed')
+      await appendRunEvent(
+        trx,
+        run.id,
+        'run.completed',
+        { status: 'completed', usage: run.usage, output },
+        'final',
+      );
+    else
+      await appendRunEvent(
+        trx,
+        run.id,
+        'run.failed',
+        { status: 'failed', error: args.error, usage: run.usage },
+        'final',
+      );
+  }
 
   /** Text this step already streamed to readers in earlier attempts (since its last restart). */
   async function priorText(runId: string, step: number): Promise<string> {

@@ -177,6 +177,12 @@ console.log(
 const conv = () => `bench-${randomUUID()}`;
 
 const directTimes = await timed(N, 20, () => direct());
+if (process.env.BENCH_PAUSE_FOR_HISTORY) {
+  const c = conv();
+  for (let i = 0; i < 3; i++) await converse(c, `probe ${i}`);
+  console.log(`PROBE ${temporal.address} session/${agent.id}/${c}`);
+  await new Promise((r) => setTimeout(r, Number(process.env.BENCH_PAUSE_FOR_HISTORY)));
+}
 let c1 = conv();
 const oneStep = await timed(N, 20, (i) => {
   if (i % 10 === 0) c1 = conv();
