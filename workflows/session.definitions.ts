@@ -66,7 +66,13 @@ export type TurnStart =
 /** What one model call produced, in a few fields. */
 export type ModelStepResult =
   /** The answer: `callModel` has also recorded the run as completed. */
-  { kind: 'final' } | { kind: 'tool_calls'; count: number } | { kind: 'invalid_output'; errors: string[] };
+  | { kind: 'final' }
+  /** The run was already over, or could not start (recorded as failed): nothing more to do. */
+  | { kind: 'over' }
+  /** The thread must be summarized first (llm summarizer), then step 1 called again. */
+  | { kind: 'summarize' }
+  | { kind: 'tool_calls'; count: number; maxIterations: number }
+  | { kind: 'invalid_output'; errors: string[] };
 
 export interface FinishTurnArgs {
   runId: string;

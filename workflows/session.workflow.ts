@@ -103,23 +103,21 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ turns: num
     pending = 'starting';
     step = 0;
     try {
-      const start = await local.startTurn(runId);
-      if (start.kind === 'skip') return;
-      if (start.kind === 'fail') {
-        pending = 'finishing';
-        await local.finishTurn({ runId, status: 'failed', error: start.error });
-        return;
-      }
-      if (start.summarize) {
-        pending = 'summarize';
-        await summarizeHistory(runId);
-      }
       let corrected = false;
+      let summarized = false;
       for (step = 1; ; step++) {
         pending = 'model_call';
-        const result = await callModel(runId, step);
+        // Step 1 also starts the turn: it pins the agent's plan on the run.
+        const result = await callModel(runId, step, summarized);
         // The final answer's activity has already recorded the run as completed.
-        if (result.kind === 'final') return;
+        if (result.kind === 'final' || result.kind === 'over') return;
+        if (result.kind === 'summarize') {
+          pending = 'summarize';
+          await summarizeHistory(runId);
+          summarized = true;
+          step--;
+          continue;
+        }
         if (result.kind === 'invalid_output') {
           if (corrected) {
             throw ApplicationFailure.nonRetryable(
@@ -133,10 +131,10 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ turns: num
           continue;
         }
         pending = 'tools';
-        if (step >= start.maxIterations) {
+        if (step >= result.maxIterations) {
           await runToolCalls(runId, step, 'maximum iterations reached');
           throw ApplicationFailure.nonRetryable('maximum iterations reached', 'max_iterations', {
-            max_iterations: start.maxIterations,
+            max_iterations: result.maxIterations,
           });
         }
         await runToolCalls(runId, step);

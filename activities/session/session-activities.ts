@@ -294,146 +294,141 @@ export function createSessionActivities(deps: SessionDeps) {
     };
   }
 
-  return {
-    /**
-     * Resolves the agent for this turn and pins the plan on the run: model,
-     * prompt version by label (a label moved later affects the next turn),
-     * schema, summarizer. Idempotent: a plan already pinned is reused.
-     */
-    async startTurn(runId: string): Promise<TurnStart> {
-      const run = await findRun(db, runId);
-      if (!run || isTerminal(run.status)) return { kind: 'skip' };
-      let plan = run.plan as unknown as TurnPlan | null;
-      if (!plan) {
-        // Independent reads go out together: this runs on the turn's critical path.
-        const [agent, conversation, project] = await Promise.all([
-          db('agents')
-            .where({ id: run.agent_id ?? '' })
-            .first<(Record<string, unknown> & { id: string; name: string }) | undefined>(),
-          db('conversations').where({ pk: run.conversation_pk }).first<{
-            id: string;
-            context: Record<string, unknown>;
-          }>('id', 'context'),
-          db('projects').where({ id: run.project_id }).first<{
-            virtual_key_id: string | null;
-          }>('virtual_key_id'),
-        ]);
-        if (!agent || !run.agent_id) return fail('agent_not_found', 'the agent no longer exists');
-        const label = agent.prompt_label as string;
-        const [model, version] = await Promise.all([
-          planModel(agent.model_id as string),
-          resolvePrompt(agent.prompt_id as string, label),
-        ]);
-        if (typeof model === 'string') return fail('model_unavailable', model);
-        if (!version)
-          return fail('prompt_not_found', `the agent's prompt has no version labelled "${label}"`);
-        const warnings: string[] = [];
-        const rendered = renderTemplate(version.template, conversation.context);
-        for (const name of rendered.missing)
-          warnings.push(
-            `template variable "${name}" is not set in the conversation's context; it rendered empty`,
+  /**
+   * Resolves the agent for this turn and pins the plan on the run: model,
+   * prompt version by label (a label moved later affects the next turn),
+   * schema, summarizer. Idempotent: a plan already pinned is reused.
+   */
+  async function startTurn(runId: string): Promise<TurnStart> {
+    const run = await findRun(db, runId);
+    if (!run || isTerminal(run.status)) return { kind: 'skip' };
+    let plan = run.plan as unknown as TurnPlan | null;
+    if (!plan) {
+      // Independent reads go out together: this runs on the turn's critical path.
+      const [agent, conversation, project] = await Promise.all([
+        db('agents')
+          .where({ id: run.agent_id ?? '' })
+          .first<(Record<string, unknown> & { id: string; name: string }) | undefined>(),
+        db('conversations').where({ pk: run.conversation_pk }).first<{
+          id: string;
+          context: Record<string, unknown>;
+        }>('id', 'context'),
+        db('projects').where({ id: run.project_id }).first<{
+          virtual_key_id: string | null;
+        }>('virtual_key_id'),
+      ]);
+      if (!agent || !run.agent_id) return fail('agent_not_found', 'the agent no longer exists');
+      const label = agent.prompt_label as string;
+      const [model, version] = await Promise.all([
+        planModel(agent.model_id as string),
+        resolvePrompt(agent.prompt_id as string, label),
+      ]);
+      if (typeof model === 'string') return fail('model_unavailable', model);
+      if (!version) return fail('prompt_not_found', `the agent's prompt has no version labelled "${label}"`);
+      const warnings: string[] = [];
+      const rendered = renderTemplate(version.template, conversation.context);
+      for (const name of rendered.missing)
+        warnings.push(
+          `template variable "${name}" is not set in the conversation's context; it rendered empty`,
+        );
+      let schema: TurnPlan['schema'] = null;
+      if (agent.schema_id) {
+        const row = await db('schemas')
+          .where({ id: agent.schema_id as string })
+          .first<{ id: string; name: string; schema: Record<string, unknown> } | undefined>(
+            'id',
+            'name',
+            'schema',
           );
-        let schema: TurnPlan['schema'] = null;
-        if (agent.schema_id) {
-          const row = await db('schemas')
-            .where({ id: agent.schema_id as string })
-            .first<{ id: string; name: string; schema: Record<string, unknown> } | undefined>(
-              'id',
-              'name',
-              'schema',
-            );
-          if (!row) return fail('schema_not_found', "the agent's schema no longer exists");
-          schema = row;
-        }
-        let summarizer: TurnPlan['summarizer'] = null;
-        if (agent.summarizer_type === 'llm') {
-          const sModel = await planModel(
-            (agent.llm_summarizer_model_id as string | null) ?? (agent.model_id as string),
-          );
-          if (typeof sModel === 'string') return fail('model_unavailable', `summarizer: ${sModel}`);
-          let system = DEFAULT_SUMMARIZER_PROMPT;
-          let promptVersionId: string | null = null;
-          if (agent.llm_summarizer_prompt_id) {
-            const sLabel = (agent.llm_summarizer_prompt_label as string | null) ?? 'latest';
-            const sVersion = await resolvePrompt(agent.llm_summarizer_prompt_id as string, sLabel);
-            if (!sVersion)
-              return fail('prompt_not_found', `the summarizer prompt has no version labelled "${sLabel}"`);
-            system = renderTemplate(sVersion.template, conversation.context).text;
-            promptVersionId = sVersion.id;
-          }
-          summarizer = { prompt_version_id: promptVersionId, system, model: sModel };
-        }
-        const sandbox = agent.sandbox as { enabled?: boolean } | null;
-        if (sandbox?.enabled && !deps.config.sandboxEnabled)
-          warnings.push(
-            'the agent enables the sandbox but this server has no sandbox backend (SANDBOX_ENABLED is unset): execute_bash_commands is not offered',
-          );
-        plan = {
-          project_id: run.project_id,
-          agent_id: agent.id,
-          agent_name: agent.name,
-          conversation_id: conversation.id,
-          thread_id: run.thread_id,
-          max_iterations: agent.max_iterations as number,
-          enable_history: agent.enable_history as boolean,
-          summarizer_type: agent.summarizer_type as SummarizerType,
-          sliding_window_keep_count: agent.sliding_window_keep_count as number | null,
-          llm_summarizer_token_threshold: agent.llm_summarizer_token_threshold as number | null,
-          llm_summarizer_keep_recent_count: agent.llm_summarizer_keep_recent_count as number | null,
-          model,
-          prompt_version_id: version.id,
-          prompt_version: version.version,
-          system: rendered.text,
-          schema,
-          summarizer,
-          virtual_key_id: project.virtual_key_id,
-          sandbox_enabled: Boolean(sandbox?.enabled && deps.config.sandboxEnabled),
-        };
-        const pinned = plan;
-        await db('runs')
-          .where({ id: runId })
-          .whereNull('plan')
-          .update({
-            plan: JSON.stringify(pinned),
-            status: 'running',
-            started_at: db.fn.now(),
-            prompt_version_id: pinned.prompt_version_id,
-            warnings: JSON.stringify([...run.warnings, ...warnings]),
-          });
-        // A concurrent first attempt may have pinned first: use whatever is stored.
-        plan = (await findRun(db, runId))!.plan as unknown as TurnPlan;
+        if (!row) return fail('schema_not_found', "the agent's schema no longer exists");
+        schema = row;
       }
-      let summarize = false;
-      if (plan.summarizer_type === 'llm' && plan.enable_history && plan.llm_summarizer_token_threshold) {
-        const thread = await db('threads')
-          .where({ id: plan.thread_id })
-          .first<{ last_input_tokens: number | null }>('last_input_tokens');
-        const rows = await threadRows(plan.thread_id, runId);
-        const previous = await latestSummary(plan.thread_id);
-        const tokens =
-          thread.last_input_tokens ??
-          estimateTokens([
-            plan.system,
-            previous?.content,
-            ...selectHistory(rows, {
-              currentRunId: runId,
-              enableHistory: true,
-              summarizer: 'llm',
-              ...(previous ? { summaryThroughSeq: previous.through_seq } : {}),
-            }).map((r) => messageText(r.content)),
-          ]);
-        summarize =
-          tokens >= plan.llm_summarizer_token_threshold &&
-          summarizationSlice(
-            rows,
-            runId,
-            plan.llm_summarizer_keep_recent_count ?? 1,
-            previous?.through_seq,
-          ) !== undefined;
+      let summarizer: TurnPlan['summarizer'] = null;
+      if (agent.summarizer_type === 'llm') {
+        const sModel = await planModel(
+          (agent.llm_summarizer_model_id as string | null) ?? (agent.model_id as string),
+        );
+        if (typeof sModel === 'string') return fail('model_unavailable', `summarizer: ${sModel}`);
+        let system = DEFAULT_SUMMARIZER_PROMPT;
+        let promptVersionId: string | null = null;
+        if (agent.llm_summarizer_prompt_id) {
+          const sLabel = (agent.llm_summarizer_prompt_label as string | null) ?? 'latest';
+          const sVersion = await resolvePrompt(agent.llm_summarizer_prompt_id as string, sLabel);
+          if (!sVersion)
+            return fail('prompt_not_found', `the summarizer prompt has no version labelled "${sLabel}"`);
+          system = renderTemplate(sVersion.template, conversation.context).text;
+          promptVersionId = sVersion.id;
+        }
+        summarizer = { prompt_version_id: promptVersionId, system, model: sModel };
       }
-      return { kind: 'run', maxIterations: plan.max_iterations, summarize, hasSchema: plan.schema !== null };
-    },
+      const sandbox = agent.sandbox as { enabled?: boolean } | null;
+      if (sandbox?.enabled && !deps.config.sandboxEnabled)
+        warnings.push(
+          'the agent enables the sandbox but this server has no sandbox backend (SANDBOX_ENABLED is unset): execute_bash_commands is not offered',
+        );
+      plan = {
+        project_id: run.project_id,
+        agent_id: agent.id,
+        agent_name: agent.name,
+        conversation_id: conversation.id,
+        thread_id: run.thread_id,
+        max_iterations: agent.max_iterations as number,
+        enable_history: agent.enable_history as boolean,
+        summarizer_type: agent.summarizer_type as SummarizerType,
+        sliding_window_keep_count: agent.sliding_window_keep_count as number | null,
+        llm_summarizer_token_threshold: agent.llm_summarizer_token_threshold as number | null,
+        llm_summarizer_keep_recent_count: agent.llm_summarizer_keep_recent_count as number | null,
+        model,
+        prompt_version_id: version.id,
+        prompt_version: version.version,
+        system: rendered.text,
+        schema,
+        summarizer,
+        virtual_key_id: project.virtual_key_id,
+        sandbox_enabled: Boolean(sandbox?.enabled && deps.config.sandboxEnabled),
+      };
+      const pinned = plan;
+      await db('runs')
+        .where({ id: runId })
+        .whereNull('plan')
+        .update({
+          plan: JSON.stringify(pinned),
+          status: 'running',
+          started_at: db.fn.now(),
+          prompt_version_id: pinned.prompt_version_id,
+          warnings: JSON.stringify([...run.warnings, ...warnings]),
+        });
+      // A concurrent first attempt may have pinned first: use whatever is stored.
+      plan = (await findRun(db, runId))!.plan as unknown as TurnPlan;
+    }
+    let summarize = false;
+    if (plan.summarizer_type === 'llm' && plan.enable_history && plan.llm_summarizer_token_threshold) {
+      const thread = await db('threads')
+        .where({ id: plan.thread_id })
+        .first<{ last_input_tokens: number | null }>('last_input_tokens');
+      const rows = await threadRows(plan.thread_id, runId);
+      const previous = await latestSummary(plan.thread_id);
+      const tokens =
+        thread.last_input_tokens ??
+        estimateTokens([
+          plan.system,
+          previous?.content,
+          ...selectHistory(rows, {
+            currentRunId: runId,
+            enableHistory: true,
+            summarizer: 'llm',
+            ...(previous ? { summaryThroughSeq: previous.through_seq } : {}),
+          }).map((r) => messageText(r.content)),
+        ]);
+      summarize =
+        tokens >= plan.llm_summarizer_token_threshold &&
+        summarizationSlice(rows, runId, plan.llm_summarizer_keep_recent_count ?? 1, previous?.through_seq) !==
+          undefined;
+    }
+    return { kind: 'run', maxIterations: plan.max_iterations, summarize, hasSchema: plan.schema !== null };
+  }
 
+  return {
     /** Folds the older turns into a stored summary with the summarizer prompt and model. */
     async summarizeHistory(runId: string): Promise<{ summarized: number }> {
       const { plan } = await loadPlan(runId);
@@ -517,7 +512,20 @@ export function createSessionActivities(deps: SessionDeps) {
      * retry of a step whose answer is already stored returns it without
      * calling the model again.
      */
-    async callModel(runId: string, step: number): Promise<ModelStepResult> {
+    async callModel(runId: string, step: number, summarized = false): Promise<ModelStepResult> {
+      // The turn starts with its first model call (no separate step, so nothing
+      // stands between the Update and the model): the plan is pinned here.
+      const found = await findRun(db, runId);
+      if (!found || isTerminal(found.status)) return { kind: 'over' };
+      if (step === 1 && !summarized) {
+        const start = await startTurn(runId);
+        if (start.kind === 'skip') return { kind: 'over' };
+        if (start.kind === 'fail') {
+          await db.transaction((trx) => closeRun(trx, { runId, status: 'failed', error: start.error }));
+          return { kind: 'over' };
+        }
+        if (start.summarize) return { kind: 'summarize' };
+      }
       const { run, plan } = await loadPlan(runId);
       const stepKey = `${step}.assistant`;
       // Independent reads go out together: this runs on the turn's critical path.
@@ -854,7 +862,8 @@ export function createSessionActivities(deps: SessionDeps) {
 }
 
 function stepResult(plan: TurnPlan, text: string, toolCalls: ToolCall[]): ModelStepResult {
-  if (toolCalls.length) return { kind: 'tool_calls', count: toolCalls.length };
+  if (toolCalls.length)
+    return { kind: 'tool_calls', count: toolCalls.length, maxIterations: plan.max_iterations };
   if (plan.schema) {
     const checked = validateStructured(plan.schema.schema, text);
     if (!checked.ok) return { kind: 'invalid_output', errors: checked.errors };

@@ -132,8 +132,8 @@ describe.skipIf(skip)('one turn: history, summarizers, structured output, iterat
     const types = (history.events ?? [])
       .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
       .filter(Boolean);
-    expect(types).toContain('summarizeHistory');
-    expect(types.filter((t) => t === 'callModel')).toHaveLength(3);
+    // Turn 3: its first model call finds the thread over the threshold, the summary is made, the call goes again.
+    expect(types.slice(-3)).toEqual(['callModel', 'summarizeHistory', 'callModel']);
   });
 
   it('structured output: requested with the schema, validated, and returned parsed', async () => {

@@ -58,7 +58,12 @@ describe.skipIf(noTemporal())('one converse request is one trace', () => {
       const traceId = run.trace_id!;
       const spans = await spansOf(
         traceId,
-        (s) => s.some((x) => x.name === 'chat gpt-test') && s.some((x) => x.name === 'RunActivity:callModel'),
+        (s) =>
+          s.some((x) => x.name === 'chat gpt-test') &&
+          s.some((x) => x.name === 'RunActivity:callModel') &&
+          // Workflow spans arrive when their workflow task completes.
+          s.some((x) => x.name === 'StartActivity:callModel') &&
+          s.some((x) => x.name === 'HandleUpdate:converse'),
       );
       const names = spans.map((s) => s.name).join(', ');
       const byId = new Map(spans.map((s) => [s.span_id, s]));
