@@ -299,9 +299,9 @@ export function createSessionActivities(deps: SessionDeps) {
    * prompt version by label (a label moved later affects the next turn),
    * schema, summarizer. Idempotent: a plan already pinned is reused.
    */
-  async function startTurn(runId: string): Promise<TurnStart> {
-    const run = await findRun(db, runId);
-    if (!run || isTerminal(run.status)) return { kind: 'skip' };
+  async function startTurn(run: DbRun): Promise<TurnStart & { plan?: TurnPlan }> {
+    const runId = run.id;
+    if (isTerminal(run.status)) return { kind: 'skip' };
     let plan = run.plan as unknown as TurnPlan | null;
     if (!plan) {
       // Independent reads go out together: this runs on the turn's critical path.
@@ -388,7 +388,7 @@ export function createSessionActivities(deps: SessionDeps) {
         sandbox_enabled: Boolean(sandbox?.enabled && deps.config.sandboxEnabled),
       };
       const pinned = plan;
-      await db('runs')
+      const updated = await db('runs')
         .where({ id: runId })
         .whereNull('plan')
         .update({
@@ -398,8 +398,8 @@ export function createSessionActivities(deps: SessionDeps) {
           prompt_version_id: pinned.prompt_version_id,
           warnings: JSON.stringify([...run.warnings, ...warnings]),
         });
-      // A concurrent first attempt may have pinned first: use whatever is stored.
-      plan = (await findRun(db, runId))!.plan as unknown as TurnPlan;
+      // A concurrent first attempt may have pinned first: then use what it stored.
+      if (updated === 0) plan = (await findRun(db, runId))!.plan as unknown as TurnPlan;
     }
     let summarize = false;
     if (plan.summarizer_type === 'llm' && plan.enable_history && plan.llm_summarizer_token_threshold) {
@@ -425,7 +425,13 @@ export function createSessionActivities(deps: SessionDeps) {
         summarizationSlice(rows, runId, plan.llm_summarizer_keep_recent_count ?? 1, previous?.through_seq) !==
           undefined;
     }
-    return { kind: 'run', maxIterations: plan.max_iterations, summarize, hasSchema: plan.schema !== null };
+    return {
+      kind: 'run',
+      maxIterations: plan.max_iterations,
+      summarize,
+      hasSchema: plan.schema !== null,
+      plan,
+    };
   }
 
   return {
@@ -515,18 +521,20 @@ export function createSessionActivities(deps: SessionDeps) {
     async callModel(runId: string, step: number, summarized = false): Promise<ModelStepResult> {
       // The turn starts with its first model call (no separate step, so nothing
       // stands between the Update and the model): the plan is pinned here.
-      const found = await findRun(db, runId);
-      if (!found || isTerminal(found.status)) return { kind: 'over' };
+      const run = await findRun(db, runId);
+      if (!run || isTerminal(run.status)) return { kind: 'over' };
+      let plan = run.plan as unknown as TurnPlan | null;
       if (step === 1 && !summarized) {
-        const start = await startTurn(runId);
+        const start = await startTurn(run);
         if (start.kind === 'skip') return { kind: 'over' };
         if (start.kind === 'fail') {
           await db.transaction((trx) => closeRun(trx, { runId, status: 'failed', error: start.error }));
           return { kind: 'over' };
         }
         if (start.summarize) return { kind: 'summarize' };
+        plan = start.plan!;
       }
-      const { run, plan } = await loadPlan(runId);
+      if (!plan) throw nonRetryable('turn_not_started', `run ${runId} has no plan`);
       const stepKey = `${step}.assistant`;
       // Independent reads go out together: this runs on the turn's critical path.
       const [stored, rows, summary, offered, { target, provider }] = await Promise.all([

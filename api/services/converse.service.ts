@@ -55,10 +55,12 @@ export class ConverseService {
 
   async submit(projectId: string, body: ConverseBody, traceId: string | undefined): Promise<Accepted> {
     const { db } = this.deps;
-    await requireProject(db, projectId);
-    const agent = await db('agents')
-      .where({ id: body.agent_id })
-      .first<{ id: string; project_id: string; name: string } | undefined>('id', 'project_id', 'name');
+    const [, agent] = await Promise.all([
+      requireProject(db, projectId),
+      db('agents')
+        .where({ id: body.agent_id })
+        .first<{ id: string; project_id: string; name: string } | undefined>('id', 'project_id', 'name'),
+    ]);
     if (!agent || agent.project_id !== projectId) throw new NotFoundError('agent');
     const conversationId = body.conversation_id ?? randomUUID();
     const messageId = body.message_id ?? randomUUID();
@@ -72,13 +74,15 @@ export class ConverseService {
           .where({ conversation_pk: conv.pk, message_id: messageId })
           .first()) as DbRun | undefined;
         if (existing) return this.same(existing, requestHash, conversationId, conv.namespace, agent.name);
-        await trx('threads')
-          .insert({ conversation_pk: conv.pk, agent_id: agent.id })
-          .onConflict(trx.raw('(conversation_pk, agent_id) where agent_id is not null'))
-          .ignore();
-        const thread = await trx('threads')
-          .where({ conversation_pk: conv.pk, agent_id: agent.id })
-          .first<{ id: string }>('id');
+        // The session's thread, created with its first message; updated_at tracks its last turn.
+        const {
+          rows: [thread],
+        } = await trx.raw<{ rows: Array<{ id: string }> }>(
+          `insert into threads (conversation_pk, agent_id) values (?, ?)
+           on conflict (conversation_pk, agent_id) where agent_id is not null do update set updated_at = now()
+           returning id`,
+          [conv.pk, agent.id],
+        );
         if (body.context && Object.keys(body.context).length)
           await trx.raw(
             `update conversations set context = context || ?::jsonb, updated_at = now() where pk = ?`,
@@ -90,7 +94,7 @@ export class ConverseService {
             id: runId,
             project_id: projectId,
             conversation_pk: conv.pk,
-            thread_id: thread.id,
+            thread_id: thread!.id,
             agent_id: agent.id,
             message_id: messageId,
             request_hash: requestHash,
@@ -100,14 +104,13 @@ export class ConverseService {
           })
           .returning('*')) as DbRun[];
         await trx('messages').insert({
-          thread_id: thread.id,
+          thread_id: thread!.id,
           run_id: runId,
           step_key: 'user',
           role: 'user',
           content: JSON.stringify(body.message),
           trace_id: traceId ?? null,
         });
-        await trx('threads').where({ id: thread.id }).update({ updated_at: trx.fn.now() });
         await appendRunEvent(
           trx,
           runId,
@@ -115,14 +118,14 @@ export class ConverseService {
           {
             run_id: runId,
             conversation_id: conversationId,
-            thread_id: thread.id,
+            thread_id: thread!.id,
             message_id: messageId,
             status: 'queued',
           },
           'created',
         );
         return {
-          run: (await findRun(trx, run!.id))!,
+          run: { ...run!, last_event_seq: 1 },
           conversationId,
           namespace: conv.namespace,
           agentName: agent.name,
@@ -146,19 +149,21 @@ export class ConverseService {
     id: string,
     namespace: string | undefined,
   ): Promise<{ pk: string; namespace: string }> {
-    await trx('conversations')
-      .insert({ project_id: projectId, id, namespace: namespace ?? 'default' })
-      .onConflict(['project_id', 'id'])
-      .ignore();
-    const conv = await trx('conversations')
-      .where({ project_id: projectId, id })
-      .first<{ pk: string; namespace: string }>('pk', 'namespace');
-    if (namespace !== undefined && conv.namespace !== namespace)
+    // One statement whether it exists or not; updated_at tracks the last message.
+    const {
+      rows: [conv],
+    } = await trx.raw<{ rows: Array<{ pk: string; namespace: string }> }>(
+      `insert into conversations (project_id, id, namespace) values (?, ?, ?)
+       on conflict (project_id, id) do update set updated_at = now()
+       returning pk, namespace`,
+      [projectId, id, namespace ?? 'default'],
+    );
+    if (namespace !== undefined && conv!.namespace !== namespace)
       throw new ConflictError({
         field: 'namespace',
-        reason: `conversation "${id}" belongs to namespace "${conv.namespace}"`,
+        reason: `conversation "${id}" belongs to namespace "${conv!.namespace}"`,
       });
-    return conv;
+    return conv!;
   }
 
   private same(

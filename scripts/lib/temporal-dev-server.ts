@@ -140,6 +140,9 @@ export async function startTemporalDevServer(opts: DevServerOptions): Promise<De
   }
   for (const [name, type] of Object.entries(searchAttributes))
     args.push('--search-attribute', `${name}=${type}`);
+  // An activity scheduled by a workflow task goes straight back to the worker
+  // that completed it (no poll round trip): a session turn is a chain of them.
+  args.push('--dynamic-config-value', 'system.enableActivityEagerExecution=true');
 
   const child = spawn(opts.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
