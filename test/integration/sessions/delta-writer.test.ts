@@ -27,7 +27,7 @@ describe('run events and the delta writer', () => {
   });
 
   async function newRun(): Promise<string> {
-    const [{ id }] = await db('runs')
+    const rows: Array<{ id: string }> = await db('runs')
       .insert({
         project_id: projectId,
         conversation_pk: conversationPk,
@@ -36,8 +36,8 @@ describe('run events and the delta writer', () => {
         request_hash: 'x',
         workflow_id: 'session/x/y',
       })
-      .returning<Array<{ id: string }>>('id');
-    return id;
+      .returning('id');
+    return rows[0]!.id;
   }
   const deltas = async (runId: string) =>
     (await readRunEvents(db, runId, 0)).map((e): [number, string, string | null] => [
