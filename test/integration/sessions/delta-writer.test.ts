@@ -14,13 +14,15 @@ describe('run events and the delta writer', () => {
 
   beforeAll(async () => {
     db = createDb(databaseUrl());
-    [{ id: projectId }] = await db('projects')
-      .insert({ name: `dw-${randomUUID()}` })
-      .returning('id');
-    [{ pk: conversationPk }] = await db('conversations')
-      .insert({ project_id: projectId, id: randomUUID() })
-      .returning('pk');
-    [{ id: threadId }] = await db('threads').insert({ conversation_pk: conversationPk }).returning('id');
+    projectId = (
+      await db('projects')
+        .insert({ name: `dw-${randomUUID()}` })
+        .returning('id')
+    )[0]!.id;
+    conversationPk = (
+      await db('conversations').insert({ project_id: projectId, id: randomUUID() }).returning('pk')
+    )[0]!.pk;
+    threadId = (await db('threads').insert({ conversation_pk: conversationPk }).returning('id'))[0]!.id;
   });
   afterAll(async () => {
     await db?.destroy();
