@@ -1,3 +1,7 @@
+import type { Readable } from 'node:stream';
+import { context } from '@opentelemetry/api';
+import { Agent, request, type Dispatcher } from 'undici';
+import { vendorRequestContext } from '../../api/telemetry/model-call-context.js';
 import { UpstreamError } from './errors.js';
 import type { ProviderTarget } from './types.js';
 
@@ -9,8 +13,18 @@ export interface UpstreamCall {
   stream?: boolean;
 }
 
+/** A vendor's successful answer; its body is still streaming and is cancelled by the call's signals. */
+export interface UpstreamResponse {
+  status: number;
+  body: Readable;
+  json(): Promise<unknown>;
+  text(): Promise<string>;
+  /** True once the caller's own signal has aborted the call (as opposed to a timeout or a broken stream). */
+  cancelledByCaller(): boolean;
+}
+
 /** Retry-After as seconds or an HTTP date, in milliseconds. */
-export function parseRetryAfter(value: string | null): number | undefined {
+export function parseRetryAfter(value: string | null | undefined): number | undefined {
   if (!value) return undefined;
   const seconds = Number(value);
   if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
@@ -30,65 +44,113 @@ export function upstreamMessage(text: string): string {
 }
 
 /**
+ * Keep-alive connection pools, one undici Agent per connect timeout (the
+ * Agent holds a pool per origin). WHATWG fetch cost a fresh Request/Response,
+ * web streams and composite abort signals per call; undici's `request` on a
+ * pooled connection is the same client without them.
+ */
+const agents = new Map<number, Agent>();
+function agentFor(connectTimeoutMs: number): Agent {
+  let agent = agents.get(connectTimeoutMs);
+  if (!agent) {
+    agent = new Agent({ connect: { timeout: connectTimeoutMs }, keepAliveTimeout: 30_000 });
+    agents.set(connectTimeoutMs, agent);
+  }
+  return agent;
+}
+
+const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+class UpstreamTimeout extends Error {
+  override name = 'TimeoutError';
+  constructor() {
+    super('The operation was aborted due to timeout');
+  }
+}
+
+/**
  * POSTs to the provider. `timeout_ms` bounds the whole call, body included;
- * `signal` is the caller's (client gone). fetch exposes no connect phase, so
- * `connect_timeout_ms` bounds the wait for response headers of streaming
- * calls only (vendors send those at once); a non-streaming answer's headers
- * come when the whole answer is ready, which only `timeout_ms` may bound.
- * The returned body is still streaming and is cancelled by the same signals.
+ * `signal` is the caller's (client gone). `connect_timeout_ms` bounds the
+ * TCP/TLS connect and, for streaming calls, the wait for response headers
+ * (vendors send those at once); a non-streaming answer's headers come when
+ * the whole answer is ready, which only `timeout_ms` may bound. The returned
+ * body is still streaming and is cancelled by the same signals.
  */
 export async function postUpstream(
   target: ProviderTarget,
   call: UpstreamCall,
   signal?: AbortSignal,
-): Promise<Response> {
-  const signals = [AbortSignal.timeout(target.timeout_ms)];
-  if (signal) signals.push(signal);
-  const connect = new AbortController();
-  const connectTimer = call.stream ? setTimeout(() => connect.abort(), target.connect_timeout_ms) : undefined;
-  signals.push(connect.signal);
-  let res: Response;
+): Promise<UpstreamResponse> {
+  const abort = new AbortController();
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    abort.abort(new UpstreamTimeout());
+  }, target.timeout_ms);
+  const onCallerAbort = () => abort.abort(signal!.reason);
+  if (signal?.aborted) onCallerAbort();
+  else signal?.addEventListener('abort', onCallerAbort, { once: true });
+  const done = () => {
+    clearTimeout(timer);
+    signal?.removeEventListener('abort', onCallerAbort);
+  };
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...call.headers };
+  let res: Dispatcher.ResponseData;
   try {
-    res = await fetch(call.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...call.headers },
-      body: JSON.stringify(call.body),
-      signal: AbortSignal.any(signals),
-    });
+    res = await context.with(vendorRequestContext(context.active(), headers), () =>
+      request(call.url, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(call.body),
+        signal: abort.signal,
+        dispatcher: agentFor(target.connect_timeout_ms),
+        headersTimeout: call.stream ? target.connect_timeout_ms : 0,
+        bodyTimeout: 0,
+      }),
+    );
   } catch (err) {
+    done();
     if (signal?.aborted) throw err;
-    const timedOut = (err as Error).name === 'TimeoutError' || connect.signal.aborted;
+    const code = (err as { code?: string }).code;
+    const late = timedOut || (code !== undefined && TIMEOUT_CODES.has(code));
     throw new UpstreamError(
-      timedOut ? 504 : 502,
-      `${target.name}: ${timedOut ? 'timed out' : 'could not be reached'}`,
+      late ? 504 : 502,
+      `${target.name}: ${late ? 'timed out' : 'could not be reached'}`,
       true,
     );
-  } finally {
-    clearTimeout(connectTimer);
   }
-  if (!res.ok) {
-    const text = await res.text().catch(() => '');
+  const body = res.body;
+  body.once('close', done);
+  if (res.statusCode < 200 || res.statusCode >= 300) {
+    const text = await body.text().catch(() => '');
+    const retryAfter = res.headers['retry-after'];
     throw new UpstreamError(
-      res.status,
+      res.statusCode,
       `${target.name}: ${upstreamMessage(text)}`,
-      res.status === 429 || res.status >= 500,
-      parseRetryAfter(res.headers.get('retry-after')),
+      res.statusCode === 429 || res.statusCode >= 500,
+      parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter),
     );
   }
-  return res;
+  return {
+    status: res.statusCode,
+    body,
+    json: () => body.json(),
+    text: () => body.text(),
+    cancelledByCaller: () => signal?.aborted === true,
+  };
 }
 
 /** Server-sent events of a response body, each as its `event` name and `data` text. */
 export async function* readSse(
-  res: Response,
+  res: UpstreamResponse,
   providerName: string,
 ): AsyncGenerator<{ event?: string; data: string }> {
-  if (!res.body) return;
   const decoder = new TextDecoder();
   let buffer = '';
   try {
-    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-      buffer += decoder.decode(chunk, { stream: true }).replace(/\r\n?/g, '\n');
+    for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+      buffer += decoder.decode(chunk, { stream: true });
+      if (buffer.includes('\r')) buffer = buffer.replace(/\r\n?/g, '\n');
       let end: number;
       while ((end = buffer.indexOf('\n\n')) !== -1) {
         const block = buffer.slice(0, end);
@@ -103,7 +165,7 @@ export async function* readSse(
       }
     }
   } catch (err) {
-    if ((err as Error).name === 'AbortError') throw err;
+    if (res.cancelledByCaller() || (err as Error).name === 'AbortError') throw err;
     throw new UpstreamError(502, `${providerName}: stream broke: ${(err as Error).message}`, false);
   }
 }
