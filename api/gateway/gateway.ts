@@ -1,4 +1,6 @@
+import { context } from '@opentelemetry/api';
 import type { Context } from 'koa';
+import type { Usage } from '../../activities/llm/types.js';
 import type { AppDeps } from '../deps.js';
 import type { DbProvider } from '../db/llm-config.tables.js';
 import { chatJson, chatStream, embedJson, type JsonAnswer } from './calls.js';
@@ -107,18 +109,28 @@ export class Gateway {
       latency_ms: performance.now() - started,
       error,
     });
+    const callContext = this.policy.callContext?.(admission) ?? context.active();
     const attempt = <T>(fn: (c: Candidate) => Promise<T>) =>
-      withRetriesAndFallbacks(candidates, (c) => fn(c), this.retry, controller.signal).then((r) => {
-        answeredBy = r.candidate;
-        return r.value;
-      });
+      context
+        .with(callContext, () =>
+          withRetriesAndFallbacks(candidates, (c) => fn(c), this.retry, controller.signal),
+        )
+        .then((r) => {
+          answeredBy = r.candidate;
+          return r.value;
+        });
+    // Usage and counters are written after the answer has gone, not before it.
+    const settle = (usage: Usage | undefined, out: Outcome) =>
+      void this.policy
+        .settle(admission, usage, out)
+        .catch((err: unknown) => this.deps.logger.error({ err }, 'settling a gateway call failed'));
     try {
       if (stream) {
         const opened = await attempt((c) =>
           chatStream(surface, targetOf(c.provider, this.deps.secrets), c.model, request, controller.signal),
         );
         const result = await writeStream(ctx, surface, request, opened, controller);
-        await this.policy.settle(admission, opened.usage(), outcome(result.status, result.error));
+        settle(opened.usage(), outcome(result.status, result.error));
         return;
       }
       const call = op === 'chat' ? chatJson : embedJson;
@@ -126,17 +138,17 @@ export class Gateway {
         call(surface, targetOf(c.provider, this.deps.secrets), c.model, request, controller.signal),
       );
       ctx.body = answer.body;
-      await this.policy.settle(admission, answer.usage, outcome(200));
+      settle(answer.usage, outcome(200));
     } catch (err) {
       if (controller.signal.aborted) {
         // The caller left: nobody to answer, and not a server failure worth an error log.
-        await this.policy.settle(admission, undefined, outcome(499, 'client disconnected'));
+        settle(undefined, outcome(499, 'client disconnected'));
         ctx.status = 499; // nginx's "client closed request", for the request log
         ctx.respond = false;
         return;
       }
       const gerr = toGatewayError(err);
-      await this.policy.settle(admission, undefined, outcome(gerr.status, gerr.message));
+      settle(undefined, outcome(gerr.status, gerr.message));
       throw err;
     }
   }

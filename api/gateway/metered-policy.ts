@@ -1,4 +1,4 @@
-import { trace } from '@opentelemetry/api';
+import { context, trace, type Context } from '@opentelemetry/api';
 import type { Db } from '../db/knex.js';
 import type { UsageWriter } from '../services/usage-writer.js';
 import {
@@ -56,22 +56,24 @@ export function meteredPolicy(db: Db, usageWriter?: UsageWriter): GatewayPolicy 
       return { admission, span } satisfies Metered;
     },
 
-    async settle(admission: Admission, usage: Usage | undefined, outcome: Outcome): Promise<void> {
+    callContext(admission: Admission): Context {
+      return trace.setSpan(context.active(), (admission as Metered).span.span);
+    },
+
+    settle(admission: Admission, usage: Usage | undefined, outcome: Outcome): Promise<void> {
       const { admission: adm, span } = admission as Metered;
-      try {
-        await settleUsage(adm, usage, outcome);
-      } finally {
-        const result = {
-          ...(outcome.model ? { responseModel: outcome.model } : {}),
-          ...(usage ? { inputTokens: usage.input_tokens, outputTokens: usage.output_tokens } : {}),
-          ...(usage && adm.price
-            ? { costUsd: costUsd(adm.price, usage.input_tokens, usage.output_tokens) }
-            : {}),
-        };
-        if (outcome.status >= 400)
-          span.fail(new Error(outcome.error ?? `HTTP ${outcome.status}`), String(outcome.status), result);
-        else span.end(result);
-      }
+      // The span ends with the call, not with the bookkeeping that follows it.
+      const result = {
+        ...(outcome.model ? { responseModel: outcome.model } : {}),
+        ...(usage ? { inputTokens: usage.input_tokens, outputTokens: usage.output_tokens } : {}),
+        ...(usage && adm.price
+          ? { costUsd: costUsd(adm.price, usage.input_tokens, usage.output_tokens) }
+          : {}),
+      };
+      if (outcome.status >= 400)
+        span.fail(new Error(outcome.error ?? `HTTP ${outcome.status}`), String(outcome.status), result);
+      else span.end(result);
+      return settleUsage(adm, usage, outcome, span.span.spanContext().traceId);
     },
   };
 
@@ -102,6 +104,7 @@ export function meteredPolicy(db: Db, usageWriter?: UsageWriter): GatewayPolicy 
     adm: PolicyAdmission,
     usage: Usage | undefined,
     outcome: Outcome,
+    traceId: string,
   ): Promise<void> {
     // A success without reported usage is charged its whole reservation:
     // the budget must never be under-counted.
@@ -114,8 +117,7 @@ export function meteredPolicy(db: Db, usageWriter?: UsageWriter): GatewayPolicy 
       inputTokens: charged.input_tokens,
       outputTokens: charged.output_tokens,
       status: outcome.status,
-      // settle runs inside the request, so the active span is this request's.
-      traceId: trace.getActiveSpan()?.spanContext().traceId,
+      traceId,
     });
   }
 }

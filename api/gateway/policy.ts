@@ -1,3 +1,4 @@
+import type { Context } from '@opentelemetry/api';
 import type { ProviderFormat, Usage } from '../../activities/llm/types.js';
 import type { GatewayKey } from './keys.js';
 
@@ -31,12 +32,19 @@ export type Admission = unknown;
  * `admit` runs after authentication and model resolution, before anything
  * is sent upstream; it throws a GatewayError (429, `rate_limit` or
  * `insufficient_quota`) to refuse. `settle` runs exactly once per admitted
- * request, after the answer (or the failure, or the client's disconnect),
- * with the usage the provider reported (undefined when it reported none,
+ * request, after the answer (or the failure, or the client's disconnect) and
+ * without holding it up (the pipeline does not wait for its promise and
+ * logs a rejection), with the usage the provider reported (undefined when it reported none,
  * e.g. a same-format stream whose caller did not ask for usage).
  */
 export interface GatewayPolicy {
   admit(key: GatewayKey, request: AdmissionRequest): Promise<Admission>;
+  /**
+   * The context the upstream call runs in: the policy's model-call span as
+   * the active span, so the vendor request propagates it and the HTTP client
+   * adds no second CLIENT span (api/telemetry/model-call-context.ts).
+   */
+  callContext?(admission: Admission): Context;
   settle(admission: Admission, usage: Usage | undefined, outcome: Outcome): Promise<void>;
 }
 

@@ -97,6 +97,13 @@ export class GatewayPolicyService {
    * changed Model pricing applies within that time.
    */
   private readonly prices = new Map<string, { price: Price | undefined; expires: number }>();
+  /** Counter changes of settled calls not yet written, by key id (see settle). */
+  private readonly counterBatches = new Map<
+    string,
+    { windows: Map<string, number>; periods: Map<string, { releaseUsd: number; spentUsd: number }> }
+  >();
+  /** The tail of each key's chain of counter writes, while one is pending. */
+  private readonly settling = new Map<string, Promise<void>>();
 
   /** Without a writer, usage rows are inserted one by one (tests of the policy alone). */
   constructor(
@@ -118,26 +125,72 @@ export class GatewayPolicyService {
     const price = await this.price(request.providerId, request.model);
     if (key.budget && !price) throw new UnpricedModelError(request.model);
     const reservedUsd = price ? costUsd(price, request.inputTokens, request.maxOutputTokens) : 0;
-    // Each step is one atomic upsert and no transaction spans them: a request
-    // holds at most one row lock at a time, so hot keys queue briefly but never deadlock.
-    const windowStart = key.rate_limit ? await this.countRequest(key.id, key.rate_limit) : undefined;
-    const periodStart = key.budget ? await this.reserve(key.id, key.budget, reservedUsd) : undefined;
-    return { key, request, price, windowStart, periodStart, reservedUsd, startedAt: performance.now() };
+    let counted: { windowStart: Date | undefined; periodStart: Date | undefined };
+    try {
+      counted = await this.count(key, reservedUsd);
+    } catch (err) {
+      // This replica may still be writing back earlier calls of this key
+      // (settles are applied after the answer is sent): a refusal caused by
+      // our own pending reservations or tokens is re-checked once they are in.
+      const pending = this.settling.get(key.id);
+      if (!pending || !(err instanceof RateLimitedError || err instanceof BudgetExceededError)) throw err;
+      await pending;
+      counted = await this.count(key, reservedUsd);
+    }
+    return { key, request, price, ...counted, reservedUsd, startedAt: performance.now() };
   }
 
-  /** Counts the request in the key's current minute unless a limit is already reached. */
-  private async countRequest(keyId: string, limit: RateLimit): Promise<Date> {
-    const rpm = limit.requests_per_minute ?? null;
-    const tpm = limit.tokens_per_minute ?? null;
-    const { rows } = await this.db.raw<{ rows: Array<{ window_start: Date }> }>(
-      `insert into gateway_rate_windows as w (virtual_key_id, window_start, requests)
+  /**
+   * Counts the request in the key's minute window and reserves `usd` against
+   * its budget, in one statement (one round trip) when the key has both. The
+   * statement takes the window row and then the ledger row (the reservation
+   * depends on the count); settles take one row at a time, so nothing waits
+   * in a cycle.
+   */
+  private async count(
+    key: MeteredKey,
+    usd: number,
+  ): Promise<{ windowStart: Date | undefined; periodStart: Date | undefined }> {
+    const { rate_limit: limit, budget } = key;
+    if (!limit && !budget) return { windowStart: undefined, periodStart: undefined };
+    const rpm = limit?.requests_per_minute ?? null;
+    const tpm = limit?.tokens_per_minute ?? null;
+    const window = `insert into gateway_rate_windows as w (virtual_key_id, window_start, requests)
          values (?, date_trunc('minute', now()), 1)
        on conflict (virtual_key_id, window_start) do update set requests = w.requests + 1
          where (?::int is null or w.requests < ?::int) and (?::bigint is null or w.tokens < ?::bigint)
-       returning window_start`,
-      [keyId, rpm, rpm, tpm, tpm],
-    );
-    if (rows[0]) return rows[0].window_start;
+       returning window_start`;
+    const ledger = (
+      after: string,
+    ) => `insert into gateway_budget_ledger as l (virtual_key_id, period_start, reserved_usd)
+         select ?, ${PERIOD_SQL[budget!.period]}, ?::numeric where ?::numeric <= ?::numeric ${after}
+       on conflict (virtual_key_id, period_start) do update set reserved_usd = l.reserved_usd + excluded.reserved_usd
+         where l.spent_usd + l.reserved_usd + excluded.reserved_usd <= ?::numeric
+       returning period_start`;
+    const windowArgs = [key.id, rpm, rpm, tpm, tpm];
+    const ledgerArgs = budget ? [key.id, usd, usd, budget.max_usd, budget.max_usd] : [];
+    let row: { window_start: Date | null; period_start: Date | null } | undefined;
+    if (limit && budget) {
+      const { rows } = await this.db.raw<{ rows: Array<typeof row> }>(
+        `with w as (${window}), l as (${ledger('and exists (select 1 from w)')})
+         select (select window_start from w) as window_start, (select period_start from l) as period_start`,
+        [...windowArgs, ...ledgerArgs],
+      );
+      row = rows[0];
+    } else if (limit) {
+      const { rows } = await this.db.raw<{ rows: Array<{ window_start: Date }> }>(window, windowArgs);
+      row = { window_start: rows[0]?.window_start ?? null, period_start: null };
+    } else {
+      const { rows } = await this.db.raw<{ rows: Array<{ period_start: Date }> }>(ledger(''), ledgerArgs);
+      row = { window_start: null, period_start: rows[0]?.period_start ?? null };
+    }
+    if (limit && !row?.window_start) await this.refuseRate(key.id, rpm);
+    if (budget && !row?.period_start) throw new BudgetExceededError(budget);
+    return { windowStart: row?.window_start ?? undefined, periodStart: row?.period_start ?? undefined };
+  }
+
+  /** Throws RateLimitedError naming the limit reached and when the window ends. */
+  private async refuseRate(keyId: string, rpm: number | null): Promise<never> {
     const { rows: state } = await this.db.raw<{ rows: Array<{ requests: number; retry: number }> }>(
       `select requests, ceil(extract(epoch from (window_start + interval '1 minute' - now())))::int as retry
          from gateway_rate_windows where virtual_key_id = ? order by window_start desc limit 1`,
@@ -148,43 +201,17 @@ export class GatewayPolicyService {
     throw new RateLimitedError(Math.max(1, s?.retry ?? 1), which);
   }
 
-  /** Reserves `usd` against the budget of the current period, or refuses when it would not fit. */
-  private async reserve(keyId: string, budget: Budget, usd: number): Promise<Date> {
-    const period = PERIOD_SQL[budget.period];
-    const { rows } = await this.db.raw<{ rows: Array<{ period_start: Date }> }>(
-      `insert into gateway_budget_ledger as l (virtual_key_id, period_start, reserved_usd)
-         select ?, ${period}, ?::numeric where ?::numeric <= ?::numeric
-       on conflict (virtual_key_id, period_start) do update set reserved_usd = l.reserved_usd + excluded.reserved_usd
-         where l.spent_usd + l.reserved_usd + excluded.reserved_usd <= ?::numeric
-       returning period_start`,
-      [keyId, usd, usd, budget.max_usd, budget.max_usd],
-    );
-    if (!rows[0]) throw new BudgetExceededError(budget);
-    return rows[0].period_start;
-  }
-
-  /** Replaces the reservation by the actual cost, adds tokens to the minute window, and records the usage row. */
-  async settle(admission: Admission, outcome: Outcome): Promise<{ costUsd: number }> {
+  /**
+   * Replaces the reservation by the actual cost, adds tokens to the minute
+   * window, and records the usage row. The usage row is queued before this
+   * returns its promise (the usage endpoint flushes the writer first); the
+   * counters of calls settled while a write is in flight are merged into one
+   * write per key (hot keys settle without queueing on their rows), and the
+   * promise resolves once this call's counters are written.
+   */
+  settle(admission: Admission, outcome: Outcome): Promise<{ costUsd: number }> {
     const { key, request, price } = admission;
     const actual = price ? costUsd(price, outcome.inputTokens, outcome.outputTokens) : 0;
-    const latencyMs = Math.round(performance.now() - admission.startedAt);
-    // Each counter is its own statement (no transaction): settle never holds
-    // two row locks, so it cannot deadlock with admit, which takes the window
-    // row and then the ledger row inside one transaction.
-    const db = this.db;
-    if (admission.windowStart) {
-      await db('gateway_rate_windows')
-        .where({ virtual_key_id: key.id, window_start: admission.windowStart })
-        .increment('tokens', outcome.inputTokens + outcome.outputTokens);
-    }
-    if (admission.periodStart) {
-      await db('gateway_budget_ledger')
-        .where({ virtual_key_id: key.id, period_start: admission.periodStart })
-        .update({
-          reserved_usd: db.raw('greatest(reserved_usd - ?, 0)', [admission.reservedUsd]),
-          spent_usd: db.raw('spent_usd + ?', [actual]),
-        });
-    }
     const row = {
       virtual_key_id: key.id,
       provider_id: request.providerId,
@@ -193,15 +220,78 @@ export class GatewayPolicyService {
       input_tokens: outcome.inputTokens,
       output_tokens: outcome.outputTokens,
       cost_usd: actual,
-      latency_ms: latencyMs,
+      latency_ms: Math.round(performance.now() - admission.startedAt),
       status: outcome.status,
       trace_id: outcome.traceId ?? null,
       // The time of the call, not of the (possibly batched) insert.
       created_at: new Date(),
     };
-    if (this.usageWriter) await this.usageWriter.add(row);
-    else await db('gateway_usage').insert(row);
-    return { costUsd: actual };
+    const logged = this.usageWriter ? this.usageWriter.add(row) : this.db('gateway_usage').insert(row);
+    const counted =
+      admission.windowStart || admission.periodStart
+        ? this.addCounters(admission, outcome.inputTokens + outcome.outputTokens, actual)
+        : undefined;
+    return Promise.all([logged, counted]).then(() => ({ costUsd: actual }));
+  }
+
+  /** Queues this call's counter changes with others of the same key; one writer per key at a time. */
+  private addCounters(admission: Admission, tokens: number, spentUsd: number): Promise<void> {
+    const id = admission.key.id;
+    let batch = this.counterBatches.get(id);
+    if (!batch) {
+      batch = { windows: new Map(), periods: new Map() };
+      this.counterBatches.set(id, batch);
+    }
+    if (admission.windowStart) {
+      const w = admission.windowStart.toISOString();
+      batch.windows.set(w, (batch.windows.get(w) ?? 0) + tokens);
+    }
+    if (admission.periodStart) {
+      const p = admission.periodStart.toISOString();
+      const d = batch.periods.get(p) ?? { releaseUsd: 0, spentUsd: 0 };
+      d.releaseUsd += admission.reservedUsd;
+      d.spentUsd += spentUsd;
+      batch.periods.set(p, d);
+    }
+    // A failed write does not stop the chain: later links still write their changes.
+    const previous = this.settling.get(id)?.catch(() => undefined) ?? Promise.resolve();
+    const chained = previous.then(() => this.writeCounters(id));
+    const settled = chained.finally(() => {
+      if (this.settling.get(id) === settled) this.settling.delete(id);
+    });
+    this.settling.set(id, settled);
+    return settled;
+  }
+
+  /**
+   * Writes what has accumulated for a key (nothing when an earlier link of the
+   * chain already took it). Each counter is its own statement, so a settle
+   * never holds two row locks and cannot deadlock with admit.
+   */
+  private async writeCounters(keyId: string): Promise<void> {
+    const batch = this.counterBatches.get(keyId);
+    if (!batch) return;
+    this.counterBatches.delete(keyId);
+    const db = this.db;
+    for (const [windowStart, tokens] of batch.windows) {
+      await db('gateway_rate_windows')
+        .where({ virtual_key_id: keyId, window_start: new Date(windowStart) })
+        .increment('tokens', tokens);
+    }
+    for (const [periodStart, d] of batch.periods) {
+      await db('gateway_budget_ledger')
+        .where({ virtual_key_id: keyId, period_start: new Date(periodStart) })
+        .update({
+          reserved_usd: db.raw('greatest(reserved_usd - ?, 0)', [d.releaseUsd]),
+          spent_usd: db.raw('spent_usd + ?', [d.spentUsd]),
+        });
+    }
+  }
+
+  /** Waits until every settle this instance has started is written (counters and usage rows). */
+  async drain(): Promise<void> {
+    await Promise.all([...this.settling.values()]);
+    await this.usageWriter?.flush();
   }
 
   async usage(keyId: string, start: Date, end: Date) {

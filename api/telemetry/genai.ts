@@ -8,6 +8,7 @@ import {
   type Tracer,
 } from '@opentelemetry/api';
 import { ATTR } from './attributes.js';
+import { markModelCallSpan } from './model-call-context.js';
 import { currentTelemetry } from './telemetry.js';
 
 /**
@@ -111,6 +112,7 @@ export function startModelCallSpan(start: ModelCallStart, options: GenAiOptions 
   if (start.virtualKeyId) a[ATTR.virtualKeyId] = start.virtualKeyId;
   if (recordContent && start.input !== undefined) a['gen_ai.input.messages'] = content(start.input);
   const span = tracer.startSpan(`${operation} ${start.model}`, { kind: SpanKind.CLIENT, attributes: a });
+  markModelCallSpan(span);
   return new ModelCallSpan(span, recordContent);
 }
 
