@@ -126,6 +126,15 @@ export class ConversationsRepository {
     });
   }
 
+  /** The conversation's agent threads (one per session), the most recently active first. */
+  listSessionThreads(pk: string): Promise<Array<{ id: string; agent_id: string }>> {
+    return this.db(ThreadsTableName)
+      .where({ conversation_pk: pk })
+      .whereNotNull('agent_id')
+      .orderBy('updated_at', 'desc')
+      .select<Array<{ id: string; agent_id: string }>>('id', 'agent_id');
+  }
+
   async listThreads(pk: string, page: Page): Promise<DbThread[]> {
     return this.db(ThreadsTableName)
       .where({ conversation_pk: pk })

@@ -105,12 +105,7 @@ export class ConversationsService {
    */
   async get(id: string, projectId: string | undefined): Promise<ConversationWithSessions> {
     const row = await this.resolve(id, projectId);
-    const threads = await this.conversations
-      .db('threads')
-      .where({ conversation_pk: row.pk })
-      .whereNotNull('agent_id')
-      .orderBy('updated_at', 'desc')
-      .select<Array<{ id: string; agent_id: string }>>('id', 'agent_id');
+    const threads = await this.conversations.listSessionThreads(row.pk);
     const sessions = threads.map((t) => {
       const workflowId = sessionWorkflowId(t.agent_id, row.id);
       return {

@@ -1,7 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { WithStartWorkflowOperation } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import type { Knex } from 'knex';
 import {
   appendRunEvent,
   findRun,
@@ -20,6 +19,7 @@ import type { Config } from '../config.js';
 import type { AppDeps } from '../deps.js';
 import { ConflictError, isUniqueViolation, NotFoundError, ServiceUnavailableError } from '../errors.js';
 import type { ConverseBody, RunView } from '../schemas/converse.schemas.js';
+import { RunsRepository } from '../repositories/runs.repository.js';
 import { requireProject } from './project-scope.js';
 import type { RunEventsHub } from './run-events-hub.js';
 
@@ -48,67 +48,65 @@ interface Accepted {
  * with update-with-start. Readers follow the run through its event log.
  */
 export class ConverseService {
+  private readonly runs: RunsRepository;
+
   constructor(
     private readonly deps: AppDeps,
     private readonly hub: RunEventsHub,
-  ) {}
+  ) {
+    this.runs = new RunsRepository(deps.db);
+  }
 
   async submit(projectId: string, body: ConverseBody, traceId: string | undefined): Promise<Accepted> {
-    const { db } = this.deps;
-    const [, agent] = await Promise.all([
-      requireProject(db, projectId),
-      db('agents')
-        .where({ id: body.agent_id })
-        .first<{ id: string; project_id: string; name: string } | undefined>('id', 'project_id', 'name'),
-    ]);
+    const { runs } = this;
+    const [, agent] = await Promise.all([requireProject(runs.db, projectId), runs.findAgent(body.agent_id)]);
     if (!agent || agent.project_id !== projectId) throw new NotFoundError('agent');
     const conversationId = body.conversation_id ?? randomUUID();
     const messageId = body.message_id ?? randomUUID();
     const requestHash = createHash('sha256')
       .update(JSON.stringify({ agent_id: agent.id, message: body.message }))
       .digest('hex');
-    const accepted = async (): Promise<Accepted> =>
-      db.transaction(async (trx) => {
-        const conv = await this.conversation(trx, projectId, conversationId, body.namespace);
-        const existing = (await trx('runs')
-          .where({ conversation_pk: conv.pk, message_id: messageId })
-          .first()) as DbRun | undefined;
-        if (existing) return this.same(existing, requestHash, conversationId, conv.namespace, agent.name);
-        // The session's thread, created with its first message; updated_at tracks its last turn.
-        const {
-          rows: [thread],
-        } = await trx.raw<{ rows: Array<{ id: string }> }>(
-          `insert into threads (conversation_pk, agent_id) values (?, ?)
-           on conflict (conversation_pk, agent_id) where agent_id is not null do update set updated_at = now()
-           returning id`,
-          [conv.pk, agent.id],
+    const accepted = (): Promise<Accepted> =>
+      runs.transaction(async (trx) => {
+        const conv = await runs.upsertConversation(
+          trx,
+          projectId,
+          conversationId,
+          body.namespace ?? 'default',
         );
+        if (body.namespace !== undefined && conv.namespace !== body.namespace)
+          throw new ConflictError({
+            field: 'namespace',
+            reason: `conversation "${conversationId}" belongs to namespace "${conv.namespace}"`,
+          });
+        const existing = await runs.findByMessage(trx, conv.pk, messageId);
+        if (existing) {
+          if (existing.request_hash !== requestHash)
+            throw new ConflictError({
+              field: 'message_id',
+              reason: 'this message_id was already used in the conversation for a different message',
+            });
+          return { run: existing, conversationId, namespace: conv.namespace, agentName: agent.name };
+        }
+        const threadId = await runs.upsertSessionThread(trx, conv.pk, agent.id);
         if (body.context && Object.keys(body.context).length)
-          await trx.raw(
-            `update conversations set context = context || ?::jsonb, updated_at = now() where pk = ?`,
-            [JSON.stringify(body.context), conv.pk],
-          );
+          await runs.mergeContext(trx, conv.pk, body.context);
         const runId = randomUUID();
-        const [run] = (await trx('runs')
-          .insert({
-            id: runId,
-            project_id: projectId,
-            conversation_pk: conv.pk,
-            thread_id: thread!.id,
-            agent_id: agent.id,
-            message_id: messageId,
-            request_hash: requestHash,
-            status: 'queued',
-            workflow_id: sessionWorkflowId(agent.id, conversationId),
-            trace_id: traceId ?? null,
-          })
-          .returning('*')) as DbRun[];
-        await trx('messages').insert({
-          thread_id: thread!.id,
+        const run = await runs.insert(trx, {
+          id: runId,
+          project_id: projectId,
+          conversation_pk: conv.pk,
+          thread_id: threadId,
+          agent_id: agent.id,
+          message_id: messageId,
+          request_hash: requestHash,
+          workflow_id: sessionWorkflowId(agent.id, conversationId),
+          trace_id: traceId ?? null,
+        });
+        await runs.insertUserMessage(trx, {
+          thread_id: threadId,
           run_id: runId,
-          step_key: 'user',
-          role: 'user',
-          content: JSON.stringify(body.message),
+          content: body.message,
           trace_id: traceId ?? null,
         });
         await appendRunEvent(
@@ -118,14 +116,14 @@ export class ConverseService {
           {
             run_id: runId,
             conversation_id: conversationId,
-            thread_id: thread!.id,
+            thread_id: threadId,
             message_id: messageId,
             status: 'queued',
           },
           'created',
         );
         return {
-          run: { ...run!, last_event_seq: 1 },
+          run: { ...run, last_event_seq: 1 },
           conversationId,
           namespace: conv.namespace,
           agentName: agent.name,
@@ -141,44 +139,6 @@ export class ConverseService {
     }
     if (!isTerminal(result.run.status)) await this.deliver(result);
     return result;
-  }
-
-  private async conversation(
-    trx: Knex.Transaction,
-    projectId: string,
-    id: string,
-    namespace: string | undefined,
-  ): Promise<{ pk: string; namespace: string }> {
-    // One statement whether it exists or not; updated_at tracks the last message.
-    const {
-      rows: [conv],
-    } = await trx.raw<{ rows: Array<{ pk: string; namespace: string }> }>(
-      `insert into conversations (project_id, id, namespace) values (?, ?, ?)
-       on conflict (project_id, id) do update set updated_at = now()
-       returning pk, namespace`,
-      [projectId, id, namespace ?? 'default'],
-    );
-    if (namespace !== undefined && conv!.namespace !== namespace)
-      throw new ConflictError({
-        field: 'namespace',
-        reason: `conversation "${id}" belongs to namespace "${conv!.namespace}"`,
-      });
-    return conv!;
-  }
-
-  private same(
-    existing: DbRun,
-    requestHash: string,
-    conversationId: string,
-    namespace: string,
-    agentName: string,
-  ): Accepted {
-    if (existing.request_hash !== requestHash)
-      throw new ConflictError({
-        field: 'message_id',
-        reason: 'this message_id was already used in the conversation for a different message',
-      });
-    return { run: existing, conversationId, namespace, agentName };
   }
 
   /** Update-with-start: the first message starts the session; the Update id is the message id. */
