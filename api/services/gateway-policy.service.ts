@@ -1,3 +1,4 @@
+import { context, ROOT_CONTEXT } from '@opentelemetry/api';
 import type { Db } from '../db/knex.js';
 import { costUsd, priceFor, type Price } from './pricing.js';
 import type { UsageWriter } from './usage-writer.js';
@@ -255,7 +256,8 @@ export class GatewayPolicyService {
     }
     // A failed write does not stop the chain: later links still write their changes.
     const previous = this.settling.get(id)?.catch(() => undefined) ?? Promise.resolve();
-    const chained = previous.then(() => this.writeCounters(id));
+    // The merged write serves several calls, so it belongs to no one trace.
+    const chained = previous.then(() => context.with(ROOT_CONTEXT, () => this.writeCounters(id)));
     const settled = chained.finally(() => {
       if (this.settling.get(id) === settled) this.settling.delete(id);
     });

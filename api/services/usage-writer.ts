@@ -1,3 +1,4 @@
+import { context, ROOT_CONTEXT } from '@opentelemetry/api';
 import type { Db } from '../db/knex.js';
 import type { Logger } from '../logger.js';
 
@@ -15,15 +16,21 @@ export interface UsageRow {
   created_at: Date;
 }
 
+const COLUMNS =
+  'virtual_key_id, provider_id, provider_name, model, input_tokens, output_tokens, cost_usd, latency_ms, status, trace_id, created_at';
+
 /**
- * Writes gateway usage rows in batches, off the request path: one multi-row
- * insert every `flushMs` (or every `maxBatch` rows) instead of one insert per
- * call. Budgets do not depend on it (their ledger is updated synchronously).
+ * Writes gateway usage rows in batches, off the request path: one insert
+ * every `flushMs` (or every `maxBatch` rows) instead of one insert per call.
+ * Rows wait as their JSON and go to Postgres as one jsonb parameter (as span
+ * rows do, api/telemetry/postgres-exporter.ts): queued objects outlive
+ * young-generation GC, and an 11-column multi-row insert costs far more to
+ * build and bind than one string. Budgets do not depend on it (their ledger is updated synchronously).
  * When the queue is full the caller waits for a direct insert rather than
  * losing a row; on shutdown `close()` writes what is left.
  */
 export class UsageWriter {
-  private queue: UsageRow[] = [];
+  private queue: string[] = [];
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> | undefined;
 
@@ -38,10 +45,11 @@ export class UsageWriter {
       await this.db('gateway_usage').insert(row);
       return;
     }
-    this.queue.push(row);
-    if (this.queue.length >= this.opts.maxBatch) void this.flush();
+    this.queue.push(JSON.stringify(row));
+    if (this.queue.length >= this.opts.maxBatch) void context.with(ROOT_CONTEXT, () => this.flush());
     else if (!this.timer) {
-      this.timer = setTimeout(() => void this.flush(), this.opts.flushMs);
+      // Outside the request that happened to start the timer: a batch belongs to no one trace.
+      this.timer = context.with(ROOT_CONTEXT, () => setTimeout(() => void this.flush(), this.opts.flushMs));
       this.timer.unref();
     }
   }
@@ -54,14 +62,20 @@ export class UsageWriter {
     if (this.queue.length === 0) return;
     const batch = this.queue.splice(0, this.queue.length);
     this.flushing = (async () => {
+      let i = 0;
       try {
-        for (let i = 0; i < batch.length; i += this.opts.maxBatch) {
-          await this.db('gateway_usage').insert(batch.slice(i, i + this.opts.maxBatch));
+        for (; i < batch.length; i += this.opts.maxBatch) {
+          await this.db.raw(
+            `insert into gateway_usage (${COLUMNS})
+             select ${COLUMNS} from jsonb_populate_recordset(null::gateway_usage, ?::jsonb)`,
+            [`[${batch.slice(i, i + this.opts.maxBatch).join(',')}]`],
+          );
         }
       } catch (err) {
-        // Put them back once; the next flush tries again.
-        this.logger.error({ err, rows: batch.length }, 'writing gateway usage failed; will retry');
-        this.queue.unshift(...batch.slice(0, Math.max(0, this.opts.maxQueue - this.queue.length)));
+        // Put back what was not written; the next flush tries again.
+        const left = batch.slice(i);
+        this.logger.error({ err, rows: left.length }, 'writing gateway usage failed; will retry');
+        this.queue.unshift(...left.slice(0, Math.max(0, this.opts.maxQueue - this.queue.length)));
       } finally {
         this.flushing = undefined;
       }

@@ -1,6 +1,6 @@
 import { context, propagation, trace, type Tracer } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { suppressTracing, W3CTraceContextPropagator } from '@opentelemetry/core';
+import { isTracingSuppressed, suppressTracing, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { registerInstrumentations } from '@opentelemetry/instrumentation';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
@@ -222,7 +222,13 @@ export function installTelemetry(role: Role, config: Config, logger: Logger): Te
     instrumentations: [
       // Only queries inside a request or activity: pool housekeeping and the change feed are noise.
       new PgInstrumentation({ requireParentSpan: true, ignoreConnectSpans: true }),
-      new UndiciInstrumentation({ requireParentforSpans: true }),
+      // A suppressed request (a vendor call inside its model-call span, see
+      // model-call-context.ts) is skipped before the instrumentation parses its
+      // URL and headers, not merely given a non-recording span.
+      new UndiciInstrumentation({
+        requireParentforSpans: true,
+        ignoreRequestHook: () => isTracingSuppressed(context.active()),
+      }),
       // Outgoing http.request (Docker, Kubernetes clients); incoming requests get their span in api/middleware/tracing.ts.
       new HttpInstrumentation({
         disableIncomingRequestInstrumentation: true,

@@ -64,6 +64,23 @@ describe('gateway model-call spans', () => {
     expect(JSON.stringify(genai[0]!.attributes)).not.toContain('"hi"');
   });
 
+  it('the vendor call is that one CLIENT span: it is the traceparent the vendor receives, and no HTTP client span is added', async () => {
+    h.vendors.anthropic.reset();
+    const res = await chatRequest(h.api, 'openai', `${h.providers.anthropic.name}/m`, { secret: h.secret });
+    expect(res.status).toBe(200);
+    const traceId = res.headers.get('x-trace-id')!;
+    const spans = await spansOf(traceId, (s) => s.some((x) => x.attributes['gen_ai.request.model'] === 'm'));
+    const genai = spans.find((s) => s.attributes['gen_ai.request.model'] === 'm')!;
+    // Database queries are CLIENT spans too; the outgoing HTTP ones are what would double-count a call.
+    const http = spans.filter(
+      (s) => s.kind === 'CLIENT' && !Object.keys(s.attributes).some((k) => k.startsWith('db.')),
+    );
+    expect(http).toEqual([genai]);
+    const received = h.vendors.anthropic.received;
+    expect(received).toHaveLength(1);
+    expect(received[0]!.headers.traceparent).toBe(`00-${traceId}-${genai.span_id}-01`);
+  });
+
   it('a failed upstream call is an error span with the status as error.type', async () => {
     // Retries and no fallback: every attempt fails.
     h.vendors.gemini.script(
