@@ -76,6 +76,18 @@ export class UnpricedModelError extends Error {
 
 const PRICE_TTL_MS = 30_000;
 
+/**
+ * Selected by each counter statement (admit's count and reservation, settle's
+ * writes): the statement's own transaction commits without waiting for its
+ * WAL flush. Every replica sees the change at once and the row locks work as
+ * before, so limits and budgets hold exactly while Postgres runs; what a
+ * Postgres crash can lose is the last moments of counter changes (at most
+ * 3 × wal_writer_delay, 600 ms by default), as the usage log already accepts
+ * for its batches. Waiting for the flush held each hot key's rows locked for
+ * the length of an fsync (0.3–1.5 ms here), which serialised a key's calls.
+ */
+const ASYNC_COMMIT = "set_config('synchronous_commit', 'off', true) as async_commit";
+
 const PERIOD_SQL: Record<Budget['period'], string> = {
   day: "date_trunc('day', now())",
   week: "date_trunc('week', now())",
@@ -126,16 +138,18 @@ export class GatewayPolicyService {
     const price = await this.price(request.providerId, request.model);
     if (key.budget && !price) throw new UnpricedModelError(request.model);
     const reservedUsd = price ? costUsd(price, request.inputTokens, request.maxOutputTokens) : 0;
+    // Settles of this key that this replica is still writing when the count starts
+    // (their promise may resolve before the refusal reaches us).
+    const writing = this.settling.get(key.id);
     let counted: { windowStart: Date | undefined; periodStart: Date | undefined };
     try {
       counted = await this.count(key, reservedUsd);
     } catch (err) {
-      // This replica may still be writing back earlier calls of this key
-      // (settles are applied after the answer is sent): a refusal caused by
-      // our own pending reservations or tokens is re-checked once they are in.
-      const pending = this.settling.get(key.id);
+      // Settles are applied after the answer is sent: a refusal caused by our
+      // own unwritten reservations or tokens is re-checked once they are in.
+      const pending = this.settling.get(key.id) ?? writing;
       if (!pending || !(err instanceof RateLimitedError || err instanceof BudgetExceededError)) throw err;
-      await pending;
+      await pending.catch(() => undefined);
       counted = await this.count(key, reservedUsd);
     }
     return { key, request, price, ...counted, reservedUsd, startedAt: performance.now() };
@@ -156,35 +170,39 @@ export class GatewayPolicyService {
     if (!limit && !budget) return { windowStart: undefined, periodStart: undefined };
     const rpm = limit?.requests_per_minute ?? null;
     const tpm = limit?.tokens_per_minute ?? null;
-    const window = `insert into gateway_rate_windows as w (virtual_key_id, window_start, requests)
-         values (?, date_trunc('minute', now()), 1)
-       on conflict (virtual_key_id, window_start) do update set requests = w.requests + 1
-         where (?::int is null or w.requests < ?::int) and (?::bigint is null or w.tokens < ?::bigint)
-       returning window_start`;
-    const ledger = (
-      after: string,
-    ) => `insert into gateway_budget_ledger as l (virtual_key_id, period_start, reserved_usd)
-         select ?, ${PERIOD_SQL[budget!.period]}, ?::numeric where ?::numeric <= ?::numeric ${after}
-       on conflict (virtual_key_id, period_start) do update set reserved_usd = l.reserved_usd + excluded.reserved_usd
-         where l.spent_usd + l.reserved_usd + excluded.reserved_usd <= ?::numeric
-       returning period_start`;
-    const windowArgs = [key.id, rpm, rpm, tpm, tpm];
-    const ledgerArgs = budget ? [key.id, usd, usd, budget.max_usd, budget.max_usd] : [];
-    let row: { window_start: Date | null; period_start: Date | null } | undefined;
-    if (limit && budget) {
-      const { rows } = await this.db.raw<{ rows: Array<typeof row> }>(
-        `with w as (${window}), l as (${ledger('and exists (select 1 from w)')})
-         select (select window_start from w) as window_start, (select period_start from l) as period_start`,
-        [...windowArgs, ...ledgerArgs],
-      );
-      row = rows[0];
-    } else if (limit) {
-      const { rows } = await this.db.raw<{ rows: Array<{ window_start: Date }> }>(window, windowArgs);
-      row = { window_start: rows[0]?.window_start ?? null, period_start: null };
-    } else {
-      const { rows } = await this.db.raw<{ rows: Array<{ period_start: Date }> }>(ledger(''), ledgerArgs);
-      row = { window_start: null, period_start: rows[0]?.period_start ?? null };
+    // The reservation runs only once the count succeeded (`exists … w`), so
+    // the statement takes the window row, then the ledger row.
+    const ctes: string[] = [];
+    const args: Array<string | number | null> = [];
+    if (limit) {
+      ctes.push(`w as (
+        insert into gateway_rate_windows as w (virtual_key_id, window_start, requests)
+          values (?, date_trunc('minute', now()), 1)
+        on conflict (virtual_key_id, window_start) do update set requests = w.requests + 1
+          where (?::int is null or w.requests < ?::int) and (?::bigint is null or w.tokens < ?::bigint)
+        returning window_start)`);
+      args.push(key.id, rpm, rpm, tpm, tpm);
     }
+    if (budget) {
+      ctes.push(`l as (
+        insert into gateway_budget_ledger as l (virtual_key_id, period_start, reserved_usd)
+          select ?, ${PERIOD_SQL[budget.period]}, ?::numeric
+          where ?::numeric <= ?::numeric ${limit ? 'and exists (select 1 from w)' : ''}
+        on conflict (virtual_key_id, period_start) do update set reserved_usd = l.reserved_usd + excluded.reserved_usd
+          where l.spent_usd + l.reserved_usd + excluded.reserved_usd <= ?::numeric
+        returning period_start)`);
+      args.push(key.id, usd, usd, budget.max_usd, budget.max_usd);
+    }
+    const { rows } = await this.db.raw<{
+      rows: Array<{ window_start: Date | null; period_start: Date | null }>;
+    }>(
+      `with ${ctes.join(', ')}
+       select ${ASYNC_COMMIT},
+         ${limit ? '(select window_start from w)' : 'null::timestamptz'} as window_start,
+         ${budget ? '(select period_start from l)' : 'null::timestamptz'} as period_start`,
+      args,
+    );
+    const row = rows[0];
     if (limit && !row?.window_start) await this.refuseRate(key.id, rpm);
     if (budget && !row?.period_start) throw new BudgetExceededError(budget);
     return { windowStart: row?.window_start ?? undefined, periodStart: row?.period_start ?? undefined };
@@ -274,19 +292,22 @@ export class GatewayPolicyService {
     const batch = this.counterBatches.get(keyId);
     if (!batch) return;
     this.counterBatches.delete(keyId);
-    const db = this.db;
     for (const [windowStart, tokens] of batch.windows) {
-      await db('gateway_rate_windows')
-        .where({ virtual_key_id: keyId, window_start: new Date(windowStart) })
-        .increment('tokens', tokens);
+      await this.db.raw(
+        `with u as (update gateway_rate_windows set tokens = tokens + ?
+           where virtual_key_id = ? and window_start = ? returning 1)
+         select ${ASYNC_COMMIT}, (select count(*) from u) as updated`,
+        [tokens, keyId, new Date(windowStart)],
+      );
     }
     for (const [periodStart, d] of batch.periods) {
-      await db('gateway_budget_ledger')
-        .where({ virtual_key_id: keyId, period_start: new Date(periodStart) })
-        .update({
-          reserved_usd: db.raw('greatest(reserved_usd - ?, 0)', [d.releaseUsd]),
-          spent_usd: db.raw('spent_usd + ?', [d.spentUsd]),
-        });
+      await this.db.raw(
+        `with u as (update gateway_budget_ledger
+           set reserved_usd = greatest(reserved_usd - ?, 0), spent_usd = spent_usd + ?
+           where virtual_key_id = ? and period_start = ? returning 1)
+         select ${ASYNC_COMMIT}, (select count(*) from u) as updated`,
+        [d.releaseUsd, d.spentUsd, keyId, new Date(periodStart)],
+      );
     }
   }
 

@@ -108,6 +108,20 @@ describe('gateway rate limits, budgets and usage (shared through Postgres)', () 
     expect(third.reservedUsd).toBeCloseTo(0.002, 10);
   });
 
+  it('a call right after a settle that is still being written is not refused for its reservation', async () => {
+    // The gateway answers before its settle is written; the caller's next call must not pay for that.
+    const { metered, request } = await setup({ budget: { max_usd: 0.004, period: 'total' } });
+    const first = await a.admit(metered, request);
+    const second = await a.admit(metered, request);
+    const settled = [first, second].map((adm) =>
+      a.settle(adm, { inputTokens: 25, outputTokens: 25, status: 200 }),
+    );
+    const third = await a.admit(metered, request);
+    expect(third.reservedUsd).toBeCloseTo(0.002, 10);
+    await Promise.all(settled);
+    await a.settle(third, { inputTokens: 0, outputTokens: 0, status: 500 });
+  });
+
   it('counts requests per minute across replicas and says when to retry', async () => {
     const { metered, request } = await setup({ rate_limit: { requests_per_minute: 3 } });
     await a.admit(metered, request);
