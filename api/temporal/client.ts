@@ -19,14 +19,27 @@ export class TemporalClientHolder {
     });
   }
 
+  /** Readiness checks still running (their gRPC retries must not outlive the connection). */
+  private readonly checks = new Set<Promise<unknown>>();
+
   /** Cheap round trip used by readiness. */
   async check(timeoutMs = 2_000): Promise<void> {
-    await this.connection.withDeadline(Date.now() + timeoutMs, () =>
+    const call = this.connection.withDeadline(Date.now() + timeoutMs, () =>
       this.connection.workflowService.describeNamespace({ namespace: this.settings.namespace }),
     );
+    const tracked = call.catch(() => undefined);
+    this.checks.add(tracked);
+    void tracked.finally(() => this.checks.delete(tracked));
+    await call;
   }
 
+  /**
+   * Waits for readiness checks still retrying against an unreachable server
+   * (each is bounded by its deadline): closing under them would make their
+   * next retry throw from a timer.
+   */
   async close(): Promise<void> {
+    await Promise.allSettled([...this.checks]);
     await this.connection.close();
   }
 }
