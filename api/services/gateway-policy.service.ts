@@ -285,30 +285,37 @@ export class GatewayPolicyService {
 
   /**
    * Writes what has accumulated for a key (nothing when an earlier link of the
-   * chain already took it). Each counter is its own statement, so a settle
-   * never holds two row locks and cannot deadlock with admit.
+   * chain already took it).
    */
   private async writeCounters(keyId: string): Promise<void> {
     const batch = this.counterBatches.get(keyId);
     if (!batch) return;
     this.counterBatches.delete(keyId);
-    for (const [windowStart, tokens] of batch.windows) {
-      await this.db.raw(
-        `with u as (update gateway_rate_windows set tokens = tokens + ?
-           where virtual_key_id = ? and window_start = ? returning 1)
-         select ${ASYNC_COMMIT}, (select count(*) from u) as updated`,
-        [tokens, keyId, new Date(windowStart)],
-      );
-    }
-    for (const [periodStart, d] of batch.periods) {
-      await this.db.raw(
-        `with u as (update gateway_budget_ledger
-           set reserved_usd = greatest(reserved_usd - ?, 0), spent_usd = spent_usd + ?
-           where virtual_key_id = ? and period_start = ? returning 1)
-         select ${ASYNC_COMMIT}, (select count(*) from u) as updated`,
-        [d.releaseUsd, d.spentUsd, keyId, new Date(periodStart)],
-      );
-    }
+    // One statement. It takes the window rows (oldest first) before the
+    // ledger rows, as admit does: the ledger updates wait on `n`, the count of
+    // window updates, so they run after them.
+    const ctes: string[] = [];
+    const args: Array<string | number | Date> = [];
+    const windows = [...batch.windows].sort(([a], [b]) => a.localeCompare(b));
+    windows.forEach(([windowStart, tokens], i) => {
+      ctes.push(`w${i} as (update gateway_rate_windows set tokens = tokens + ?
+        where virtual_key_id = ? and window_start = ? returning 1)`);
+      args.push(tokens, keyId, new Date(windowStart));
+    });
+    const counts = windows.map((_, i) => `(select count(*) from w${i})`);
+    ctes.push(`n as (select ${counts.length ? counts.join(' + ') : '0'} as n)`);
+    [...batch.periods].forEach(([periodStart, d], i) => {
+      ctes.push(`l${i} as (update gateway_budget_ledger
+        set reserved_usd = greatest(reserved_usd - ?, 0), spent_usd = spent_usd + ?
+        where virtual_key_id = ? and period_start = ? and (select n from n) >= 0 returning 1)`);
+      args.push(d.releaseUsd, d.spentUsd, keyId, new Date(periodStart));
+    });
+    const ledgers = [...batch.periods.keys()].map((_, i) => `(select count(*) from l${i})`);
+    await this.db.raw(
+      `with ${ctes.join(',\n')}
+       select ${ASYNC_COMMIT}, (select n from n) as windows, ${ledgers.length ? ledgers.join(' + ') : '0'} as ledgers`,
+      args,
+    );
   }
 
   /** Waits until every settle this instance has started is written (counters and usage rows). */
