@@ -1,11 +1,15 @@
 import { propagation, trace, type Context, type Span } from '@opentelemetry/api';
 import { suppressTracing } from '@opentelemetry/core';
 
-/** The spans started by `startModelCallSpan` (genai.ts): each stands for one call to a vendor. */
-const modelCallSpans = new WeakSet<Span>();
+/**
+ * Marks the spans started by `startModelCallSpan` (genai.ts): each stands for
+ * one call to a vendor. A property rather than a WeakSet, whose entries cost
+ * the garbage collector on every call.
+ */
+const MODEL_CALL = Symbol('agent-server.model-call-span');
 
 export function markModelCallSpan(span: Span): void {
-  modelCallSpans.add(span);
+  (span as Span & { [MODEL_CALL]?: true })[MODEL_CALL] = true;
 }
 
 /**
@@ -18,7 +22,7 @@ export function markModelCallSpan(span: Span): void {
  */
 export function vendorRequestContext(active: Context, headers: Record<string, string>): Context {
   const span = trace.getSpan(active);
-  if (!span || !modelCallSpans.has(span)) return active;
+  if ((span as (Span & { [MODEL_CALL]?: true }) | undefined)?.[MODEL_CALL] !== true) return active;
   propagation.inject(active, headers);
   return suppressTracing(active);
 }
