@@ -7,9 +7,10 @@ import { suppressTracing } from '@opentelemetry/core';
  * the garbage collector on every call.
  */
 const MODEL_CALL = Symbol('agent-server.model-call-span');
+type Marked = Span & { [MODEL_CALL]?: true };
 
-export function markModelCallSpan(span: Span): void {
-  (span as Span & { [MODEL_CALL]?: true })[MODEL_CALL] = true;
+export function markModelCallSpan(span: Marked): void {
+  span[MODEL_CALL] = true;
 }
 
 /**
@@ -21,8 +22,8 @@ export function markModelCallSpan(span: Span): void {
  * instrumentation traces the request as usual.
  */
 export function vendorRequestContext(active: Context, headers: Record<string, string>): Context {
-  const span = trace.getSpan(active);
-  if ((span as (Span & { [MODEL_CALL]?: true }) | undefined)?.[MODEL_CALL] !== true) return active;
+  const span: Marked | undefined = trace.getSpan(active);
+  if (span?.[MODEL_CALL] !== true) return active;
   propagation.inject(active, headers);
   return suppressTracing(active);
 }
