@@ -672,15 +672,44 @@ export function createSessionActivities(deps: SessionDeps) {
           .returning('id');
         const messageId = inserted[0]?.id;
         if (!messageId) return; // an earlier attempt stored this step
-        await trx.raw(
-          `update runs set usage = jsonb_build_object(
-             'input_tokens', coalesce((usage->>'input_tokens')::bigint, 0) + ?,
-             'output_tokens', coalesce((usage->>'output_tokens')::bigint, 0) + ?)
-           where id = ?`,
-          [used.input_tokens, used.output_tokens, runId],
+        const final = result.kind === 'final';
+        const structured =
+          plan.schema && final && !toolCalls.length
+            ? validateStructured(plan.schema.schema, text)
+            : undefined;
+        // The final answer closes the run here, in one statement with the usage.
+        const output: DbRun['output'] = final
+          ? { role: 'assistant', content: text, ...(structured?.ok ? { structured: structured.value } : {}) }
+          : null;
+        const calls = final && step > 1 ? (await runCalls(trx, runId)).toolCalls : [];
+        const {
+          rows: [updated],
+        } = await trx.raw<{ rows: Array<{ usage: DbRun['usage'] }> }>(
+          `with r as (
+             update runs set usage = jsonb_build_object(
+                 'input_tokens', coalesce((usage->>'input_tokens')::bigint, 0) + :in,
+                 'output_tokens', coalesce((usage->>'output_tokens')::bigint, 0) + :out),
+               status = case when :final then 'completed' else status end,
+               output = case when :final then :output::jsonb else output end,
+               tool_calls = case when :final then :calls::jsonb else tool_calls end,
+               finished_at = case when :final then now() else finished_at end
+             where id = :run
+             returning usage
+           ), t as (
+             update threads set last_input_tokens = :in where id = :thread and :reported
+           )
+           select usage from r`,
+          {
+            in: used.input_tokens,
+            out: used.output_tokens,
+            final,
+            output: JSON.stringify(output),
+            calls: JSON.stringify(calls),
+            run: runId,
+            thread: plan.thread_id,
+            reported: usage !== undefined,
+          },
         );
-        if (usage)
-          await trx('threads').where({ id: plan.thread_id }).update({ last_input_tokens: used.input_tokens });
         if (result.kind === 'invalid_output') {
           await trx('messages').insert({
             thread_id: plan.thread_id,
@@ -694,10 +723,6 @@ export function createSessionActivities(deps: SessionDeps) {
             metadata: JSON.stringify({ kind: 'schema_correction' }),
           });
         }
-        const structured =
-          plan.schema && result.kind === 'final' && !toolCalls.length
-            ? validateStructured(plan.schema.schema, text)
-            : undefined;
         await appendRunEvent(
           trx,
           runId,
@@ -721,8 +746,15 @@ export function createSessionActivities(deps: SessionDeps) {
             { step, id: call.id, name: call.name, arguments: call.arguments },
             `${step}.tool.${call.id}.created`,
           );
-        // The final answer closes the run in the same transaction: readers learn of it at once.
-        if (result.kind === 'final') await closeRun(trx, { runId, status: 'completed' });
+        // Readers learn of the end with the answer: same transaction.
+        if (final)
+          await appendRunEvent(
+            trx,
+            runId,
+            'run.completed',
+            { status: 'completed', usage: updated!.usage, output },
+            'final',
+          );
       });
       return result;
     },
@@ -781,16 +813,12 @@ export function createSessionActivities(deps: SessionDeps) {
     },
   };
 
-  /**
-   * The run's outcome and its terminal event, in the caller's transaction:
-   * status, output (the last visible answer, parsed when the agent has a
-   * schema), every tool call with its result, usage. No-op on a finished run.
-   */
-  async function closeRun(trx: Knex.Transaction, args: FinishTurnArgs): Promise<void> {
-    const run = await trx('runs').where({ id: args.runId }).forUpdate().first<DbRun | undefined>();
-    if (!run || isTerminal(run.status)) return;
-    const plan = run.plan as unknown as TurnPlan | null;
-    const messages = await trx('messages').where({ run_id: run.id }).orderBy('seq').select<
+  /** The run's tool calls with their results, and its last visible answer. */
+  async function runCalls(
+    trx: Knex.Transaction,
+    runId: string,
+  ): Promise<{ toolCalls: Array<Record<string, unknown>>; lastAnswer: string | undefined }> {
+    const messages = await trx('messages').where({ run_id: runId }).orderBy('seq').select<
       Array<{
         role: string;
         content: unknown;
@@ -818,10 +846,23 @@ export function createSessionActivities(deps: SessionDeps) {
           };
         });
       });
+    const last = messages.filter((m) => m.role === 'assistant' && !m.hidden).at(-1);
+    return { toolCalls, lastAnswer: last ? messageText(last.content) : undefined };
+  }
+
+  /**
+   * The run's outcome and its terminal event, in the caller's transaction:
+   * status, output (the last visible answer, parsed when the agent has a
+   * schema), every tool call with its result, usage. No-op on a finished run.
+   */
+  async function closeRun(trx: Knex.Transaction, args: FinishTurnArgs): Promise<void> {
+    const run = await trx('runs').where({ id: args.runId }).forUpdate().first<DbRun | undefined>();
+    if (!run || isTerminal(run.status)) return;
+    const plan = run.plan as unknown as TurnPlan | null;
+    const { toolCalls, lastAnswer } = await runCalls(trx, run.id);
     let output: DbRun['output'] = null;
     if (args.status === 'completed') {
-      const last = messages.filter((m) => m.role === 'assistant' && !m.hidden).at(-1);
-      const content = last ? messageText(last.content) : '';
+      const content = lastAnswer ?? '';
       output = { role: 'assistant', content };
       if (plan?.schema) {
         const checked = validateStructured(plan.schema.schema, content);

@@ -77,6 +77,10 @@ describe.skipIf(skip)('crash safety: processes killed mid-turn', () => {
         // Usage counts each stored step once: 10+20 in, 2+4 out.
         usage: { input_tokens: 30, output_tokens: 6 },
       });
+      // The run lists the step-1 call with its result.
+      expect((run.body.data as unknown as { tool_calls: unknown[] }).tool_calls).toEqual([
+        expect.objectContaining({ name: 'lookup', step: 1, is_error: true }),
+      ]);
       // The completed step-1 call was not made again: step 1 once, step 2 twice (the first cut).
       expect(fx.vendor.received).toHaveLength(3);
       expect(fx.vendor.aborted).toBe(1);
