@@ -93,7 +93,11 @@ const schema = Joi.object({
   TEMPORAL_CLI_PATH: Joi.string().min(1),
   SHUTDOWN_TIMEOUT_MS: Joi.number().integer().min(0).max(600_000).default(30_000),
   SANDBOX_ENABLED: Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off').default(false),
-  SESSION_IDLE_TIMEOUT_MS: Joi.number().integer().min(1_000).max(30 * 86_400_000).default(3_600_000),
+  SESSION_IDLE_TIMEOUT_MS: Joi.number()
+    .integer()
+    .min(1_000)
+    .max(30 * 86_400_000)
+    .default(3_600_000),
   SESSION_CONTINUE_AS_NEW_TURNS: Joi.number().integer().min(1).max(10_000).default(100),
   SESSION_MODEL_HEARTBEAT_TIMEOUT_MS: Joi.number().integer().min(1_000).max(600_000).default(30_000),
   CONVERSE_WAIT_TIMEOUT_MS: Joi.number().integer().min(100).max(3_600_000).default(600_000),

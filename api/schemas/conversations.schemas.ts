@@ -127,8 +127,12 @@ export const conversationResponse = Joi.object({
 export const conversationWithSessionsResponse = conversationResponse.keys({
   workflow_id: Joi.string()
     .allow(null)
-    .description("The most recently active session's Temporal workflow id (`session/<agent_id>/<conversation_id>`)"),
-  temporal_ui_url: Joi.string().allow(null).description('Where an operator sees that workflow in the Temporal UI'),
+    .description(
+      "The most recently active session's Temporal workflow id (`session/<agent_id>/<conversation_id>`)",
+    ),
+  temporal_ui_url: Joi.string()
+    .allow(null)
+    .description('Where an operator sees that workflow in the Temporal UI'),
   sessions: Joi.array().items(
     Joi.object({ agent_id: uuid, thread_id: uuid, workflow_id: Joi.string(), temporal_ui_url: Joi.string() }),
   ),
