@@ -57,12 +57,6 @@ export interface SessionState {
 export const converseUpdate = defineUpdate<ConverseUpdateResult, [ConverseUpdateArgs]>('converse');
 export const sessionStateQuery = defineQuery<SessionState>('state');
 
-/** What `startTurn` hands the workflow: the decisions, not the content. */
-export type TurnStart =
-  | { kind: 'skip' }
-  | { kind: 'fail'; error: { code: string; message: string } }
-  | { kind: 'run'; maxIterations: number; summarize: boolean; hasSchema: boolean };
-
 /** What one model call produced, in a few fields. */
 export type ModelStepResult =
   /** The answer: `callModel` has also recorded the run as completed. */

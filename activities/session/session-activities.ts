@@ -18,7 +18,7 @@ import {
 import { costUsd } from '../../api/services/pricing.js';
 import { renderTemplate } from '../../api/services/prompt-template.js';
 import { startModelCallSpan } from '../../api/telemetry/genai.js';
-import type { FinishTurnArgs, ModelStepResult, TurnStart } from '../../workflows/session.definitions.js';
+import type { FinishTurnArgs, ModelStepResult } from '../../workflows/session.definitions.js';
 import { complete, openStream } from '../llm/client.js';
 import { InvalidLlmRequestError, UnsupportedFeatureError, UpstreamError } from '../llm/errors.js';
 import type { LlmRequest, ProviderTarget, ToolCall, ToolDefinition, Usage } from '../llm/types.js';
@@ -87,6 +87,12 @@ export interface TurnPlan {
   virtual_key_id: string | null;
   sandbox_enabled: boolean;
 }
+
+/** How a turn starts: already over, unable to start (why), or its pinned plan and whether to summarize first. */
+type TurnStart =
+  | { kind: 'skip' }
+  | { kind: 'fail'; error: { code: string; message: string } }
+  | { kind: 'run'; summarize: boolean; plan: TurnPlan };
 
 const DEFAULT_SUMMARIZER_PROMPT =
   'Summarize the conversation below so that it can replace it as context for the assistant. Keep every fact, decision, name, number and open question; be concise.';
@@ -260,6 +266,21 @@ export function createSessionActivities(deps: SessionDeps) {
     }
   }
 
+  /** The GenAI span of one of the session's model calls, carrying the session's ids. */
+  function modelCallSpan(plan: TurnPlan, provider: DbProvider, req: LlmRequest, stream: boolean) {
+    return startModelCallSpan({
+      system: provider.provider_type,
+      model: req.model,
+      projectId: plan.project_id,
+      agentId: plan.agent_id,
+      conversationId: plan.conversation_id,
+      ...(plan.virtual_key_id ? { virtualKeyId: plan.virtual_key_id } : {}),
+      stream,
+      ...(req.max_tokens !== undefined ? { maxTokens: req.max_tokens } : {}),
+      input: req.messages,
+    });
+  }
+
   /** Keeps Temporal told the activity is alive while a model thinks (it may be silent for a long time). */
   function heartbeating(): () => void {
     const ctx = Context.current();
@@ -299,7 +320,7 @@ export function createSessionActivities(deps: SessionDeps) {
    * prompt version by label (a label moved later affects the next turn),
    * schema, summarizer. Idempotent: a plan already pinned is reused.
    */
-  async function startTurn(run: DbRun): Promise<TurnStart & { plan?: TurnPlan }> {
+  async function startTurn(run: DbRun): Promise<TurnStart> {
     const runId = run.id;
     if (isTerminal(run.status)) return { kind: 'skip' };
     let plan = run.plan as unknown as TurnPlan | null;
@@ -425,13 +446,7 @@ export function createSessionActivities(deps: SessionDeps) {
         summarizationSlice(rows, runId, plan.llm_summarizer_keep_recent_count ?? 1, previous?.through_seq) !==
           undefined;
     }
-    return {
-      kind: 'run',
-      maxIterations: plan.max_iterations,
-      summarize,
-      hasSchema: plan.schema !== null,
-      plan,
-    };
+    return { kind: 'run', summarize, plan };
   }
 
   return {
@@ -462,16 +477,7 @@ export function createSessionActivities(deps: SessionDeps) {
         ],
       };
       const admission = await admit(plan, provider, req.model, req);
-      const span = startModelCallSpan({
-        system: provider.provider_type,
-        model: req.model,
-        projectId: plan.project_id,
-        agentId: plan.agent_id,
-        conversationId: plan.conversation_id,
-        ...(plan.virtual_key_id ? { virtualKeyId: plan.virtual_key_id } : {}),
-        stream: false,
-        input: req.messages,
-      });
+      const span = modelCallSpan(plan, provider, req, false);
       const stop = heartbeating();
       let usage: Usage | undefined;
       try {
@@ -532,7 +538,7 @@ export function createSessionActivities(deps: SessionDeps) {
           return { kind: 'over' };
         }
         if (start.summarize) return { kind: 'summarize' };
-        plan = start.plan!;
+        plan = start.plan;
       }
       if (!plan) throw nonRetryable('turn_not_started', `run ${runId} has no plan`);
       const stepKey = `${step}.assistant`;
@@ -576,17 +582,7 @@ export function createSessionActivities(deps: SessionDeps) {
       };
 
       const admission = await admit(plan, provider, req.model, req);
-      const span = startModelCallSpan({
-        system: provider.provider_type,
-        model: req.model,
-        projectId: plan.project_id,
-        agentId: plan.agent_id,
-        conversationId: plan.conversation_id,
-        ...(plan.virtual_key_id ? { virtualKeyId: plan.virtual_key_id } : {}),
-        stream: true,
-        ...(req.max_tokens !== undefined ? { maxTokens: req.max_tokens } : {}),
-        input: req.messages,
-      });
+      const span = modelCallSpan(plan, provider, req, true);
       const ctx = Context.current();
       const writer = new DeltaWriter(
         db,

@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import type { Context } from 'koa';
+import { openEventStream } from '../http/sse.js';
 import type { OpenedStream } from './calls.js';
 import type { Surface } from './surface.js';
 import { toGatewayError } from './upstream.js';
@@ -23,15 +24,7 @@ export async function writeStream(
   opened: OpenedStream,
   controller: AbortController,
 ): Promise<StreamResult> {
-  const res = ctx.res;
-  ctx.status = 200;
-  ctx.respond = false;
-  res.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    'x-accel-buffering': 'no',
-  });
-  res.flushHeaders();
+  const res = openEventStream(ctx);
   try {
     for await (const text of opened.chunks) {
       if (!res.write(text)) await once(res, 'drain', { signal: controller.signal });

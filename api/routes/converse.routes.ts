@@ -5,6 +5,7 @@ import type { AppDeps } from '../deps.js';
 import { ValidationError } from '../errors.js';
 import { ApiRouter } from '../http/api-router.js';
 import { ok } from '../http/envelope.js';
+import { openEventStream } from '../http/sse.js';
 import type { Validated } from '../middleware/validate.js';
 import * as s from '../schemas/converse.schemas.js';
 import { ConverseService } from '../services/converse.service.js';
@@ -25,19 +26,11 @@ async function streamRun(
   runId: string,
   afterSeq: number,
 ): Promise<void> {
-  const res = ctx.res;
+  // Headers set so far (X-Request-Id, X-Trace-Id) are already on the response.
+  const res = openEventStream(ctx);
   const controller = new AbortController();
   const gone = () => controller.abort();
   res.once('close', gone);
-  ctx.status = 200;
-  ctx.respond = false;
-  res.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    'x-accel-buffering': 'no',
-    'x-trace-id': String(ctx.response.get('X-Trace-Id') || ''),
-  });
-  res.flushHeaders();
   const keepalive = setInterval(() => res.write(': keepalive\n\n'), KEEPALIVE_MS);
   try {
     for await (const ev of service.events(runId, afterSeq, controller.signal)) {

@@ -12,7 +12,7 @@ export const conversationId = Joi.string()
 export const MAX_CONTEXT_BYTES = 256 * 1024;
 
 // Template variables kept for later turns: keys are variable names, values any JSON.
-const context = Joi.object()
+export const context = Joi.object()
   .pattern(VARIABLE_NAME, Joi.any())
   .custom((value: unknown, helpers) =>
     Buffer.byteLength(JSON.stringify(value)) > MAX_CONTEXT_BYTES

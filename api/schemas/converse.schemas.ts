@@ -1,7 +1,6 @@
 import Joi from 'joi';
 import { name, optionalProjectQuery, projectQuery, timestamp, uuid } from './common.schemas.js';
-import { conversationId, MAX_CONTEXT_BYTES } from './conversations.schemas.js';
-import { VARIABLE_NAME } from '../services/prompt-template.js';
+import { context as templateContext, conversationId } from './conversations.schemas.js';
 
 /** A user message: at most this many bytes of text (or of JSON, for content parts). */
 export const MAX_MESSAGE_BYTES = 1024 * 1024;
@@ -43,15 +42,6 @@ export const messageId = Joi.string()
   .pattern(/^[A-Za-z0-9._:-]+$/)
   .messages({ 'string.pattern.base': 'message_id may only contain letters, digits and . _ : -' });
 
-const context = Joi.object()
-  .pattern(VARIABLE_NAME, Joi.any())
-  .custom((value: unknown, helpers) =>
-    Buffer.byteLength(JSON.stringify(value)) > MAX_CONTEXT_BYTES
-      ? helpers.message({ custom: `context must be at most ${MAX_CONTEXT_BYTES} bytes of JSON` })
-      : value,
-  )
-  .description("Template variables, merged into the conversation's stored context (later turns keep them)");
-
 export const converseRequest = {
   query: Joi.object({ ...projectQuery }),
   body: Joi.object({
@@ -62,7 +52,9 @@ export const converseRequest = {
     namespace: name.description('For a new conversation; an existing one keeps its own'),
     message,
     message_id: messageId.description('Idempotency key, unique per conversation; generated when absent'),
-    context,
+    context: templateContext.description(
+      "Template variables, merged into the conversation's stored context (later turns keep them)",
+    ),
     stream: Joi.boolean().description('Answer as Server-Sent Events (also with `Accept: text/event-stream`)'),
   }).required(),
 };

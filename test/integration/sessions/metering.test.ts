@@ -1,51 +1,32 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createModel, createVirtualKey } from '../../helpers/factories/config.js';
 import { createPrompt } from '../../helpers/factories/content.js';
 import { uniqueName } from '../../helpers/factories.js';
 import { noTemporal } from '../../helpers/services.js';
-import {
-  readSse,
-  sessionEnv,
-  startFixture,
-  startInProcessWorker,
-  waitFor,
-  type Fixture,
-} from './session-harness.js';
+import { readSse, waitFor, useSessionWorld } from './session-harness.js';
 
 const skip = noTemporal();
 
 describe.skipIf(skip)(
   "converse: the project's virtual key, content parts, Accept-negotiated streaming",
   () => {
-    let fx: Fixture;
-    let worker: Awaited<ReturnType<typeof startInProcessWorker>>;
-
-    beforeAll(async () => {
-      const env = sessionEnv();
-      fx = await startFixture(env);
-      worker = await startInProcessWorker(env);
-    });
-    afterAll(async () => {
-      await worker?.stop();
-      await fx?.close();
-    });
-    beforeEach(() => fx.vendor.reset());
+    const world = useSessionWorld();
 
     /** An agent on a priced model, in a project metered by a key with these limits. */
     async function meteredAgent(key: Record<string, unknown>) {
-      const vk = await createVirtualKey(fx.api, key);
-      const project = await fx.api.request<{ id: string }>('POST', '/api/agent-server/projects', {
+      const vk = await createVirtualKey(world.fx.api, key);
+      const project = await world.fx.api.request<{ id: string }>('POST', '/api/agent-server/projects', {
         name: uniqueName('metered'),
         virtual_key_id: vk.id,
       });
       const projectId = project.body.data.id;
-      const model = await createModel(fx.api, projectId, {
-        provider_id: fx.providerId,
+      const model = await createModel(world.fx.api, projectId, {
+        provider_id: world.fx.providerId,
         model_id: 'gpt-test',
         pricing: { input_per_million_usd: 1_000, output_per_million_usd: 1_000 },
       });
-      const prompt = await createPrompt(fx.api, projectId, { template: 'Be brief.' });
-      const agent = await fx.api.request<{ id: string }>(
+      const prompt = await createPrompt(world.fx.api, projectId, { template: 'Be brief.' });
+      const agent = await world.fx.api.request<{ id: string }>(
         'POST',
         `/api/agent-server/agents?project_id=${projectId}`,
         {
@@ -58,9 +39,11 @@ describe.skipIf(skip)(
     }
 
     it("records the agent's model calls in the key's usage, and a budget that cannot cover a call fails the turn", async () => {
-      const ok = await meteredAgent({ providers: [{ provider_id: fx.providerId, model_names: ['*'] }] });
-      fx.vendor.script({ reply: { text: 'metered', usage: { input: 12, output: 3 } } });
-      const res = await fx.api.request<{ status: string }>(
+      const ok = await meteredAgent({
+        providers: [{ provider_id: world.fx.providerId, model_names: ['*'] }],
+      });
+      world.fx.vendor.script({ reply: { text: 'metered', usage: { input: 12, output: 3 } } });
+      const res = await world.fx.api.request<{ status: string }>(
         'POST',
         `/api/agent-server/converse?project_id=${ok.projectId}`,
         {
@@ -70,7 +53,7 @@ describe.skipIf(skip)(
       );
       expect(res.body.data.status).toBe('completed');
       const usage = await waitFor(async () => {
-        const u = await fx.api.request<{
+        const u = await world.fx.api.request<{
           totals: { requests: number; input_tokens: number; output_tokens: number };
         }>('GET', `/api/agent-server/virtual-keys/${ok.keyId}/usage`);
         return u.body.data.totals.requests === 1 ? u.body.data.totals : undefined;
@@ -78,51 +61,57 @@ describe.skipIf(skip)(
       expect(usage).toMatchObject({ input_tokens: 12, output_tokens: 3 });
 
       const broke = await meteredAgent({
-        providers: [{ provider_id: fx.providerId, model_names: ['*'] }],
+        providers: [{ provider_id: world.fx.providerId, model_names: ['*'] }],
         budget: { max_usd: 0.000001, period: 'day' },
       });
-      const refused = await fx.api.request<{ status: string; error: { code: string; message: string } }>(
-        'POST',
-        `/api/agent-server/converse?project_id=${broke.projectId}`,
-        { agent_id: broke.agentId, message: 'hi' },
-      );
+      const refused = await world.fx.api.request<{
+        status: string;
+        error: { code: string; message: string };
+      }>('POST', `/api/agent-server/converse?project_id=${broke.projectId}`, {
+        agent_id: broke.agentId,
+        message: 'hi',
+      });
       expect(refused.status).toBe(200);
       expect(refused.body.data.status).toBe('failed');
       expect(refused.body.data.error.code).toBe('budget_exceeded');
-      expect(fx.vendor.received).toHaveLength(1);
+      expect(world.fx.vendor.received).toHaveLength(1);
     });
 
     it("a key that does not grant the agent's model fails the turn, naming the model", async () => {
       const narrow = await meteredAgent({
-        providers: [{ provider_id: fx.providerId, model_names: ['other-model'] }],
+        providers: [{ provider_id: world.fx.providerId, model_names: ['other-model'] }],
       });
-      const res = await fx.api.request<{ status: string; error: { code: string; message: string } }>(
+      const res = await world.fx.api.request<{ status: string; error: { code: string; message: string } }>(
         'POST',
         `/api/agent-server/converse?project_id=${narrow.projectId}`,
         { agent_id: narrow.agentId, message: 'hi' },
       );
       expect(res.body.data).toMatchObject({ status: 'failed', error: { code: 'model_not_granted' } });
       expect(res.body.data.error.message).toContain('gpt-test');
-      expect(fx.vendor.received).toHaveLength(0);
+      expect(world.fx.vendor.received).toHaveLength(0);
     });
 
     it('sends text and image parts to the model, and streams when the client asks with Accept', async () => {
-      const agent = await fx.agent({}, 'Look.');
-      const events = await readSse(`${fx.api.url}/api/agent-server/converse?project_id=${fx.projectId}`, {
-        method: 'POST',
-        headers: { accept: 'text/event-stream' },
-        body: {
-          agent_id: agent.id,
-          message: [
-            { type: 'text', text: 'What is in this picture?' },
-            { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } },
-            { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
-          ],
+      const agent = await world.fx.agent({}, 'Look.');
+      const events = await readSse(
+        `${world.fx.api.url}/api/agent-server/converse?project_id=${world.fx.projectId}`,
+        {
+          method: 'POST',
+          headers: { accept: 'text/event-stream' },
+          body: {
+            agent_id: agent.id,
+            message: [
+              { type: 'text', text: 'What is in this picture?' },
+              { type: 'image_url', image_url: { url: 'https://example.com/cat.png' } },
+              { type: 'image_url', image_url: { url: 'data:image/png;base64,iVBORw0KGgo=' } },
+            ],
+          },
         },
-      });
+      );
       expect(events.at(-1)!.event).toBe('run.completed');
-      const sent = (fx.vendor.received[0]!.body as { messages: Array<{ role: string; content: unknown }> })
-        .messages;
+      const sent = (
+        world.fx.vendor.received[0]!.body as { messages: Array<{ role: string; content: unknown }> }
+      ).messages;
       expect(sent[1]).toEqual({
         role: 'user',
         content: [

@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { Client, Connection } from '@temporalio/client';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { startWorker, type RunningWorker } from '../../../activities/worker.js';
@@ -233,4 +235,35 @@ export async function waitFor<T>(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+export interface SessionWorld {
+  fx: Fixture;
+  /** A Temporal client of its own, for what an operator would look at (describe, history, queries). */
+  client: Client;
+}
+
+/**
+ * For one describe block: the API and scripted vendor, an in-process worker on
+ * a task queue of its own, and a Temporal client; the vendor's record is reset
+ * before each test. Call it inside the describe callback.
+ */
+export function useSessionWorld(extraEnv: Record<string, string> = {}): SessionWorld {
+  const world = {} as SessionWorld;
+  let worker: Awaited<ReturnType<typeof startInProcessWorker>> | undefined;
+  let connection: Connection | undefined;
+  beforeAll(async () => {
+    const env = sessionEnv(extraEnv);
+    world.fx = await startFixture(env);
+    worker = await startInProcessWorker(env);
+    connection = await Connection.connect({ address: temporalAddress()! });
+    world.client = new Client({ connection });
+  });
+  afterAll(async () => {
+    await worker?.stop();
+    await world.fx?.close();
+    await connection?.close();
+  });
+  beforeEach(() => world.fx.vendor.reset());
+  return world;
 }

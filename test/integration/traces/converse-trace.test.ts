@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { currentTelemetry } from '../../../api/telemetry/telemetry.js';
 import { noTemporal } from '../../helpers/services.js';
-import { sessionEnv, startFixture, startInProcessWorker, type Fixture } from '../sessions/session-harness.js';
+import { useSessionWorld } from '../sessions/session-harness.js';
 
 interface Row {
   span_id: string;
@@ -14,24 +14,13 @@ interface Row {
 
 /** API and worker in one process (as under `npm start`), each under its own service name. */
 describe.skipIf(noTemporal())('one converse request is one trace', () => {
-  let fx: Fixture;
-  let worker: Awaited<ReturnType<typeof startInProcessWorker>>;
-
-  beforeAll(async () => {
-    const env = sessionEnv();
-    fx = await startFixture(env);
-    worker = await startInProcessWorker(env);
-  });
-  afterAll(async () => {
-    await worker?.stop();
-    await fx?.close();
-  });
+  const world = useSessionWorld();
 
   async function spansOf(traceId: string, until: (spans: Row[]) => boolean): Promise<Row[]> {
     let spans: Row[] = [];
     for (let i = 0; i < 60; i++) {
       await currentTelemetry()?.flush();
-      spans = await fx.api.server.deps
+      spans = await world.fx.api.server.deps
         .db('spans')
         .where({ trace_id: traceId })
         .orderBy('start_time')
@@ -43,13 +32,13 @@ describe.skipIf(noTemporal())('one converse request is one trace', () => {
   }
 
   it('links the HTTP span, the Update, the turn activities and the model call, for a later turn of a running session too', async () => {
-    const agent = await fx.agent({}, 'Be brief.');
-    fx.vendor.script(
+    const agent = await world.fx.agent({}, 'Be brief.');
+    world.fx.vendor.script(
       { reply: { text: 'one', usage: { input: 7, output: 1 } } },
       { reply: { text: 'two', usage: { input: 9, output: 1 } } },
     );
-    const first = await fx.converse({ agent_id: agent.id, message: 'a' });
-    const second = await fx.converse({
+    const first = await world.fx.converse({ agent_id: agent.id, message: 'a' });
+    const second = await world.fx.converse({
       agent_id: agent.id,
       conversation_id: first.body.data.conversation_id,
       message: 'b',
@@ -94,7 +83,7 @@ describe.skipIf(noTemporal())('one converse request is one trace', () => {
         'gen_ai.usage.output_tokens': 1,
         'gen_ai.agent.id': agent.id,
         'gen_ai.conversation.id': run.conversation_id,
-        'agent_server.project.id': fx.projectId,
+        'agent_server.project.id': world.fx.projectId,
       });
       expect(ancestors(model!)).toEqual(expect.arrayContaining(['RunActivity:callModel', http!.name]));
       // Prompt and completion text are not recorded unless OTEL_RECORD_CONTENT=true.
