@@ -314,5 +314,20 @@ describe.skipIf(skip)('converse: one session workflow per agent + conversation',
       (await world.fx.api.request('GET', '/api/agent-server/runs/00000000-0000-4000-8000-000000000000'))
         .status,
     ).toBe(404);
+    // The events endpoint: unknown run 404, a bad cursor 400 naming it, both before any stream starts.
+    const events = `/api/agent-server/runs/${runId}/events`;
+    expect(
+      (
+        await world.fx.api.request(
+          'GET',
+          '/api/agent-server/runs/00000000-0000-4000-8000-000000000000/events',
+        )
+      ).status,
+    ).toBe(404);
+    const badHeader = await world.fx.api.request('GET', events, undefined, { 'last-event-id': 'abc' });
+    expect(badHeader.status).toBe(400);
+    expect(badHeader.body.errorDetails.fields?.[0]?.field).toBe('Last-Event-ID');
+    expect((await world.fx.api.request('GET', `${events}?after=-1`)).status).toBe(400);
+    expect((await world.fx.api.request('GET', '/api/agent-server/runs/not-a-uuid')).status).toBe(400);
   });
 });
