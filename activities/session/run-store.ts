@@ -128,3 +128,120 @@ export async function findRun(conn: Conn, runId: string): Promise<DbRun | undefi
 export function isTerminal(status: RunStatus): boolean {
   return TERMINAL_STATUSES.has(status);
 }
+
+/** An event written with a step's answer (see `storeStep`). */
+export interface StepEvent {
+  type: RunEventType;
+  data: Record<string, unknown>;
+  key?: string;
+}
+
+export interface StoredStep {
+  runId: string;
+  threadId: string;
+  /** e.g. "1.assistant": a retried attempt finds its row and writes nothing. */
+  stepKey: string;
+  message: {
+    content: string;
+    tool_calls: unknown[] | null;
+    usage: { input_tokens: number; output_tokens: number };
+    prompt_version_id: string | null;
+    trace_id: string | null;
+    hidden: boolean;
+    metadata: Record<string, unknown>;
+  };
+  /** Added to the run's usage. */
+  usage: { input_tokens: number; output_tokens: number };
+  /** The provider reported the usage: the thread's last input tokens are updated. */
+  reported: boolean;
+  /** The answer ends the turn: the run is completed with this output and these tool calls. */
+  final: { output: DbRun['output']; toolCalls: Array<Record<string, unknown>> } | undefined;
+  /** A hidden corrective user message to store after the answer (structured-output retry). */
+  correction: { stepKey: string; content: string } | undefined;
+  /**
+   * In order. `message.completed` gets the stored message's id and
+   * `run.completed` the run's usage after this step, both filled in here.
+   */
+  events: StepEvent[];
+}
+
+/**
+ * A model step's outcome as one statement (atomic without a transaction's
+ * round trips): the assistant message, the run's usage (and, for the final
+ * answer, its completion), the thread's input tokens, an optional
+ * correction message, and the step's events with consecutive sequence
+ * numbers, each announced to readers on commit in order. Writes nothing when
+ * an earlier attempt stored the step. Returns the message id it stored.
+ */
+export async function storeStep(conn: Conn, step: StoredStep): Promise<string | undefined> {
+  const { rows } = await conn.raw<{ rows: Array<{ id: string }> }>(
+    `with msg as (
+       insert into messages (thread_id, run_id, step_key, role, content, tool_calls, usage,
+                             prompt_version_id, trace_id, hidden, metadata)
+       values (:thread, :run, :step_key, 'assistant', :content::jsonb, :tool_calls::jsonb, :usage::jsonb,
+               :prompt_version, :trace, :hidden, :metadata::jsonb)
+       on conflict (run_id, step_key) where run_id is not null do nothing
+       returning id
+     ), r as (
+       update runs set usage = jsonb_build_object(
+           'input_tokens', coalesce((usage->>'input_tokens')::bigint, 0) + :in,
+           'output_tokens', coalesce((usage->>'output_tokens')::bigint, 0) + :out),
+         status = case when :final then 'completed' else status end,
+         output = case when :final then :output::jsonb else output end,
+         tool_calls = case when :final then :calls::jsonb else tool_calls end,
+         finished_at = case when :final then now() else finished_at end,
+         last_event_seq = last_event_seq + :n
+        where id = :run and exists (select 1 from msg)
+       returning usage, last_event_seq
+     ), t as (
+       update threads set last_input_tokens = :in
+        where id = :thread and :reported and exists (select 1 from msg)
+     ), corr as (
+       insert into messages (thread_id, run_id, step_key, role, content, hidden, metadata)
+       select :thread, :run, :corr_key::text, 'user', :corr_content::jsonb, true,
+              '{"kind":"schema_correction"}'::jsonb
+         from msg where :corr_key::text is not null
+     ), ev as (
+       insert into run_events (run_id, seq, type, data, key)
+       select :run, r.last_event_seq - :n + x.ord, x.ev->>'type',
+              case x.ev->>'type'
+                when 'message.completed' then (x.ev->'data') || jsonb_build_object('message_id', msg.id)
+                when 'run.completed' then (x.ev->'data') || jsonb_build_object('usage', r.usage)
+                else x.ev->'data' end,
+              x.ev->>'key'
+         from r, msg, jsonb_array_elements(:events::jsonb) with ordinality as x(ev, ord)
+       returning seq, type, data
+     )
+     select msg.id,
+            (select count(*) from (
+               select pg_notify(:channel, json_build_object('r', :run::text, 's', seq, 't', type,
+                        'd', case when length(data::text) <= :max_inline then data end)::text)
+                 from ev order by seq) n) as notified
+       from msg`,
+    {
+      thread: step.threadId,
+      run: step.runId,
+      step_key: step.stepKey,
+      content: JSON.stringify(step.message.content),
+      tool_calls: step.message.tool_calls ? JSON.stringify(step.message.tool_calls) : null,
+      usage: JSON.stringify(step.message.usage),
+      prompt_version: step.message.prompt_version_id,
+      trace: step.message.trace_id,
+      hidden: step.message.hidden,
+      metadata: JSON.stringify(step.message.metadata),
+      in: step.usage.input_tokens,
+      out: step.usage.output_tokens,
+      final: step.final !== undefined,
+      output: JSON.stringify(step.final?.output ?? null),
+      calls: JSON.stringify(step.final?.toolCalls ?? []),
+      n: step.events.length,
+      reported: step.reported,
+      corr_key: step.correction?.stepKey ?? null,
+      corr_content: step.correction ? JSON.stringify(step.correction.content) : null,
+      events: JSON.stringify(step.events),
+      channel: RUN_EVENTS_CHANNEL,
+      max_inline: MAX_INLINE_DATA,
+    },
+  );
+  return rows[0]?.id;
+}

@@ -33,7 +33,7 @@ import {
   type SummarizerType,
 } from './context.js';
 import { DeltaWriter } from './delta-writer.js';
-import { appendRunEvent, findRun, isTerminal, type DbRun } from './run-store.js';
+import { appendRunEvent, findRun, isTerminal, storeStep, type DbRun, type StepEvent } from './run-store.js';
 
 /** Runs the model's tool calls; the agent-tools work plugs MCP and the sandbox in here. */
 export interface ToolRunner {
@@ -88,11 +88,28 @@ export interface TurnPlan {
   sandbox_enabled: boolean;
 }
 
-/** How a turn starts: already over, unable to start (why), or its pinned plan and whether to summarize first. */
+/** How a turn starts: unable to start (why), or its plan and the warnings to record with it. */
 type TurnStart =
-  | { kind: 'skip' }
   | { kind: 'fail'; error: { code: string; message: string } }
-  | { kind: 'run'; summarize: boolean; plan: TurnPlan };
+  | { kind: 'run'; plan: TurnPlan; warnings: string[] };
+
+/** A run with what its turn resolves at start (`j_*`, null once the plan is pinned) and its model's provider. */
+type TurnRow = DbRun & {
+  j_agent: (Record<string, unknown> & { id: string; name: string }) | null;
+  j_conversation_id: string | null;
+  j_context: Record<string, unknown> | null;
+  j_virtual_key_id: string | null;
+  j_model: {
+    id: string;
+    name: string;
+    model_id: string;
+    provider_id: string | null;
+    parameters: Record<string, unknown>;
+  } | null;
+  j_prompt: { id: string; version: number; template: string } | null;
+  j_schema: { id: string; name: string; schema: Record<string, unknown> } | null;
+  j_provider: DbProvider | null;
+};
 
 const DEFAULT_SUMMARIZER_PROMPT =
   'Summarize the conversation below so that it can replace it as context for the assistant. Keep every fact, decision, name, number and open question; be concise.';
@@ -207,7 +224,12 @@ export function createSessionActivities(deps: SessionDeps) {
       const status = raw.run_status as string | null;
       return {
         ...r,
-        ...(raw.turn_at != null ? { turn_at: Number(raw.turn_at) } : {}),
+        // The current turn started after every finished one (its start may not be stored yet).
+        ...(r.run_id === currentRunId
+          ? { turn_at: Number.MAX_SAFE_INTEGER }
+          : raw.turn_at != null
+            ? { turn_at: Number(raw.turn_at) }
+            : {}),
         pending:
           r.run_id !== null && r.run_id !== currentRunId && status !== null && !isTerminal(status as never),
       };
@@ -316,137 +338,156 @@ export function createSessionActivities(deps: SessionDeps) {
   }
 
   /**
-   * Resolves the agent for this turn and pins the plan on the run: model,
-   * prompt version by label (a label moved later affects the next turn),
-   * schema, summarizer. Idempotent: a plan already pinned is reused.
+   * The run with, in the same statement, everything its turn resolves at
+   * start (agent, conversation context, project key, model, prompt version
+   * by label, schema) and the provider of the model it calls: one round trip
+   * on the turn's critical path instead of one per table.
    */
-  async function startTurn(run: DbRun): Promise<TurnStart> {
-    const runId = run.id;
-    if (isTerminal(run.status)) return { kind: 'skip' };
-    let plan = run.plan as unknown as TurnPlan | null;
-    if (!plan) {
-      // Independent reads go out together: this runs on the turn's critical path.
-      const [agent, conversation, project] = await Promise.all([
-        db('agents')
-          .where({ id: run.agent_id ?? '' })
-          .first<(Record<string, unknown> & { id: string; name: string }) | undefined>(),
-        db('conversations').where({ pk: run.conversation_pk }).first<{
-          id: string;
-          context: Record<string, unknown>;
-        }>('id', 'context'),
-        db('projects').where({ id: run.project_id }).first<{
-          virtual_key_id: string | null;
-        }>('virtual_key_id'),
-      ]);
-      if (!agent || !run.agent_id) return fail('agent_not_found', 'the agent no longer exists');
-      const label = agent.prompt_label as string;
-      const [model, version] = await Promise.all([
-        planModel(agent.model_id as string),
-        resolvePrompt(agent.prompt_id as string, label),
-      ]);
-      if (typeof model === 'string') return fail('model_unavailable', model);
-      if (!version) return fail('prompt_not_found', `the agent's prompt has no version labelled "${label}"`);
-      const warnings: string[] = [];
-      const rendered = renderTemplate(version.template, conversation.context);
-      for (const name of rendered.missing)
-        warnings.push(
-          `template variable "${name}" is not set in the conversation's context; it rendered empty`,
-        );
-      let schema: TurnPlan['schema'] = null;
-      if (agent.schema_id) {
-        const row = await db('schemas')
-          .where({ id: agent.schema_id as string })
-          .first<{ id: string; name: string; schema: Record<string, unknown> } | undefined>(
-            'id',
-            'name',
-            'schema',
-          );
-        if (!row) return fail('schema_not_found', "the agent's schema no longer exists");
-        schema = row;
+  async function turnRow(runId: string): Promise<TurnRow | undefined> {
+    const { rows } = await db.raw<{ rows: TurnRow[] }>(
+      `select r.*,
+              to_jsonb(a) as j_agent,
+              c.id as j_conversation_id, c.context as j_context,
+              p.virtual_key_id as j_virtual_key_id,
+              to_jsonb(m) as j_model,
+              (select jsonb_build_object('id', v.id, 'version', v.version, 'template', v.template)
+                 from prompt_labels l join prompt_versions v on v.id = l.version_id
+                where l.prompt_id = a.prompt_id and l.label = a.prompt_label) as j_prompt,
+              (select jsonb_build_object('id', s.id, 'name', s.name, 'schema', s.schema)
+                 from schemas s where s.id = a.schema_id) as j_schema,
+              to_jsonb(pr) as j_provider
+         from runs r
+         left join agents a on a.id = r.agent_id and r.plan is null
+         left join conversations c on c.pk = r.conversation_pk and r.plan is null
+         left join projects p on p.id = r.project_id and r.plan is null
+         left join models m on m.id = a.model_id
+         left join providers pr on pr.id = coalesce((r.plan->'model'->>'provider_id')::uuid, m.provider_id)
+        where r.id = ?`,
+      [runId],
+    );
+    return rows[0];
+  }
+
+  /**
+   * Resolves the agent for this turn (from `turnRow`): model, prompt version
+   * by label (a label moved later affects the next turn), schema, summarizer.
+   * The caller pins the plan on the run (`pinPlan`).
+   */
+  async function resolvePlan(row: TurnRow): Promise<TurnStart> {
+    const agent = row.j_agent;
+    if (!agent || !row.agent_id) return fail('agent_not_found', 'the agent no longer exists');
+    const label = agent.prompt_label as string;
+    const m = row.j_model;
+    if (!m) return fail('model_unavailable', `model ${agent.model_id as string} no longer exists`);
+    if (!m.provider_id) return fail('model_unavailable', `model "${m.name}" has no provider`);
+    const model: PlanModel = {
+      id: m.id,
+      model_id: m.model_id,
+      provider_id: m.provider_id,
+      parameters: m.parameters,
+    };
+    const version = row.j_prompt;
+    if (!version) return fail('prompt_not_found', `the agent's prompt has no version labelled "${label}"`);
+    const context = row.j_context ?? {};
+    const warnings: string[] = [];
+    const rendered = renderTemplate(version.template, context);
+    for (const name of rendered.missing)
+      warnings.push(
+        `template variable "${name}" is not set in the conversation's context; it rendered empty`,
+      );
+    if (agent.schema_id && !row.j_schema)
+      return fail('schema_not_found', "the agent's schema no longer exists");
+    let summarizer: TurnPlan['summarizer'] = null;
+    if (agent.summarizer_type === 'llm') {
+      const sModel = await planModel(
+        (agent.llm_summarizer_model_id as string | null) ?? (agent.model_id as string),
+      );
+      if (typeof sModel === 'string') return fail('model_unavailable', `summarizer: ${sModel}`);
+      let system = DEFAULT_SUMMARIZER_PROMPT;
+      let promptVersionId: string | null = null;
+      if (agent.llm_summarizer_prompt_id) {
+        const sLabel = (agent.llm_summarizer_prompt_label as string | null) ?? 'latest';
+        const sVersion = await resolvePrompt(agent.llm_summarizer_prompt_id as string, sLabel);
+        if (!sVersion)
+          return fail('prompt_not_found', `the summarizer prompt has no version labelled "${sLabel}"`);
+        system = renderTemplate(sVersion.template, context).text;
+        promptVersionId = sVersion.id;
       }
-      let summarizer: TurnPlan['summarizer'] = null;
-      if (agent.summarizer_type === 'llm') {
-        const sModel = await planModel(
-          (agent.llm_summarizer_model_id as string | null) ?? (agent.model_id as string),
-        );
-        if (typeof sModel === 'string') return fail('model_unavailable', `summarizer: ${sModel}`);
-        let system = DEFAULT_SUMMARIZER_PROMPT;
-        let promptVersionId: string | null = null;
-        if (agent.llm_summarizer_prompt_id) {
-          const sLabel = (agent.llm_summarizer_prompt_label as string | null) ?? 'latest';
-          const sVersion = await resolvePrompt(agent.llm_summarizer_prompt_id as string, sLabel);
-          if (!sVersion)
-            return fail('prompt_not_found', `the summarizer prompt has no version labelled "${sLabel}"`);
-          system = renderTemplate(sVersion.template, conversation.context).text;
-          promptVersionId = sVersion.id;
-        }
-        summarizer = { prompt_version_id: promptVersionId, system, model: sModel };
-      }
-      const sandbox = agent.sandbox as { enabled?: boolean } | null;
-      if (sandbox?.enabled && !deps.config.sandboxEnabled)
-        warnings.push(
-          'the agent enables the sandbox but this server has no sandbox backend (SANDBOX_ENABLED is unset): execute_bash_commands is not offered',
-        );
-      plan = {
-        project_id: run.project_id,
-        agent_id: agent.id,
-        agent_name: agent.name,
-        conversation_id: conversation.id,
-        thread_id: run.thread_id,
-        max_iterations: agent.max_iterations as number,
-        enable_history: agent.enable_history as boolean,
-        summarizer_type: agent.summarizer_type as SummarizerType,
-        sliding_window_keep_count: agent.sliding_window_keep_count as number | null,
-        llm_summarizer_token_threshold: agent.llm_summarizer_token_threshold as number | null,
-        llm_summarizer_keep_recent_count: agent.llm_summarizer_keep_recent_count as number | null,
-        model,
-        prompt_version_id: version.id,
-        prompt_version: version.version,
-        system: rendered.text,
-        schema,
-        summarizer,
-        virtual_key_id: project.virtual_key_id,
-        sandbox_enabled: Boolean(sandbox?.enabled && deps.config.sandboxEnabled),
-      };
-      const pinned = plan;
-      const updated = await db('runs')
-        .where({ id: runId })
-        .whereNull('plan')
-        .update({
-          plan: JSON.stringify(pinned),
-          status: 'running',
-          started_at: db.fn.now(),
-          prompt_version_id: pinned.prompt_version_id,
-          warnings: JSON.stringify([...run.warnings, ...warnings]),
-        });
-      // A concurrent first attempt may have pinned first: then use what it stored.
-      if (updated === 0) plan = (await findRun(db, runId))!.plan as unknown as TurnPlan;
+      summarizer = { prompt_version_id: promptVersionId, system, model: sModel };
     }
-    let summarize = false;
-    if (plan.summarizer_type === 'llm' && plan.enable_history && plan.llm_summarizer_token_threshold) {
-      const thread = await db('threads')
-        .where({ id: plan.thread_id })
-        .first<{ last_input_tokens: number | null }>('last_input_tokens');
-      const rows = await threadRows(plan.thread_id, runId);
-      const previous = await latestSummary(plan.thread_id);
-      const tokens =
-        thread.last_input_tokens ??
-        estimateTokens([
-          plan.system,
-          previous?.content,
-          ...selectHistory(rows, {
-            currentRunId: runId,
-            enableHistory: true,
-            summarizer: 'llm',
-            ...(previous ? { summaryThroughSeq: previous.through_seq } : {}),
-          }).map((r) => messageText(r.content)),
-        ]);
-      summarize =
-        tokens >= plan.llm_summarizer_token_threshold &&
-        summarizationSlice(rows, runId, plan.llm_summarizer_keep_recent_count ?? 1, previous?.through_seq) !==
-          undefined;
-    }
-    return { kind: 'run', summarize, plan };
+    const sandbox = agent.sandbox as { enabled?: boolean } | null;
+    if (sandbox?.enabled && !deps.config.sandboxEnabled)
+      warnings.push(
+        'the agent enables the sandbox but this server has no sandbox backend (SANDBOX_ENABLED is unset): execute_bash_commands is not offered',
+      );
+    const plan: TurnPlan = {
+      project_id: row.project_id,
+      agent_id: agent.id,
+      agent_name: agent.name,
+      conversation_id: row.j_conversation_id!,
+      thread_id: row.thread_id,
+      max_iterations: agent.max_iterations as number,
+      enable_history: agent.enable_history as boolean,
+      summarizer_type: agent.summarizer_type as SummarizerType,
+      sliding_window_keep_count: agent.sliding_window_keep_count as number | null,
+      llm_summarizer_token_threshold: agent.llm_summarizer_token_threshold as number | null,
+      llm_summarizer_keep_recent_count: agent.llm_summarizer_keep_recent_count as number | null,
+      model,
+      prompt_version_id: version.id,
+      prompt_version: version.version,
+      system: rendered.text,
+      schema: row.j_schema,
+      summarizer,
+      virtual_key_id: row.j_virtual_key_id,
+      sandbox_enabled: Boolean(sandbox?.enabled && deps.config.sandboxEnabled),
+    };
+    return { kind: 'run', plan, warnings };
+  }
+
+  /**
+   * Pins the plan on the run and marks it running. Idempotent: when a
+   * concurrent first attempt pinned first, its plan is the one returned.
+   */
+  async function pinPlan(run: DbRun, plan: TurnPlan, warnings: string[]): Promise<TurnPlan> {
+    const updated = await db('runs')
+      .where({ id: run.id })
+      .whereNull('plan')
+      .update({
+        plan: JSON.stringify(plan),
+        status: 'running',
+        started_at: db.fn.now(),
+        prompt_version_id: plan.prompt_version_id,
+        warnings: JSON.stringify([...run.warnings, ...warnings]),
+      });
+    return updated === 0 ? ((await findRun(db, run.id))!.plan as unknown as TurnPlan) : plan;
+  }
+
+  /** Whether the thread has grown past the llm summarizer's threshold (and has turns to fold). */
+  async function needsSummary(plan: TurnPlan, runId: string): Promise<boolean> {
+    if (!(plan.summarizer_type === 'llm' && plan.enable_history && plan.llm_summarizer_token_threshold))
+      return false;
+    const thread = await db('threads')
+      .where({ id: plan.thread_id })
+      .first<{ last_input_tokens: number | null }>('last_input_tokens');
+    const rows = await threadRows(plan.thread_id, runId);
+    const previous = await latestSummary(plan.thread_id);
+    const tokens =
+      thread.last_input_tokens ??
+      estimateTokens([
+        plan.system,
+        previous?.content,
+        ...selectHistory(rows, {
+          currentRunId: runId,
+          enableHistory: true,
+          summarizer: 'llm',
+          ...(previous ? { summaryThroughSeq: previous.through_seq } : {}),
+        }).map((r) => messageText(r.content)),
+      ]);
+    return (
+      tokens >= plan.llm_summarizer_token_threshold &&
+      summarizationSlice(rows, runId, plan.llm_summarizer_keep_recent_count ?? 1, previous?.through_seq) !==
+        undefined
+    );
   }
 
   return {
@@ -527,33 +568,47 @@ export function createSessionActivities(deps: SessionDeps) {
     async callModel(runId: string, step: number, summarized = false): Promise<ModelStepResult> {
       // The turn starts with its first model call (no separate step, so nothing
       // stands between the Update and the model): the plan is pinned here.
-      const run = await findRun(db, runId);
-      if (!run || isTerminal(run.status)) return { kind: 'over' };
+      const row = await turnRow(runId);
+      if (!row || isTerminal(row.status)) return { kind: 'over' };
+      const run: DbRun = row;
       let plan = run.plan as unknown as TurnPlan | null;
-      if (step === 1 && !summarized) {
-        const start = await startTurn(run);
-        if (start.kind === 'skip') return { kind: 'over' };
+      let pinning: Promise<TurnPlan> | undefined;
+      if (!plan) {
+        if (step !== 1 || summarized) throw nonRetryable('turn_not_started', `run ${runId} has no plan`);
+        const start = await resolvePlan(row);
         if (start.kind === 'fail') {
           await db.transaction((trx) => closeRun(trx, { runId, status: 'failed', error: start.error }));
           return { kind: 'over' };
         }
-        if (start.summarize) return { kind: 'summarize' };
         plan = start.plan;
+        if (plan.summarizer_type === 'llm') {
+          // Pin first, then decide whether to summarize before the call.
+          plan = await pinPlan(run, plan, start.warnings);
+          if (await needsSummary(plan, runId)) return { kind: 'summarize' };
+        } else pinning = pinPlan(run, plan, start.warnings);
+      } else if (step === 1 && !summarized && plan.summarizer_type === 'llm') {
+        // A retry of the first step after its plan was pinned.
+        if (await needsSummary(plan, runId)) return { kind: 'summarize' };
       }
-      if (!plan) throw nonRetryable('turn_not_started', `run ${runId} has no plan`);
+      if (!row.j_provider) throw nonRetryable('provider_not_found', `the model's provider no longer exists`);
+      const provider = row.j_provider;
+      const target = targetOf(provider, secrets);
+      const turnPlan = plan;
       const stepKey = `${step}.assistant`;
-      // Independent reads go out together: this runs on the turn's critical path.
-      const [stored, rows, summary, offered, { target, provider }] = await Promise.all([
+      // Independent statements go out together: this runs on the turn's critical path.
+      const [pinned, stored, rows, summary, offered] = await Promise.all([
+        pinning ?? Promise.resolve(turnPlan),
         db('messages')
           .where({ run_id: runId, step_key: stepKey })
           .first<{ content: unknown; tool_calls: ToolCall[] | null } | undefined>('content', 'tool_calls'),
-        threadRows(plan.thread_id, runId),
-        plan.summarizer_type === 'llm' && plan.enable_history
-          ? latestSummary(plan.thread_id)
+        threadRows(turnPlan.thread_id, runId),
+        turnPlan.summarizer_type === 'llm' && turnPlan.enable_history
+          ? latestSummary(turnPlan.thread_id)
           : Promise.resolve(undefined),
-        tools.definitions(plan),
-        providerTarget(plan.model),
+        tools.definitions(turnPlan),
       ]);
+      // A concurrent first attempt may have pinned its own plan: go on with that one.
+      plan = pinned;
       if (stored) return stepResult(plan, messageText(stored.content), stored.tool_calls ?? []);
 
       const history = selectHistory(rows, {
@@ -594,6 +649,7 @@ export function createSessionActivities(deps: SessionDeps) {
       let usage: Usage | undefined;
       let text = '';
       let finish = 'stop';
+      let pendingDeltas: StepEvent[];
       const calls = new Map<number, ToolCall>();
       try {
         await otelContext.with(trace.setSpan(otelContext.active(), span.span), async () => {
@@ -611,7 +667,7 @@ export function createSessionActivities(deps: SessionDeps) {
             else if (ev.type === 'finish') finish = ev.finish_reason;
           }
         });
-        await writer.close();
+        pendingDeltas = await writer.finish();
       } catch (err) {
         stop();
         await writer.close().catch(() => undefined);
@@ -648,109 +704,59 @@ export function createSessionActivities(deps: SessionDeps) {
           .catch((err: unknown) => deps.logger.warn({ err }, 'settling a model call failed'));
 
       const result = stepResult(plan, text, toolCalls);
-      await db.transaction(async (trx) => {
-        const inserted = await trx('messages')
-          .insert({
-            thread_id: plan.thread_id,
-            run_id: runId,
-            step_key: stepKey,
-            role: 'assistant',
-            content: JSON.stringify(text),
-            tool_calls: toolCalls.length ? JSON.stringify(toolCalls) : null,
-            usage: JSON.stringify(used),
-            prompt_version_id: plan.prompt_version_id,
-            trace_id: run.trace_id,
-            hidden: result.kind === 'invalid_output',
-            metadata: JSON.stringify({ step, finish_reason: finish, model: plan.model.model_id }),
-          })
-          .onConflict(db.raw('(run_id, step_key) where run_id is not null'))
-          .ignore()
-          .returning('id');
-        const messageId = inserted[0]?.id;
-        if (!messageId) return; // an earlier attempt stored this step
-        const final = result.kind === 'final';
-        const structured =
-          plan.schema && final && !toolCalls.length
-            ? validateStructured(plan.schema.schema, text)
-            : undefined;
-        // The final answer closes the run here, in one statement with the usage.
-        const output: DbRun['output'] = final
-          ? { role: 'assistant', content: text, ...(structured?.ok ? { structured: structured.value } : {}) }
-          : null;
-        const calls = final && step > 1 ? (await runCalls(trx, runId)).toolCalls : [];
-        const {
-          rows: [updated],
-        } = await trx.raw<{ rows: Array<{ usage: DbRun['usage'] }> }>(
-          `with r as (
-             update runs set usage = jsonb_build_object(
-                 'input_tokens', coalesce((usage->>'input_tokens')::bigint, 0) + :in,
-                 'output_tokens', coalesce((usage->>'output_tokens')::bigint, 0) + :out),
-               status = case when :final then 'completed' else status end,
-               output = case when :final then :output::jsonb else output end,
-               tool_calls = case when :final then :calls::jsonb else tool_calls end,
-               finished_at = case when :final then now() else finished_at end
-             where id = :run
-             returning usage
-           ), t as (
-             update threads set last_input_tokens = :in where id = :thread and :reported
-           )
-           select usage from r`,
-          {
-            in: used.input_tokens,
-            out: used.output_tokens,
-            final,
-            output: JSON.stringify(output),
-            calls: JSON.stringify(calls),
-            run: runId,
-            thread: plan.thread_id,
-            reported: usage !== undefined,
-          },
-        );
-        if (result.kind === 'invalid_output') {
-          await trx('messages').insert({
-            thread_id: plan.thread_id,
-            run_id: runId,
-            step_key: `${step}.correction`,
-            role: 'user',
-            content: JSON.stringify(
-              `Your answer does not match the required JSON schema: ${result.errors.join('; ')}. Answer again with only JSON that matches the schema.`,
-            ),
-            hidden: true,
-            metadata: JSON.stringify({ kind: 'schema_correction' }),
-          });
-        }
-        await appendRunEvent(
-          trx,
-          runId,
-          'message.completed',
-          {
-            step,
-            message_id: messageId,
-            role: 'assistant',
-            content: text,
-            ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
-            ...(structured?.ok ? { structured: structured.value } : {}),
-            ...(result.kind === 'invalid_output' ? { invalid: true, errors: result.errors } : {}),
-          },
-          `${step}.completed`,
-        );
-        for (const call of toolCalls)
-          await appendRunEvent(
-            trx,
-            runId,
-            'tool_call.created',
-            { step, id: call.id, name: call.name, arguments: call.arguments },
-            `${step}.tool.${call.id}.created`,
-          );
-        // Readers learn of the end with the answer: same transaction.
-        if (final)
-          await appendRunEvent(
-            trx,
-            runId,
-            'run.completed',
-            { status: 'completed', usage: updated!.usage, output },
-            'final',
-          );
+      const final = result.kind === 'final';
+      const structured =
+        plan.schema && final && !toolCalls.length ? validateStructured(plan.schema.schema, text) : undefined;
+      const output: DbRun['output'] = final
+        ? { role: 'assistant', content: text, ...(structured?.ok ? { structured: structured.value } : {}) }
+        : null;
+      const turnCalls = final && step > 1 ? (await runCalls(db, runId)).toolCalls : [];
+      // What readers have not been sent yet goes out with the answer, in order.
+      const events: StepEvent[] = [...pendingDeltas];
+      events.push({
+        type: 'message.completed',
+        data: {
+          step,
+          role: 'assistant',
+          content: text,
+          ...(toolCalls.length ? { tool_calls: toolCalls } : {}),
+          ...(structured?.ok ? { structured: structured.value } : {}),
+          ...(result.kind === 'invalid_output' ? { invalid: true, errors: result.errors } : {}),
+        },
+        key: `${step}.completed`,
+      });
+      for (const call of toolCalls)
+        events.push({
+          type: 'tool_call.created',
+          data: { step, id: call.id, name: call.name, arguments: call.arguments },
+          key: `${step}.tool.${call.id}.created`,
+        });
+      // Readers learn of the end with the answer: same statement.
+      if (final) events.push({ type: 'run.completed', data: { status: 'completed', output }, key: 'final' });
+      await storeStep(db, {
+        runId,
+        threadId: plan.thread_id,
+        stepKey,
+        message: {
+          content: text,
+          tool_calls: toolCalls.length ? toolCalls : null,
+          usage: used,
+          prompt_version_id: plan.prompt_version_id,
+          trace_id: run.trace_id,
+          hidden: result.kind === 'invalid_output',
+          metadata: { step, finish_reason: finish, model: plan.model.model_id },
+        },
+        usage: used,
+        reported: usage !== undefined,
+        final: final ? { output, toolCalls: turnCalls } : undefined,
+        correction:
+          result.kind === 'invalid_output'
+            ? {
+                stepKey: `${step}.correction`,
+                content: `Your answer does not match the required JSON schema: ${result.errors.join('; ')}. Answer again with only JSON that matches the schema.`,
+              }
+            : undefined,
+        events,
       });
       return result;
     },
@@ -811,7 +817,7 @@ export function createSessionActivities(deps: SessionDeps) {
 
   /** The run's tool calls with their results, and its last visible answer. */
   async function runCalls(
-    trx: Knex.Transaction,
+    trx: Db | Knex.Transaction,
     runId: string,
   ): Promise<{ toolCalls: Array<Record<string, unknown>>; lastAnswer: string | undefined }> {
     const messages = await trx('messages').where({ run_id: runId }).orderBy('seq').select<

@@ -1,95 +1,139 @@
-import type { Knex } from 'knex';
-import type { DbRun } from '../../activities/session/run-store.js';
+import { RUN_EVENTS_CHANNEL, type DbRun } from '../../activities/session/run-store.js';
 import type { Db } from '../db/knex.js';
 
-type Conn = Db | Knex.Transaction;
-
-export interface RunInsert {
+export interface RunCreate {
   id: string;
   project_id: string;
-  conversation_pk: string;
-  thread_id: string;
+  /** The conversation's client id. */
+  conversation_id: string;
+  namespace: string;
+  /** Template variables merged into the conversation's context. */
+  context: Record<string, unknown> | undefined;
   agent_id: string;
   message_id: string;
   request_hash: string;
   workflow_id: string;
   trace_id: string | null;
+  /** The user message (a string or content parts). */
+  content: unknown;
+}
+
+export interface ConverseLookup {
+  agent: { id: string; project_id: string; name: string } | undefined;
+  conversation: { pk: string; namespace: string } | undefined;
+  run: DbRun | undefined;
 }
 
 /** Runs (one per converse message) and the rows the converse flow writes with them. Knex only. */
 export class RunsRepository {
   constructor(readonly db: Db) {}
 
-  transaction<T>(fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
-    return this.db.transaction(fn);
-  }
-
-  findAgent(id: string): Promise<{ id: string; project_id: string; name: string } | undefined> {
-    return this.db('agents')
-      .where({ id })
-      .first<{ id: string; project_id: string; name: string } | undefined>('id', 'project_id', 'name');
-  }
-
-  /** One statement whether it exists or not; updated_at tracks the last message. */
-  async upsertConversation(
-    trx: Knex.Transaction,
+  /**
+   * Everything a converse request checks before it writes, in one read: the
+   * project (undefined when it does not exist), the agent, the conversation
+   * (when it exists) and the run already made for this message id (when
+   * there is one). A new message then costs one more statement (`create`).
+   */
+  async lookup(
     projectId: string,
-    id: string,
-    namespace: string,
-  ): Promise<{ pk: string; namespace: string }> {
-    const { rows } = await trx.raw<{ rows: Array<{ pk: string; namespace: string }> }>(
-      `insert into conversations (project_id, id, namespace) values (?, ?, ?)
-       on conflict (project_id, id) do update set updated_at = now()
-       returning pk, namespace`,
-      [projectId, id, namespace],
+    agentId: string,
+    conversationId: string,
+    messageId: string,
+  ): Promise<ConverseLookup | undefined> {
+    const { rows } = await this.db.raw<{
+      rows: Array<
+        DbRun & {
+          p_id: string;
+          a_id: string | null;
+          a_project_id: string | null;
+          a_name: string | null;
+          conv_pk: string | null;
+          conv_namespace: string | null;
+        }
+      >;
+    }>(
+      `select p.id as p_id, a.id as a_id, a.project_id as a_project_id, a.name as a_name,
+              c.pk as conv_pk, c.namespace as conv_namespace, r.*
+         from projects p
+         left join agents a on a.id = :agent
+         left join conversations c on c.project_id = p.id and c.id = :conversation
+         left join runs r on r.conversation_pk = c.pk and r.message_id = :message
+        where p.id = :project`,
+      { project: projectId, agent: agentId, conversation: conversationId, message: messageId },
     );
-    return rows[0]!;
+    const row = rows[0];
+    if (!row) return undefined;
+    const { p_id, a_id, a_project_id, a_name, conv_pk, conv_namespace, ...run } = row;
+    void p_id;
+    return {
+      agent: a_id ? { id: a_id, project_id: a_project_id!, name: a_name! } : undefined,
+      conversation: conv_pk ? { pk: conv_pk, namespace: conv_namespace! } : undefined,
+      run: run.id ? run : undefined,
+    };
   }
 
-  /** Template variables are merged: keys given replace stored ones, the rest stay. */
-  async mergeContext(trx: Knex.Transaction, pk: string, context: Record<string, unknown>): Promise<void> {
-    await trx.raw(`update conversations set context = context || ?::jsonb, updated_at = now() where pk = ?`, [
-      JSON.stringify(context),
-      pk,
-    ]);
-  }
-
-  /** The session's thread, created with its first message; updated_at tracks its last turn. */
-  async upsertSessionThread(trx: Knex.Transaction, conversationPk: string, agentId: string): Promise<string> {
-    const { rows } = await trx.raw<{ rows: Array<{ id: string }> }>(
-      `insert into threads (conversation_pk, agent_id) values (?, ?)
-       on conflict (conversation_pk, agent_id) where agent_id is not null do update set updated_at = now()
-       returning id`,
-      [conversationPk, agentId],
+  /**
+   * A new message, as one statement (so atomically, without a transaction's
+   * extra round trips): the conversation (created, or its context merged:
+   * given keys replace stored ones), the session's thread (created with its
+   * first message), the run, the user message and the run's `run.created`
+   * event, announced to readers on commit. Returns nothing when the
+   * conversation turned out to be in another namespace (a concurrent create).
+   * A concurrent request with the same message id makes this fail with a
+   * unique violation: the caller then finds that request's run.
+   */
+  async create(row: RunCreate): Promise<DbRun | undefined> {
+    const { rows } = await this.db.raw<{ rows: DbRun[] }>(
+      `with conv as (
+         insert into conversations (project_id, id, namespace, context)
+         values (:project, :conversation, :namespace, :context::jsonb)
+         on conflict (project_id, id) do update
+           set updated_at = now(), context = conversations.context || excluded.context
+           where conversations.namespace = excluded.namespace
+         returning pk
+       ), thread as (
+         insert into threads (conversation_pk, agent_id) select pk, :agent from conv
+         on conflict (conversation_pk, agent_id) where agent_id is not null do update set updated_at = now()
+         returning id
+       ), run as (
+         insert into runs (id, project_id, conversation_pk, thread_id, agent_id, message_id, request_hash,
+                           workflow_id, trace_id, status, last_event_seq)
+         select :run, :project, conv.pk, thread.id, :agent, :message, :hash, :workflow, :trace, 'queued', 1
+           from conv, thread
+         returning *
+       ), msg as (
+         insert into messages (thread_id, run_id, step_key, role, content, trace_id)
+         select thread_id, id, 'user', 'user', :content::jsonb, :trace from run
+       ), ev as (
+         insert into run_events (run_id, seq, type, data, key)
+         select id, 1, 'run.created',
+                jsonb_build_object('run_id', id, 'conversation_id', :conversation::text, 'thread_id', thread_id,
+                                   'message_id', message_id, 'status', 'queued'),
+                'created'
+           from run
+         returning data
+       )
+       select run.*, pg_notify(:channel, json_build_object('r', run.id, 's', 1, 't', 'run.created', 'd', ev.data)::text)
+         from run, ev`,
+      {
+        project: row.project_id,
+        conversation: row.conversation_id,
+        namespace: row.namespace,
+        context: JSON.stringify(row.context ?? {}),
+        agent: row.agent_id,
+        run: row.id,
+        message: row.message_id,
+        hash: row.request_hash,
+        workflow: row.workflow_id,
+        trace: row.trace_id,
+        content: JSON.stringify(row.content),
+        channel: RUN_EVENTS_CHANNEL,
+      },
     );
-    return rows[0]!.id;
-  }
-
-  findByMessage(conn: Conn, conversationPk: string, messageId: string): Promise<DbRun | undefined> {
-    return conn('runs')
-      .where({ conversation_pk: conversationPk, message_id: messageId })
-      .first<DbRun | undefined>();
-  }
-
-  async insert(trx: Knex.Transaction, row: RunInsert): Promise<DbRun> {
-    const [run] = (await trx('runs')
-      .insert({ ...row, status: 'queued' })
-      .returning('*')) as DbRun[];
-    return run!;
-  }
-
-  async insertUserMessage(
-    trx: Knex.Transaction,
-    row: { thread_id: string; run_id: string; content: unknown; trace_id: string | null },
-  ): Promise<void> {
-    await trx('messages').insert({
-      thread_id: row.thread_id,
-      run_id: row.run_id,
-      step_key: 'user',
-      role: 'user',
-      content: JSON.stringify(row.content),
-      trace_id: row.trace_id,
-    });
+    const run = rows[0];
+    if (!run) return undefined;
+    delete (run as Partial<{ pg_notify: unknown }>).pg_notify;
+    return run;
   }
 
   /** A run with its conversation's client id. */

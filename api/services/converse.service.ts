@@ -2,7 +2,6 @@ import { createHash, randomUUID } from 'node:crypto';
 import { WithStartWorkflowOperation } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import {
-  appendRunEvent,
   findRun,
   isTerminal,
   TERMINAL_EVENTS,
@@ -19,8 +18,7 @@ import type { Config } from '../config.js';
 import type { AppDeps } from '../deps.js';
 import { ConflictError, isUniqueViolation, NotFoundError, ServiceUnavailableError } from '../errors.js';
 import type { ConverseBody, RunView } from '../schemas/converse.schemas.js';
-import { RunsRepository } from '../repositories/runs.repository.js';
-import { requireProject } from './project-scope.js';
+import { RunsRepository, type ConverseLookup } from '../repositories/runs.repository.js';
 import type { RunEventsHub } from './run-events-hub.js';
 
 const SA = {
@@ -59,86 +57,61 @@ export class ConverseService {
 
   async submit(projectId: string, body: ConverseBody, traceId: string | undefined): Promise<Accepted> {
     const { runs } = this;
-    const [, agent] = await Promise.all([requireProject(runs.db, projectId), runs.findAgent(body.agent_id)]);
-    if (!agent || agent.project_id !== projectId) throw new NotFoundError('agent');
     const conversationId = body.conversation_id ?? randomUUID();
     const messageId = body.message_id ?? randomUUID();
+    const found = await runs.lookup(projectId, body.agent_id, conversationId, messageId);
+    if (!found) throw new NotFoundError('project');
+    const { agent } = found;
+    if (!agent || agent.project_id !== projectId) throw new NotFoundError('agent');
     const requestHash = createHash('sha256')
       .update(JSON.stringify({ agent_id: agent.id, message: body.message }))
       .digest('hex');
-    const accepted = (): Promise<Accepted> =>
-      runs.transaction(async (trx) => {
-        const conv = await runs.upsertConversation(
-          trx,
-          projectId,
-          conversationId,
-          body.namespace ?? 'default',
-        );
-        if (body.namespace !== undefined && conv.namespace !== body.namespace)
+    let state: ConverseLookup | undefined = found;
+    // Twice at most: a concurrent request may create the conversation or the message's run first.
+    for (let attempt = 1; ; attempt++) {
+      const namespace = state?.conversation?.namespace ?? body.namespace ?? 'default';
+      if (body.namespace !== undefined && namespace !== body.namespace)
+        throw new ConflictError({
+          field: 'namespace',
+          reason: `conversation "${conversationId}" belongs to namespace "${namespace}"`,
+        });
+      const existing = state?.run;
+      if (existing) {
+        if (existing.request_hash !== requestHash)
           throw new ConflictError({
-            field: 'namespace',
-            reason: `conversation "${conversationId}" belongs to namespace "${conv.namespace}"`,
+            field: 'message_id',
+            reason: 'this message_id was already used in the conversation for a different message',
           });
-        const existing = await runs.findByMessage(trx, conv.pk, messageId);
-        if (existing) {
-          if (existing.request_hash !== requestHash)
-            throw new ConflictError({
-              field: 'message_id',
-              reason: 'this message_id was already used in the conversation for a different message',
-            });
-          return { run: existing, conversationId, namespace: conv.namespace, agentName: agent.name };
-        }
-        const threadId = await runs.upsertSessionThread(trx, conv.pk, agent.id);
-        if (body.context && Object.keys(body.context).length)
-          await runs.mergeContext(trx, conv.pk, body.context);
-        const runId = randomUUID();
-        const run = await runs.insert(trx, {
-          id: runId,
+        const result = { run: existing, conversationId, namespace, agentName: agent.name };
+        if (!isTerminal(existing.status)) await this.deliver(result);
+        return result;
+      }
+      let run: DbRun | undefined;
+      try {
+        run = await runs.create({
+          id: randomUUID(),
           project_id: projectId,
-          conversation_pk: conv.pk,
-          thread_id: threadId,
+          conversation_id: conversationId,
+          namespace,
+          context: body.context,
           agent_id: agent.id,
           message_id: messageId,
           request_hash: requestHash,
           workflow_id: sessionWorkflowId(agent.id, conversationId),
           trace_id: traceId ?? null,
-        });
-        await runs.insertUserMessage(trx, {
-          thread_id: threadId,
-          run_id: runId,
           content: body.message,
-          trace_id: traceId ?? null,
         });
-        await appendRunEvent(
-          trx,
-          runId,
-          'run.created',
-          {
-            run_id: runId,
-            conversation_id: conversationId,
-            thread_id: threadId,
-            message_id: messageId,
-            status: 'queued',
-          },
-          'created',
-        );
-        return {
-          run: { ...run, last_event_seq: 1 },
-          conversationId,
-          namespace: conv.namespace,
-          agentName: agent.name,
-        };
-      });
-    let result: Accepted;
-    try {
-      result = await accepted();
-    } catch (err) {
-      // The same message_id raced in from another request: it won, this is its retry.
-      if (!isUniqueViolation(err)) throw err;
-      result = await accepted();
+      } catch (err) {
+        if (!isUniqueViolation(err) || attempt > 1) throw err;
+      }
+      if (run) {
+        const result = { run, conversationId, namespace, agentName: agent.name };
+        await this.deliver(result);
+        return result;
+      }
+      if (attempt > 1) throw new Error(`could not store the message in conversation "${conversationId}"`);
+      state = await runs.lookup(projectId, agent.id, conversationId, messageId);
     }
-    if (!isTerminal(result.run.status)) await this.deliver(result);
-    return result;
   }
 
   /** Update-with-start: the first message starts the session; the Update id is the message id. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeltaWriter } from '../../../activities/session/delta-writer.js';
-import { appendRunEvent, readRunEvents } from '../../../activities/session/run-store.js';
+import { appendRunEvent, readRunEvents, storeStep } from '../../../activities/session/run-store.js';
 import { createDb, type Db } from '../../../api/db/knex.js';
 import { databaseUrl } from '../../helpers/services.js';
 
@@ -91,5 +91,85 @@ describe('run events and the delta writer', () => {
     const events = await deltas(runId);
     expect(events.map((e) => e[1])).toEqual(['message.restarted', 'message.delta']);
     expect(events[1]![2]).toBe('alpha');
+  });
+
+  it('writes the first text on the next turn of the event loop, and finish hands back what is unsent', async () => {
+    const runId = await newRun();
+    const writer = new DeltaWriter(db, runId, 1, '');
+    writer.push('Hel');
+    writer.push('lo');
+    // Text that arrived together goes out as one event, without being held for the end.
+    for (let i = 0; i < 50 && (await deltas(runId)).length === 0; i++)
+      await new Promise((r) => setTimeout(r, 20));
+    expect(await deltas(runId)).toEqual([[1, 'message.delta', 'Hello']]);
+    writer.push(' there');
+    const rest = await writer.finish();
+    expect(rest).toEqual([{ type: 'message.delta', data: { step: 1, text: ' there' } }]);
+    // Nothing more is written after finish.
+    writer.push('!');
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await deltas(runId)).toEqual([[1, 'message.delta', 'Hello']]);
+  });
+
+  it('an answer that arrived whole is handed back entirely by finish (no delta write of its own)', async () => {
+    const runId = await newRun();
+    const writer = new DeltaWriter(db, runId, 1, '');
+    writer.push('all ');
+    writer.push('at once');
+    expect(await writer.finish()).toEqual([
+      { type: 'message.delta', data: { step: 1, text: 'all at once' } },
+    ]);
+    expect(await deltas(runId)).toEqual([]);
+  });
+
+  it("stores a step's answer, usage, outcome and events in one statement, and only once", async () => {
+    const runId = await newRun();
+    await appendRunEvent(db, runId, 'run.created', {}, 'created');
+    const step = (key: string) => ({
+      runId,
+      threadId,
+      stepKey: key,
+      message: {
+        content: 'The answer.',
+        tool_calls: null,
+        usage: { input_tokens: 12, output_tokens: 3 },
+        prompt_version_id: null,
+        trace_id: null,
+        hidden: false,
+        metadata: { step: 1 },
+      },
+      usage: { input_tokens: 12, output_tokens: 3 },
+      reported: true,
+      final: { output: { role: 'assistant' as const, content: 'The answer.' }, toolCalls: [] },
+      correction: undefined,
+      events: [
+        { type: 'message.delta' as const, data: { step: 1, text: 'The answer.' } },
+        { type: 'message.completed' as const, data: { step: 1, content: 'The answer.' }, key: '1.completed' },
+        { type: 'run.completed' as const, data: { status: 'completed' }, key: 'final' },
+      ],
+    });
+    const messageId = await storeStep(db, step('1.assistant'));
+    expect(messageId).toMatch(/^[0-9a-f-]{36}$/);
+    // A retried attempt of the same step writes nothing.
+    expect(await storeStep(db, step('1.assistant'))).toBeUndefined();
+    const events = await readRunEvents(db, runId, 0);
+    expect(events.map((e) => [e.seq, e.type])).toEqual([
+      [1, 'run.created'],
+      [2, 'message.delta'],
+      [3, 'message.completed'],
+      [4, 'run.completed'],
+    ]);
+    expect(events[2]!.data.message_id).toBe(messageId);
+    expect(events[3]!.data.usage).toEqual({ input_tokens: 12, output_tokens: 3 });
+    const run = (await db('runs').where({ id: runId }).first()) as Record<string, unknown>;
+    expect(run).toMatchObject({
+      status: 'completed',
+      last_event_seq: 4,
+      output: { role: 'assistant', content: 'The answer.' },
+      usage: { input_tokens: 12, output_tokens: 3 },
+    });
+    expect(run.finished_at).toBeInstanceOf(Date);
+    const thread = (await db('threads').where({ id: threadId }).first()) as { last_input_tokens: number };
+    expect(thread.last_input_tokens).toBe(12);
   });
 });
