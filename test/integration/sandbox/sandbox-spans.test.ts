@@ -73,12 +73,18 @@ describe('sandbox spans and trace ids', () => {
       expect(named(`sandbox.file.${op}`)[0]?.attributes['sandbox.file.path']).toBe('notes/a.txt');
     }
 
-    const log = await readFile(path.join(dir, 'sandboxes', sandboxName(session), 'daemon.log'), 'utf8');
-    const lines = log
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
-    const requests = lines.filter((l) => l.msg === 'request' && l.path !== '/health');
+    // The daemon logs a request when its response has closed: the last line may trail the answer.
+    const requestLines = async () =>
+      (await readFile(path.join(dir, 'sandboxes', sandboxName(session), 'daemon.log'), 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .filter((l) => l.msg === 'request' && l.path !== '/health');
+    let requests = await requestLines();
+    for (let i = 0; i < 50 && requests.length < 4; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      requests = await requestLines();
+    }
     expect(requests.length).toBeGreaterThanOrEqual(4);
     for (const line of requests) expect(line.trace_id).toBe(traceId);
   });
