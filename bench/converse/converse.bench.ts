@@ -184,10 +184,12 @@ if (process.env.BENCH_PAUSE_FOR_HISTORY) {
   await new Promise((r) => setTimeout(r, Number(process.env.BENCH_PAUSE_FOR_HISTORY)));
 }
 let c1 = conv();
+const oneStepFrom = new Date();
 const oneStep = await timed(N, 20, (i) => {
   if (i % 10 === 0) c1 = conv();
   return converse(c1, `question ${i}`);
 });
+const oneStepTo = new Date();
 let c3 = conv();
 const threeStep = await timed(N3, 10, (i) => {
   if (i % 10 === 0) c3 = conv();
@@ -275,6 +277,29 @@ const p = phases.rows[0]!;
 console.log(
   `phases (median): stored → turn started ${ms(Number(p.queued_to_started))}, turn started → finished ${ms(Number(p.started_to_finished))}`,
 );
+
+// Where a one-step turn's time goes, from its trace (tracing on): each span's start
+// after the request's server span started, and its duration (medians over the turns).
+if (process.env.OTEL_SDK_DISABLED !== 'true') {
+  await new Promise((r) => setTimeout(r, 3_000)); // the span exporter's batch delay
+  const spans = await scratch.db.raw<{ rows: Array<Record<string, string | number>> }>(
+    `with roots as (
+       select trace_id, start_time from spans
+        where parent_span_id is null and name = 'POST /api/agent-server/converse'
+          and start_time between ? and ?)
+     select s.service_name, s.name, count(*)::int as n,
+            percentile_cont(0.5) within group (order by extract(epoch from (s.start_time - r.start_time)) * 1000) as start_ms,
+            percentile_cont(0.5) within group (order by s.duration_ms) as dur_ms
+       from spans s join roots r using (trace_id)
+      group by 1, 2 order by start_ms`,
+    [oneStepFrom, oneStepTo],
+  );
+  console.log('\none-step turn, span by span (median start after the request began / median duration):');
+  for (const r of spans.rows)
+    console.log(
+      `  ${ms(Number(r.start_ms)).padStart(9)} +${ms(Number(r.dur_ms)).padStart(9)}  ${r.service_name} ${r.name} (n=${r.n})`,
+    );
+}
 
 await api.stop();
 worker.kill('SIGTERM');
