@@ -12,12 +12,19 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import { ROOT, scratchDatabase, spawnServer } from '../lib/scratch.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const SEQ = Number(process.env.BENCH_SEQUENTIAL ?? 1500);
 const SOAK = Number(process.env.BENCH_SOAK_SECONDS ?? 60);
+/** Load at 64 connections before the soak's first figures: pools, JIT and caches settle. */
+const SOAK_WARMUP = Number(process.env.BENCH_SOAK_WARMUP_SECONDS ?? 15);
+/** A folder: heap snapshots of the traced API at the start and end of the soak (diff with bench/lib/heap-diff.ts). */
+const SNAPSHOTS = process.env.BENCH_HEAP_SNAPSHOTS;
+/** Only the soak (after a short warm-up): skips the latency and throughput cells. */
+const SOAK_ONLY = process.env.BENCH_SOAK_ONLY === 'true';
 /** Rounds of every cell, interleaved across targets; each figure is the median over rounds. */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const median = (xs: number[]) => pct(xs, 50);
@@ -75,24 +82,110 @@ async function load(t: Target, stream: boolean, connections: number, duration = 
   return { rps: r.requests.average, errors: r.non2xx + r.errors + r.timeouts };
 }
 
+/** Idle time before the live heap is measured (post-GC) at the start and end of the soak. */
+const REST_MS = Number(process.env.BENCH_SOAK_REST_MS ?? 3000);
+const MiB = (b: number) => b / 2 ** 20;
+const fmt = (b: number) => MiB(b).toFixed(0);
+
+/** Least-squares slope of ys over xs. */
+function slope(xs: number[], ys: number[]): number {
+  const n = xs.length;
+  const mx = xs.reduce((a, b) => a + b, 0) / n;
+  const my = ys.reduce((a, b) => a + b, 0) / n;
+  let num = 0;
+  let den = 0;
+  for (let i = 0; i < n; i++) {
+    num += (xs[i]! - mx) * (ys[i]! - my);
+    den += (xs[i]! - mx) ** 2;
+  }
+  return den === 0 ? 0 : num / den;
+}
+
+/**
+ * Issue 4's "no memory growth over a 60-second run": 64 connections through
+ * the limited key for SOAK seconds after a warm-up, sampling the API's memory
+ * every 5 s from inside the process (RSS, V8 heap used/committed, external).
+ * The live heap is measured after a forced full GC at the start and the end
+ * (a leak shows there); RSS growth is the least-squares slope over the samples.
+ */
+async function soak(t: Target): Promise<void> {
+  const servers = [
+    { name: 'traced', child: api },
+    { name: 'untraced', child: untraced },
+  ];
+  for (const { name, child } of servers) {
+    if (SOAK_WARMUP > 0) await load({ ...t, url: t.url.replace(api.url, child.url) }, false, 64, SOAK_WARMUP);
+    // Requests still being settled when the load stops are not retained memory: let them finish.
+    await sleep(REST_MS);
+    const before = await child.mem(true);
+    if (SNAPSHOTS && name === 'traced') await child.heapSnapshot(`${SNAPSHOTS}/soak-start.heapsnapshot`);
+    const samples: Array<{ s: number; rss: number; heapUsed: number; heapTotal: number; external: number }> =
+      [];
+    const started = performance.now();
+    const sample = async () => {
+      const m = await child.mem(false);
+      samples.push({
+        s: (performance.now() - started) / 1000,
+        rss: m.rss,
+        heapUsed: m.heapUsed,
+        heapTotal: m.heapTotal,
+        external: m.external,
+      });
+    };
+    await sample();
+    const timer = setInterval(() => void sample(), 5_000);
+    const soaked = await load({ ...t, url: t.url.replace(api.url, child.url) }, false, 64, SOAK);
+    clearInterval(timer);
+    await sample();
+    await sleep(REST_MS);
+    const after = await child.mem(true);
+    if (SNAPSHOTS && name === 'traced') await child.heapSnapshot(`${SNAPSHOTS}/soak-end.heapsnapshot`);
+    const xs = samples.map((x) => x.s / 60);
+    const rssSlope = slope(
+      xs,
+      samples.map((x) => MiB(x.rss)),
+    );
+    const first = samples[0]!;
+    const last = samples.at(-1)!;
+    console.log(
+      `\nsoak (${name}): ${SOAK}s at 64 connections through the limited key after ${SOAK_WARMUP}s of warm-up: ` +
+        `${Math.round(soaked.rps)} req/s, ${soaked.errors} errors; heap limit ${fmt(before.heapLimit)} MiB`,
+    );
+    console.log(
+      `  RSS MiB every 5 s: ${samples.map((x) => fmt(x.rss)).join(' ')}\n` +
+        `  heap committed:    ${samples.map((x) => fmt(x.heapTotal)).join(' ')}\n` +
+        `  heap used:         ${samples.map((x) => fmt(x.heapUsed)).join(' ')}\n` +
+        `  external:          ${samples.map((x) => fmt(x.external)).join(' ')}`,
+    );
+    console.log(
+      `  RSS start ${fmt(first.rss)} → end ${fmt(last.rss)} MiB, growth ${rssSlope.toFixed(1)} MiB/min (least squares); ` +
+        `live heap after full GC: start ${MiB(before.heapUsed).toFixed(1)} → end ${MiB(after.heapUsed).toFixed(1)} MiB ` +
+        `(${((MiB(after.heapUsed) - MiB(before.heapUsed)) / (SOAK / 60)).toFixed(1)} MiB/min), external ${fmt(before.external)} → ${fmt(after.external)} MiB`,
+    );
+  }
+}
+
 const scratch = await scratchDatabase('agent_bench_gw');
 const vendor = await startVendor();
 // Both API processes share the key, as replicas do.
 const SECRETS_KEY = randomBytes(32).toString('base64');
-const api = await spawnServer('api/server.ts', {
-  DATABASE_URL: scratch.url,
-  TEMPORAL_ADDRESS: '127.0.0.1:1',
-  LOG_LEVEL: 'error',
-  SECRETS_KEY,
-});
+const api = await spawnServer(
+  'api/server.ts',
+  { DATABASE_URL: scratch.url, TEMPORAL_ADDRESS: '127.0.0.1:1', LOG_LEVEL: 'error', SECRETS_KEY },
+  { probe: true },
+);
 // The same API with tracing off, same database and keys: the cost of tracing in the same run (issue 8).
-const untraced = await spawnServer('api/server.ts', {
-  DATABASE_URL: scratch.url,
-  TEMPORAL_ADDRESS: '127.0.0.1:1',
-  LOG_LEVEL: 'error',
-  OTEL_SDK_DISABLED: 'true',
-  SECRETS_KEY,
-});
+const untraced = await spawnServer(
+  'api/server.ts',
+  {
+    DATABASE_URL: scratch.url,
+    TEMPORAL_ADDRESS: '127.0.0.1:1',
+    LOG_LEVEL: 'error',
+    OTEL_SDK_DISABLED: 'true',
+    SECRETS_KEY,
+  },
+  { probe: true },
+);
 try {
   const post = async (path: string, payload: unknown) => {
     const res = await fetch(`${api.url}/api/agent-server${path}`, {
@@ -147,9 +240,20 @@ try {
     },
   ];
 
+  for (const [name, child] of [
+    ['traced', api],
+    ['untraced', untraced],
+  ] as const) {
+    const m = await child.mem(true);
+    console.log(
+      `API (${name}) after start-up and setup, before load: RSS ${fmt(m.rss)} MiB, live heap ${MiB(m.heapUsed).toFixed(1)} MiB ` +
+        `(committed ${fmt(m.heapTotal)}), external ${fmt(m.external)} MiB`,
+    );
+  }
+
   const rows: Array<Record<string, string | number>> = [];
   const loads: string[] = [];
-  for (const stream of [false, true]) {
+  for (const stream of SOAK_ONLY ? [] : [false, true]) {
     const seq = targets.map(() => ({ p50: [] as number[], p99: [] as number[] }));
     const conc = targets.map(() => ({ rps: [] as number[], errors: 0 }));
     for (let round = 0; round < ROUNDS; round++) {
@@ -183,32 +287,19 @@ try {
     });
     // Issue 8: the same gateway with tracing off, same run, same rounds.
     const cost = 1 - rps[1]! / rps[2]!;
+    const perRound = conc[1]!.rps.map((x, r) => (x / conc[2]!.rps[r]!).toFixed(2)).join(' ');
     console.log(
-      `${stream ? 'stream' : 'json'}: tracing costs ${(100 * cost).toFixed(1)}% of c=64 throughput`,
+      `${stream ? 'stream' : 'json'}: traced/untraced c=64 throughput ${(rps[1]! / rps[2]!).toFixed(3)} (medians; per round ${perRound}): ` +
+        `tracing costs ${(100 * cost).toFixed(1)}% (issue 8 target ≤ 10%)`,
     );
   }
   console.log(
     `\nbench/gateway — medians of ${ROUNDS} rounds; ${SEQ} sequential requests per c=1 cell, ${SECONDS}s per c=64 cell, ` +
       `node ${process.version}, ${new Date().toISOString()}, 1-min load average at each round: ${loads.join(' ')}`,
   );
-  console.table(rows);
+  if (rows.length > 0) console.table(rows);
 
-  if (SOAK > 0) {
-    const rss: number[] = [await api.rssMb()];
-    const soak = load(targets[3]!, false, 64, SOAK);
-    const timer = setInterval(() => void api.rssMb().then((m) => rss.push(m)), 5_000);
-    const soaked = await soak;
-    clearInterval(timer);
-    rss.push(await api.rssMb());
-    const firstHalf = rss.slice(1, Math.ceil(rss.length / 2));
-    const secondHalf = rss.slice(Math.ceil(rss.length / 2));
-    const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
-    console.log(
-      `soak: ${SOAK}s at 64 connections through the limited key: ${Math.round(soaked.rps)} req/s, ${soaked.errors} errors; ` +
-        `gateway RSS MiB start ${rss[0]!.toFixed(0)}, samples ${rss.map((m) => m.toFixed(0)).join(' ')}; ` +
-        `mean first half ${avg(firstHalf).toFixed(0)} vs second half ${avg(secondHalf).toFixed(0)}`,
-    );
-  }
+  if (SOAK > 0) await soak(targets[3]!);
 } finally {
   await untraced.stop();
   await api.stop();

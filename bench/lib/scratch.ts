@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { createDb, migrateLatest, type Db } from '../../api/db/knex.js';
+import type { MemFigures, ProbeRequest } from './mem-probe.js';
 import { waitForPort } from '../../scripts/lib/temporal-dev-server.js';
 import { freePort } from '../../test/helpers/ports.js';
 
@@ -36,17 +37,45 @@ export async function scratchDatabase(
   };
 }
 
+interface ProbeReply {
+  id: number;
+  figures?: MemFigures;
+  file?: string;
+}
+
 export interface Child {
   url: string;
   proc: ChildProcess;
   rssMb(): Promise<number>;
+  /** Only with `probe: true`: memory figures from inside the process, after a full GC when `gc`. */
+  mem(gc?: boolean): Promise<MemFigures>;
+  /** Only with `probe: true`: writes a heap snapshot, returns its path. */
+  heapSnapshot(file: string): Promise<string>;
   stop(): Promise<void>;
 }
 
+export interface SpawnOptions {
+  /** Node flags before the entry point (e.g. V8 heap flags). */
+  nodeArgs?: string[];
+  /** Preload bench/lib/mem-probe.ts and open an IPC channel to it. */
+  probe?: boolean;
+}
+
 /** Runs a TypeScript entry point as its own process (so load generation does not share its event loop). */
-export async function spawnServer(entry: string, env: Record<string, string>): Promise<Child> {
+export async function spawnServer(
+  entry: string,
+  env: Record<string, string>,
+  opts: SpawnOptions = {},
+): Promise<Child> {
   const port = await freePort();
-  const proc = spawn(process.execPath, ['--import', 'tsx', entry], {
+  const args = [
+    ...(opts.nodeArgs ?? []),
+    '--import',
+    'tsx',
+    ...(opts.probe ? ['--import', './bench/lib/mem-probe.ts'] : []),
+    entry,
+  ];
+  const proc = spawn(process.execPath, args, {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -55,8 +84,22 @@ export async function spawnServer(entry: string, env: Record<string, string>): P
       SECRETS_KEY: randomBytes(32).toString('base64'),
       ...env,
     },
-    stdio: ['ignore', 'inherit', 'inherit'],
+    stdio: ['ignore', 'inherit', 'inherit', ...(opts.probe ? (['ipc'] as const) : [])],
   });
+  let nextId = 0;
+  const ask = <T>(req: Omit<ProbeRequest, 'id'>, pick: (reply: ProbeReply) => T): Promise<T> => {
+    if (!opts.probe) return Promise.reject(new Error('spawnServer: started without probe: true'));
+    const id = ++nextId;
+    return new Promise<T>((resolve) => {
+      const onMessage = (reply: ProbeReply) => {
+        if (reply.id !== id) return;
+        proc.off('message', onMessage);
+        resolve(pick(reply));
+      };
+      proc.on('message', onMessage);
+      proc.send({ ...req, id });
+    });
+  };
   await waitForPort('127.0.0.1', port, 30_000);
   return {
     url: `http://127.0.0.1:${port}`,
@@ -66,6 +109,8 @@ export async function spawnServer(entry: string, env: Record<string, string>): P
       const status = await readFile(`/proc/${proc.pid}/status`, 'utf8');
       return Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0) / 1024;
     },
+    mem: (gc = false) => ask({ op: 'mem', gc }, (r) => r.figures!),
+    heapSnapshot: (file) => ask({ op: 'snapshot', file }, (r) => r.file!),
     async stop() {
       const exited = new Promise((r) => proc.once('exit', r));
       proc.kill('SIGTERM');
