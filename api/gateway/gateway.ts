@@ -7,7 +7,7 @@ import { chatJson, chatStream, embedJson, type JsonAnswer } from './calls.js';
 import { invalidRequest } from './errors.js';
 import { KeyResolver, type GatewayKey } from './keys.js';
 import { fallbackCandidates, grantedModelNames, resolveModel, type Candidate } from './models.js';
-import { noopPolicy, type GatewayPolicy, type Outcome } from './policy.js';
+import { noopPolicy, type Admission, type GatewayPolicy, type Outcome } from './policy.js';
 import type { Surface } from './surface.js';
 import { isObj } from './surfaces/json.js';
 import { writeStream } from './stream-writer.js';
@@ -120,10 +120,7 @@ export class Gateway {
           return r.value;
         });
     // Usage and counters are written after the answer has gone, not before it.
-    const settle = (usage: Usage | undefined, out: Outcome) =>
-      void this.policy
-        .settle(admission, usage, out)
-        .catch((err: unknown) => this.deps.logger.error({ err }, 'settling a gateway call failed'));
+    const settle = (usage: Usage | undefined, out: Outcome) => this.settleLater(admission, usage, out);
     try {
       if (stream) {
         const opened = await attempt((c) =>
@@ -151,6 +148,19 @@ export class Gateway {
       settle(undefined, outcome(gerr.status, gerr.message));
       throw err;
     }
+  }
+
+  /**
+   * A method, not a closure in `handle`: closures made there share its scope,
+   * which holds the Koa context, so a settle still waiting for its counter
+   * write would keep the whole request and response alive until the write
+   * lands (under load that was seconds of requests, all promoted to the old
+   * generation).
+   */
+  private settleLater(admission: Admission, usage: Usage | undefined, out: Outcome): void {
+    this.policy
+      .settle(admission, usage, out)
+      .catch((err: unknown) => this.deps.logger.error({ err }, 'settling a gateway call failed'));
   }
 }
 

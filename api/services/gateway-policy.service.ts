@@ -76,6 +76,30 @@ export class UnpricedModelError extends Error {
 
 const PRICE_TTL_MS = 30_000;
 
+/** Counter changes of one key's settled calls, written together (GatewayPolicyService.addCounters). */
+interface CounterBatch {
+  /** Tokens to add, by window start (ISO). */
+  windows: Map<string, number>;
+  /** Reservations to release and costs to add, by budget period start (ISO). */
+  periods: Map<string, { releaseUsd: number; spentUsd: number }>;
+  /** Settles when the batch's statement has committed (or failed). */
+  written: Promise<void>;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+function newCounterBatch(): CounterBatch {
+  let resolve!: () => void;
+  let reject!: (err: unknown) => void;
+  const written = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // A batch whose settles were all dropped must not be an unhandled rejection.
+  written.catch(() => undefined);
+  return { windows: new Map(), periods: new Map(), written, resolve, reject };
+}
+
 /**
  * Selected by each counter statement (admit's count and reservation, settle's
  * writes): the statement's own transaction commits without waiting for its
@@ -110,12 +134,11 @@ export class GatewayPolicyService {
    * changed Model pricing applies within that time.
    */
   private readonly prices = new Map<string, { price: Price | undefined; expires: number }>();
-  /** Counter changes of settled calls not yet written, by key id (see settle). */
-  private readonly counterBatches = new Map<
-    string,
-    { windows: Map<string, number>; periods: Map<string, { releaseUsd: number; spentUsd: number }> }
-  >();
-  /** The tail of each key's chain of counter writes, while one is pending. */
+  /** Counter changes of settled calls not yet being written, by key id (see settle). */
+  private readonly counterBatches = new Map<string, CounterBatch>();
+  /** The batch each key's writer is writing now. */
+  private readonly writingBatch = new Map<string, CounterBatch>();
+  /** Each key's writer of counter changes, while it runs (see addCounters). */
   private readonly settling = new Map<string, Promise<void>>();
 
   /** Without a writer, usage rows are inserted one by one (tests of the policy alone). */
@@ -140,14 +163,14 @@ export class GatewayPolicyService {
     const reservedUsd = price ? costUsd(price, request.inputTokens, request.maxOutputTokens) : 0;
     // Settles of this key that this replica is still writing when the count starts
     // (their promise may resolve before the refusal reaches us).
-    const writing = this.settling.get(key.id);
+    const writing = this.unwritten(key.id);
     let counted: { windowStart: Date | undefined; periodStart: Date | undefined };
     try {
       counted = await this.count(key, reservedUsd);
     } catch (err) {
       // Settles are applied after the answer is sent: a refusal caused by our
       // own unwritten reservations or tokens is re-checked once they are in.
-      const pending = this.settling.get(key.id) ?? writing;
+      const pending = this.unwritten(key.id) ?? writing;
       if (!pending || !(err instanceof RateLimitedError || err instanceof BudgetExceededError)) throw err;
       await pending.catch(() => undefined);
       counted = await this.count(key, reservedUsd);
@@ -253,12 +276,21 @@ export class GatewayPolicyService {
     return Promise.all([logged, counted]).then(() => ({ costUsd: actual }));
   }
 
-  /** Queues this call's counter changes with others of the same key; one writer per key at a time. */
+  /**
+   * Queues this call's counter changes in the key's open batch and returns
+   * the promise of that batch's write. One writer per key at a time: it takes
+   * the open batch (a new one opens for the settles that follow), writes it in
+   * one statement, and repeats while a batch is open. So a hot key makes one
+   * write per write's duration, however many calls settle meanwhile, and a
+   * pending settle holds only its share of a batch. (A chain of one write per
+   * settle, each merging whatever had accumulated, still made one statement
+   * per call under sustained load, and its backlog grew to seconds.)
+   */
   private addCounters(admission: Admission, tokens: number, spentUsd: number): Promise<void> {
     const id = admission.key.id;
     let batch = this.counterBatches.get(id);
     if (!batch) {
-      batch = { windows: new Map(), periods: new Map() };
+      batch = newCounterBatch();
       this.counterBatches.set(id, batch);
     }
     if (admission.windowStart) {
@@ -272,25 +304,38 @@ export class GatewayPolicyService {
       d.spentUsd += spentUsd;
       batch.periods.set(p, d);
     }
-    // A failed write does not stop the chain: later links still write their changes.
-    const previous = this.settling.get(id)?.catch(() => undefined) ?? Promise.resolve();
-    // The merged write serves several calls, so it belongs to no one trace.
-    const chained = previous.then(() => context.with(ROOT_CONTEXT, () => this.writeCounters(id)));
-    const settled = chained.finally(() => {
-      if (this.settling.get(id) === settled) this.settling.delete(id);
-    });
-    this.settling.set(id, settled);
-    return settled;
+    // The writer serves several calls, so it belongs to no one trace.
+    if (!this.settling.has(id)) context.with(ROOT_CONTEXT, () => this.startWriter(id));
+    return batch.written;
   }
 
-  /**
-   * Writes what has accumulated for a key (nothing when an earlier link of the
-   * chain already took it).
-   */
-  private async writeCounters(keyId: string): Promise<void> {
-    const batch = this.counterBatches.get(keyId);
-    if (!batch) return;
-    this.counterBatches.delete(keyId);
+  /** Resolves once every counter change of this key settled so far is written; undefined when none is pending. */
+  private unwritten(keyId: string): Promise<void> | undefined {
+    // Batches are written in order: the open one is last.
+    return (this.counterBatches.get(keyId) ?? this.writingBatch.get(keyId))?.written;
+  }
+
+  private startWriter(keyId: string): void {
+    const writer = (async () => {
+      // Registered below before this runs on.
+      await Promise.resolve();
+      for (;;) {
+        const batch = this.counterBatches.get(keyId);
+        if (!batch) break;
+        this.counterBatches.delete(keyId);
+        this.writingBatch.set(keyId, batch);
+        // A failed write fails its own batch's settles; the next batch is still written.
+        await this.writeCounters(keyId, batch).then(batch.resolve, batch.reject);
+      }
+      // Synchronously with the last look at the queue: a settle after this starts a new writer.
+      this.writingBatch.delete(keyId);
+      this.settling.delete(keyId);
+    })();
+    this.settling.set(keyId, writer);
+  }
+
+  /** Writes one key's batch of counter changes. */
+  private async writeCounters(keyId: string, batch: CounterBatch): Promise<void> {
     // One statement. It takes the window rows (oldest first) before the
     // ledger rows, as admit does: the ledger updates wait on `n`, the count of
     // window updates, so they run after them.
