@@ -11,6 +11,8 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
@@ -82,6 +84,17 @@ async function load(t: Target, stream: boolean, connections: number, duration = 
   return { rps: r.requests.average, errors: r.non2xx + r.errors + r.timeouts };
 }
 
+/** Node flags of both API processes: by default those of package.json's `api` script (its V8 heap cap). */
+const API_NODE_ARGS = (
+  process.env.BENCH_API_NODE_ARGS ??
+  /\bnode (.*?)\s*--import tsx api\/server\.ts/.exec(
+    (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { api: string } })
+      .scripts.api,
+  )?.[1] ??
+  ''
+)
+  .split(' ')
+  .filter(Boolean);
 /** Idle time before the live heap is measured (post-GC) at the start and end of the soak. */
 const REST_MS = Number(process.env.BENCH_SOAK_REST_MS ?? 3000);
 const MiB = (b: number) => b / 2 ** 20;
@@ -157,10 +170,20 @@ async function soak(t: Target): Promise<void> {
         `  heap used:         ${samples.map((x) => fmt(x.heapUsed)).join(' ')}\n` +
         `  external:          ${samples.map((x) => fmt(x.external)).join(' ')}`,
     );
+    // Issue 4: the last 60 s of the soak (all of it when shorter).
+    const tail = samples.filter((x) => x.s >= last.s - 60);
+    const tailGrowth = MiB(last.rss - tail[0]!.rss);
+    const tailSlope = slope(
+      tail.map((x) => x.s / 60),
+      tail.map((x) => MiB(x.rss)),
+    );
     console.log(
-      `  RSS start ${fmt(first.rss)} → end ${fmt(last.rss)} MiB, growth ${rssSlope.toFixed(1)} MiB/min (least squares); ` +
-        `live heap after full GC: start ${MiB(before.heapUsed).toFixed(1)} → end ${MiB(after.heapUsed).toFixed(1)} MiB ` +
-        `(${((MiB(after.heapUsed) - MiB(before.heapUsed)) / (SOAK / 60)).toFixed(1)} MiB/min), external ${fmt(before.external)} → ${fmt(after.external)} MiB`,
+      `  RSS start ${fmt(first.rss)} → end ${fmt(last.rss)} MiB, ${rssSlope.toFixed(1)} MiB/min over the soak (least squares); ` +
+        `last ${Math.round(last.s - tail[0]!.s)} s: ${fmt(tail[0]!.rss)} → ${fmt(last.rss)} MiB ` +
+        `(${tailGrowth >= 0 ? '+' : ''}${tailGrowth.toFixed(1)} MiB, ${tailSlope.toFixed(1)} MiB/min)\n` +
+        `  live heap after a full GC: start ${MiB(before.heapUsed).toFixed(1)} → end ${MiB(after.heapUsed).toFixed(1)} MiB ` +
+        `(${((MiB(after.heapUsed) - MiB(before.heapUsed)) / (SOAK / 60)).toFixed(1)} MiB/min); ` +
+        `external ${fmt(before.external)} → ${fmt(after.external)} MiB; node flags: ${API_NODE_ARGS.join(' ') || 'none'}`,
     );
   }
 }
@@ -172,7 +195,7 @@ const SECRETS_KEY = randomBytes(32).toString('base64');
 const api = await spawnServer(
   'api/server.ts',
   { DATABASE_URL: scratch.url, TEMPORAL_ADDRESS: '127.0.0.1:1', LOG_LEVEL: 'error', SECRETS_KEY },
-  { probe: true },
+  { probe: true, nodeArgs: API_NODE_ARGS },
 );
 // The same API with tracing off, same database and keys: the cost of tracing in the same run (issue 8).
 const untraced = await spawnServer(
@@ -184,7 +207,7 @@ const untraced = await spawnServer(
     OTEL_SDK_DISABLED: 'true',
     SECRETS_KEY,
   },
-  { probe: true },
+  { probe: true, nodeArgs: API_NODE_ARGS },
 );
 try {
   const post = async (path: string, payload: unknown) => {
