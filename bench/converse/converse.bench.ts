@@ -27,6 +27,8 @@ const N3 = Number(process.env.BENCH_TURNS_3 ?? 100);
 const NFIRST = Number(process.env.BENCH_FIRST_TOKEN ?? 100);
 const LOAD_SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const SESSIONS = 20;
+/** A pause before each one-step turn (a user reading the answer); 0 = back to back. */
+const THINK_MS = Number(process.env.BENCH_THINK_MS ?? 0);
 const pct = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 const ms = (x: number) => `${x.toFixed(1)} ms`;
@@ -160,9 +162,15 @@ async function direct(): Promise<void> {
   await res.arrayBuffer();
 }
 
-async function timed(n: number, warm: number, fn: (i: number) => Promise<void>): Promise<number[]> {
+async function timed(
+  n: number,
+  warm: number,
+  fn: (i: number) => Promise<void>,
+  pauseMs = 0,
+): Promise<number[]> {
   const times: number[] = [];
   for (let i = 0; i < n + warm; i++) {
+    if (pauseMs) await new Promise((r) => setTimeout(r, pauseMs));
     const t = performance.now();
     await fn(i);
     if (i >= warm) times.push(performance.now() - t);
@@ -188,7 +196,7 @@ const oneStepFrom = new Date();
 const oneStep = await timed(N, 20, (i) => {
   if (i % 10 === 0) c1 = conv();
   return converse(c1, `question ${i}`);
-});
+}, THINK_MS);
 const oneStepTo = new Date();
 let c3 = conv();
 const threeStep = await timed(N3, 10, (i) => {
