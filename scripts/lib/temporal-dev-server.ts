@@ -143,6 +143,12 @@ export async function startTemporalDevServer(opts: DevServerOptions): Promise<De
   // An activity scheduled by a workflow task goes straight back to the worker
   // that completed it (no poll round trip): a session turn is a chain of them.
   args.push('--dynamic-config-value', 'system.enableActivityEagerExecution=true');
+  // The history service reads its transfer queue (e.g. "an activity completed:
+  // dispatch the next workflow task") at most 20 times a second by default:
+  // a session turn making more than ~20 steps a second then waits ~25–40 ms at
+  // each step for the reader. Lifted for the embedded server, which serves one
+  // installation (bench/RESULTS.md, bench/converse).
+  args.push('--dynamic-config-value', 'history.transferProcessorMaxPollRPS=1000');
 
   const child = spawn(opts.cliPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
