@@ -102,6 +102,8 @@ export class ConverseService {
           content: body.message,
         });
       } catch (err) {
+        // The agent (or project) was deleted since the read.
+        if ((err as { code?: string }).code === '23503') throw new NotFoundError('agent');
         if (!isUniqueViolation(err) || attempt > 1) throw err;
       }
       if (run) {
