@@ -11,6 +11,7 @@ import { SecretBox } from '../api/crypto/secrets.js';
 import { GatewayPolicyService } from '../api/services/gateway-policy.service.js';
 import { UsageWriter } from '../api/services/usage-writer.js';
 import { createActivities } from './index.js';
+import { pruneRunEvents } from './session/run-store.js';
 import { createSandboxManager } from './sandbox/create-sandbox-manager.js';
 import { loadSandboxConfig, type SandboxConfig } from './sandbox/sandbox-config.js';
 import { SandboxReaper } from './sandbox/sandbox-reaper.js';
@@ -118,7 +119,15 @@ export async function startWorker(
     shutdownGraceTime: `${config.shutdownTimeoutMs} ms`,
     plugins: telemetry ? [temporalWorkerPlugin(telemetry)] : [],
   });
+  // Housekeeping: stream events of long-finished runs (one replica prunes at a time).
+  const pruneRunEventsNow = () =>
+    void pruneRunEvents(db, config.session.runEventsRetentionDays).catch((err: unknown) =>
+      logger.warn({ err }, 'run events retention prune failed'),
+    );
+  const pruneTimer = setInterval(pruneRunEventsNow, config.session.runEventsPruneIntervalMs);
+  pruneTimer.unref();
   const done = worker.run().finally(async () => {
+    clearInterval(pruneTimer);
     await usage.close().catch((err: unknown) => logger.error({ err }, 'final usage flush failed'));
     await connection.close();
     await sandboxes.stop();

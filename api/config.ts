@@ -34,6 +34,10 @@ export interface Config {
     modelHeartbeatTimeoutMs: number;
     /** CONVERSE_WAIT_TIMEOUT_MS: a non-streaming converse call answers with the run's status after this long. */
     converseWaitTimeoutMs: number;
+    /** RUN_EVENTS_RETENTION_DAYS: stream events of runs finished longer ago are pruned (terminal events stay). */
+    runEventsRetentionDays: number;
+    /** RUN_EVENTS_PRUNE_INTERVAL_MS: how often the worker prunes them. */
+    runEventsPruneIntervalMs: number;
   };
   /** Tracing settings (see api/telemetry/README.md). */
   otel: {
@@ -101,6 +105,8 @@ const schema = Joi.object({
   SESSION_CONTINUE_AS_NEW_TURNS: Joi.number().integer().min(1).max(10_000).default(100),
   SESSION_MODEL_HEARTBEAT_TIMEOUT_MS: Joi.number().integer().min(1_000).max(600_000).default(30_000),
   CONVERSE_WAIT_TIMEOUT_MS: Joi.number().integer().min(100).max(3_600_000).default(600_000),
+  RUN_EVENTS_RETENTION_DAYS: Joi.number().min(0.001).max(3650).default(7),
+  RUN_EVENTS_PRUNE_INTERVAL_MS: Joi.number().integer().min(1_000).max(86_400_000).default(3_600_000),
   OTEL_SDK_DISABLED: Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off').default(false),
   OTEL_SERVICE_NAME: Joi.string().min(1).max(200),
   OTEL_EXPORTER_OTLP_ENDPOINT: Joi.string().uri({ scheme: ['http', 'https'] }),
@@ -170,6 +176,8 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
       continueAsNewTurns: v.SESSION_CONTINUE_AS_NEW_TURNS as number,
       modelHeartbeatTimeoutMs: v.SESSION_MODEL_HEARTBEAT_TIMEOUT_MS as number,
       converseWaitTimeoutMs: v.CONVERSE_WAIT_TIMEOUT_MS as number,
+      runEventsRetentionDays: v.RUN_EVENTS_RETENTION_DAYS as number,
+      runEventsPruneIntervalMs: v.RUN_EVENTS_PRUNE_INTERVAL_MS as number,
     },
     otel: {
       disabled: v.OTEL_SDK_DISABLED as boolean,

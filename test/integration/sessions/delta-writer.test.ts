@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeltaWriter } from '../../../activities/session/delta-writer.js';
-import { appendRunEvent, readRunEvents, storeStep } from '../../../activities/session/run-store.js';
+import {
+  appendRunEvent,
+  pruneRunEvents,
+  readRunEvents,
+  storeStep,
+} from '../../../activities/session/run-store.js';
 import { createDb, type Db } from '../../../api/db/knex.js';
 import { databaseUrl } from '../../helpers/services.js';
 
@@ -171,5 +176,39 @@ describe('run events and the delta writer', () => {
     expect(run.finished_at).toBeInstanceOf(Date);
     const thread = (await db('threads').where({ id: threadId }).first()) as { last_input_tokens: number };
     expect(thread.last_input_tokens).toBe(12);
+  });
+
+  it('retention prunes the stream events of long-finished runs, keeping each terminal event', async () => {
+    const finished = async (daysAgo: number | null) => {
+      const runId = await newRun();
+      await appendRunEvent(db, runId, 'run.created', {}, 'created');
+      await appendRunEvent(db, runId, 'message.delta', { step: 1, text: 'hi' });
+      await appendRunEvent(db, runId, 'run.completed', { status: 'completed' }, 'final');
+      if (daysAgo !== null)
+        await db('runs')
+          .where({ id: runId })
+          .update({ status: 'completed', finished_at: new Date(Date.now() - daysAgo * 86_400_000) });
+      return runId;
+    };
+    const old = await finished(8);
+    const recent = await finished(1);
+    const running = await finished(null);
+    await db('runs')
+      .where({ id: running })
+      .update({ created_at: new Date(Date.now() - 30 * 86_400_000) });
+    expect(await pruneRunEvents(db, 7)).toBeGreaterThanOrEqual(2);
+    expect((await deltas(old)).map((e) => e[1])).toEqual(['run.completed']);
+    expect((await deltas(recent)).map((e) => e[1])).toEqual([
+      'run.created',
+      'message.delta',
+      'run.completed',
+    ]);
+    expect((await deltas(running)).map((e) => e[1])).toEqual([
+      'run.created',
+      'message.delta',
+      'run.completed',
+    ]);
+    // A second pass finds nothing more to do.
+    expect(await pruneRunEvents(db, 7)).toBe(0);
   });
 });
