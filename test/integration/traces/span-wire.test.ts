@@ -1,0 +1,101 @@
+import { randomBytes } from 'node:crypto';
+import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDb, type Db } from '../../../api/db/knex.js';
+import { PostgresSpanExporter, spanToRowJson } from '../../../api/telemetry/postgres-exporter.js';
+import { toSpanRow, type AnyReadableSpan } from '../../../api/telemetry/span-row.js';
+import { databaseUrl } from '../../helpers/services.js';
+
+/** A finished span as the SDK hands it to processors (enough of ReadableSpan for the exporter). */
+function span(over: Partial<Record<string, unknown>> = {}): AnyReadableSpan {
+  const traceId = randomBytes(16).toString('hex');
+  const spanId = randomBytes(8).toString('hex');
+  return {
+    name: 'chat gpt-4o-mini\u0000',
+    kind: SpanKind.CLIENT,
+    spanContext: () => ({ traceId, spanId, traceFlags: 1 }),
+    parentSpanContext: { traceId, spanId: 'c'.repeat(16), traceFlags: 1 },
+    startTime: [1_763_863_311, 74_191_999],
+    endTime: [1_763_863_311, 75_000_001],
+    duration: [0, 808_002],
+    status: { code: SpanStatusCode.ERROR, message: 'upstream 500' },
+    attributes: {
+      'gen_ai.request.model': 'gpt-4o-mini',
+      'gen_ai.usage.input_tokens': 10,
+      'agent_server.project.id': 'p-1',
+      'gen_ai.conversation.id': 'conv\u0000x',
+      tags: ['a', 'b\u0000'],
+    },
+    events: [
+      { name: 'exception', time: [1_763_863_311, 74_500_000], attributes: { 'exception.type': 'Error' } },
+    ],
+    resource: { attributes: { 'service.name': 'test-span-wire' } },
+    instrumentationScope: { name: 'agent-server-genai' },
+    ...over,
+  } as unknown as AnyReadableSpan;
+}
+
+const COLUMNS = [
+  'trace_id',
+  'span_id',
+  'parent_span_id',
+  'name',
+  'kind',
+  'service_name',
+  'scope_name',
+  'duration_ms',
+  'status_code',
+  'status_message',
+  'attributes',
+  'events',
+  'project_id',
+  'agent_id',
+  'conversation_id',
+] as const;
+
+describe('span rows on the wire to Postgres', () => {
+  let db: Db;
+  beforeAll(() => {
+    db = createDb(databaseUrl());
+  });
+  afterAll(async () => {
+    await db.destroy();
+  });
+
+  it('stores the same row as the row form, timestamps to the microsecond; a repeated export is ignored', async () => {
+    const full = span();
+    const root = span({ parentSpanContext: undefined, status: { code: SpanStatusCode.UNSET }, events: [] });
+    const exporter = new PostgresSpanExporter(db);
+    const items = [full, root].map(spanToRowJson);
+    for (let i = 0; i < 2; i++) {
+      const result = await new Promise<{ code: number; error?: Error }>((resolve) =>
+        exporter.export(items, resolve),
+      );
+      expect(result.error).toBeUndefined();
+      expect(result.code).toBe(0);
+    }
+    for (const s of [full, root]) {
+      const expected = toSpanRow(s);
+      const rows = await db('spans')
+        .where({ trace_id: expected.trace_id, span_id: expected.span_id })
+        .select(
+          ...COLUMNS,
+          db.raw(`to_char(start_time at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as start_time`),
+          db.raw(`to_char(end_time at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as end_time`),
+        );
+      expect(rows).toHaveLength(1);
+      expect(rows[0]).toEqual({
+        ...Object.fromEntries(COLUMNS.map((c) => [c, expected[c]])),
+        start_time: expected.start_time,
+        end_time: expected.end_time,
+      });
+    }
+    expect(toSpanRow(full)).toMatchObject({
+      start_time: '2025-11-23T02:01:51.074191Z',
+      name: 'chat gpt-4o-mini\uFFFD',
+      project_id: 'p-1',
+      conversation_id: 'conv\uFFFDx',
+      status_message: 'upstream 500',
+    });
+  });
+});
