@@ -11,7 +11,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -25,15 +25,21 @@ const SOAK = Number(process.env.BENCH_SOAK_SECONDS ?? 60);
 const SOAK_WARMUP = Number(process.env.BENCH_SOAK_WARMUP_SECONDS ?? 15);
 /** A folder: heap snapshots of the traced API at the start and end of the soak (diff with bench/lib/heap-diff.ts). */
 const SNAPSHOTS = process.env.BENCH_HEAP_SNAPSHOTS;
+/** A folder: CPU profiles of the traced and untraced gateway during each c=64 cell. */
+const PROFILES = process.env.BENCH_CPU_PROFILES;
 /** Only the soak (after a short warm-up): skips the latency and throughput cells. */
 const SOAK_ONLY = process.env.BENCH_SOAK_ONLY === 'true';
+/** Idle time before each c=64 cell: span export, Postgres and the vendor's GC catch up with the previous cell. */
+const PAUSE_MS = Number(process.env.BENCH_PAUSE_MS ?? 2000);
+/** `json`, `stream` or both (comma-separated). BENCH_SEQUENTIAL=0 skips the c=1 cells. */
+const MODES = (process.env.BENCH_MODES ?? 'json,stream').split(',');
 /** Rounds of every cell, interleaved across targets; each figure is the median over rounds. */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const median = (xs: number[]) => pct(xs, 50);
 const pct = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
 
-async function startVendor(): Promise<{ url: string; stop(): void }> {
+async function startVendor(): Promise<{ url: string; pid: number; stop(): void }> {
   const proc = spawn(process.execPath, ['--import', 'tsx', 'bench/gateway/vendor-server.ts'], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -41,7 +47,7 @@ async function startVendor(): Promise<{ url: string; stop(): void }> {
   const url = await new Promise<string>((resolve) =>
     proc.stdout.once('data', (d: Buffer) => resolve(d.toString().trim())),
   );
-  return { url, stop: () => proc.kill('SIGTERM') };
+  return { url, pid: proc.pid!, stop: () => proc.kill('SIGTERM') };
 }
 
 interface Target {
@@ -49,6 +55,8 @@ interface Target {
   url: string;
   headers: Record<string, string>;
   model: string;
+  /** The server process behind the URL, for CPU per request. */
+  pid?: number;
 }
 
 const body = (model: string, stream: boolean) =>
@@ -72,7 +80,34 @@ async function sequential(t: Target, stream: boolean): Promise<{ p50: number; p9
   return { p50: pct(times, 50), p99: pct(times, 99) };
 }
 
+/** CPU seconds used so far by a process (utime + stime from /proc). */
+function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // clock ticks (USER_HZ = 100)
+  } catch {
+    return 0; // the process ended meanwhile
+  }
+}
+
+/** CPU seconds of every PostgreSQL process: the span and usage inserts cost the database too. */
+function postgresCpuSeconds(): number {
+  let total = 0;
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') total += cpuSeconds(Number(pid));
+    } catch {
+      // gone
+    }
+  }
+  return total;
+}
+
 async function load(t: Target, stream: boolean, connections: number, duration = SECONDS) {
+  const cpu0 = t.pid ? cpuSeconds(t.pid) : 0;
+  const pg0 = postgresCpuSeconds();
   const r = await autocannon({
     url: t.url,
     method: 'POST',
@@ -81,7 +116,15 @@ async function load(t: Target, stream: boolean, connections: number, duration = 
     connections,
     duration,
   });
-  return { rps: r.requests.average, errors: r.non2xx + r.errors + r.timeouts };
+  const n = Math.max(1, r.requests.total);
+  return {
+    rps: r.requests.average,
+    errors: r.non2xx + r.errors + r.timeouts,
+    /** The target server's CPU per request, µs. */
+    cpuUs: t.pid ? ((cpuSeconds(t.pid) - cpu0) * 1e6) / n : 0,
+    /** Postgres's CPU per request, µs. */
+    pgUs: ((postgresCpuSeconds() - pg0) * 1e6) / n,
+  };
 }
 
 /** Node flags of both API processes: by default those of package.json's `api` script (its V8 heap cap). */
@@ -239,24 +282,28 @@ try {
   const targets: Target[] = [
     {
       name: 'direct to vendor',
+      pid: vendor.pid,
       url: `${vendor.url}/v1/chat/completions`,
       headers: { ...json, authorization: `Bearer ${vendorKey}` },
       model: 'gpt-4o-mini',
     },
     {
       name: 'gateway',
+      pid: api.proc.pid!,
       url: `${api.url}/api/gateway/openai/v1/chat/completions`,
       headers: { ...json, authorization: `Bearer ${plain.secret_key}` },
       model: 'bench/gpt-4o-mini',
     },
     {
       name: 'gateway, tracing off',
+      pid: untraced.proc.pid!,
       url: `${untraced.url}/api/gateway/openai/v1/chat/completions`,
       headers: { ...json, authorization: `Bearer ${plain.secret_key}` },
       model: 'bench/gpt-4o-mini',
     },
     {
       name: 'gateway + limit & budget',
+      pid: api.proc.pid!,
       url: `${api.url}/api/gateway/openai/v1/chat/completions`,
       headers: { ...json, authorization: `Bearer ${limited.secret_key}` },
       model: 'bench/gpt-4o-mini',
@@ -276,24 +323,41 @@ try {
 
   const rows: Array<Record<string, string | number>> = [];
   const loads: string[] = [];
-  for (const stream of SOAK_ONLY ? [] : [false, true]) {
+  for (const stream of SOAK_ONLY ? [] : MODES.map((m) => m === 'stream')) {
     const seq = targets.map(() => ({ p50: [] as number[], p99: [] as number[] }));
-    const conc = targets.map(() => ({ rps: [] as number[], errors: 0 }));
+    const conc = targets.map(() => ({
+      rps: [] as number[],
+      cpuUs: [] as number[],
+      pgUs: [] as number[],
+      errors: 0,
+    }));
     for (let round = 0; round < ROUNDS; round++) {
       loads.push(loadavg()[0]!.toFixed(2));
-      for (const [i, t] of targets.entries()) {
+      for (const [i, t] of SEQ > 0 ? targets.entries() : []) {
         const r = await sequential(t, stream);
         seq[i]!.p50.push(r.p50);
         seq[i]!.p99.push(r.p99);
       }
-      for (const [i, t] of targets.entries()) {
+      // Every other round in reverse: a cell can slow the next one (the traced
+      // process's span export and Postgres's work on it outlast its cell).
+      const order = [...targets.entries()];
+      if (round % 2 === 1) order.reverse();
+      for (const [i, t] of order) {
+        await sleep(PAUSE_MS);
+        const profiled = PROFILES && (i === 1 || i === 2) ? (i === 1 ? api : untraced) : undefined;
+        await profiled?.startProfile();
         const r = await load(t, stream, 64);
+        await profiled?.stopProfile(
+          `${PROFILES}/${i === 1 ? 'traced' : 'untraced'}-${stream ? 'stream' : 'json'}-${round}.cpuprofile`,
+        );
         conc[i]!.rps.push(r.rps);
+        conc[i]!.cpuUs.push(r.cpuUs);
+        conc[i]!.pgUs.push(r.pgUs);
         conc[i]!.errors += r.errors;
       }
     }
-    const p50 = seq.map((s) => median(s.p50));
-    const p99 = seq.map((s) => median(s.p99));
+    const p50 = seq.map((s) => (s.p50.length ? median(s.p50) : NaN));
+    const p99 = seq.map((s) => (s.p99.length ? median(s.p99) : NaN));
     const rps = conc.map((c) => median(c.rps));
     targets.forEach((t, i) => {
       rows.push({
@@ -305,15 +369,20 @@ try {
         'added p99 ms': i === 0 ? '' : (p99[i]! - p99[0]!).toFixed(3),
         'c=64 req/s': Math.round(rps[i]!),
         'c=64 rounds': conc[i]!.rps.map((x) => Math.round(x)).join(' '),
+        'server CPU µs/req': Math.round(median(conc[i]!.cpuUs)),
+        'Postgres CPU µs/req': Math.round(median(conc[i]!.pgUs)),
         errors: conc[i]!.errors,
       });
     });
     // Issue 8: the same gateway with tracing off, same run, same rounds.
     const cost = 1 - rps[1]! / rps[2]!;
-    const perRound = conc[1]!.rps.map((x, r) => (x / conc[2]!.rps[r]!).toFixed(2)).join(' ');
+    const perRound = conc[1]!.rps.map((x, r) => x / conc[2]!.rps[r]!);
     console.log(
-      `${stream ? 'stream' : 'json'}: traced/untraced c=64 throughput ${(rps[1]! / rps[2]!).toFixed(3)} (medians; per round ${perRound}): ` +
-        `tracing costs ${(100 * cost).toFixed(1)}% (issue 8 target ≤ 10%)`,
+      `${stream ? 'stream' : 'json'}: traced/untraced c=64 throughput: ratio of medians ${(rps[1]! / rps[2]!).toFixed(3)}, ` +
+        `median of per-round ratios ${median(perRound).toFixed(3)} (rounds ${perRound.map((x) => x.toFixed(2)).join(' ')}); ` +
+        `tracing costs ${(100 * cost).toFixed(1)}% (issue 8 target ≤ 10%); ` +
+        `CPU per request traced/untraced: API ${Math.round(median(conc[1]!.cpuUs))}/${Math.round(median(conc[2]!.cpuUs))} µs, ` +
+        `Postgres ${Math.round(median(conc[1]!.pgUs))}/${Math.round(median(conc[2]!.pgUs))} µs`,
     );
   }
   console.log(

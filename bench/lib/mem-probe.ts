@@ -5,14 +5,16 @@
  * the product imports it.
  */
 import { setFlagsFromString, getHeapSpaceStatistics, getHeapStatistics, writeHeapSnapshot } from 'node:v8';
+import { writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector';
 import { runInNewContext } from 'node:vm';
 
 export interface ProbeRequest {
   id: number;
-  op: 'mem' | 'snapshot';
+  op: 'mem' | 'snapshot' | 'profile-start' | 'profile-stop';
   /** mem: run a full (major) GC first, so heapUsed is the live heap. */
   gc?: boolean;
-  /** snapshot: the file to write. */
+  /** snapshot, profile-stop: the file to write. */
   file?: string;
 }
 
@@ -33,7 +35,28 @@ export interface MemFigures {
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as (opts?: { type: 'major'; execution: 'sync' }) => void;
 
+// A CPU profile of a chosen stretch (start-up excluded), through the in-process inspector.
+const session = new Session();
+session.connect();
+const post = (method: string, params?: object) =>
+  new Promise<unknown>((resolve, reject) =>
+    session.post(method, params, (err, result) => (err ? reject(err) : resolve(result))),
+  );
+
 process.on('message', (msg: ProbeRequest) => {
+  if (msg.op === 'profile-start') {
+    void post('Profiler.enable')
+      .then(() => post('Profiler.start'))
+      .then(() => process.send?.({ id: msg.id }));
+    return;
+  }
+  if (msg.op === 'profile-stop') {
+    void post('Profiler.stop').then((r) => {
+      writeFileSync(msg.file!, JSON.stringify((r as { profile: unknown }).profile));
+      process.send?.({ id: msg.id, file: msg.file });
+    });
+    return;
+  }
   if (msg.op === 'snapshot') {
     const file = writeHeapSnapshot(msg.file);
     process.send?.({ id: msg.id, file });

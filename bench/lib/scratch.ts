@@ -51,6 +51,9 @@ export interface Child {
   mem(gc?: boolean): Promise<MemFigures>;
   /** Only with `probe: true`: writes a heap snapshot, returns its path. */
   heapSnapshot(file: string): Promise<string>;
+  /** Only with `probe: true`: CPU profiling from now until `stopProfile` writes the .cpuprofile file. */
+  startProfile(): Promise<void>;
+  stopProfile(file: string): Promise<string>;
   stop(): Promise<void>;
 }
 
@@ -111,6 +114,8 @@ export async function spawnServer(
     },
     mem: (gc = false) => ask({ op: 'mem', gc }, (r) => r.figures!),
     heapSnapshot: (file) => ask({ op: 'snapshot', file }, (r) => r.file!),
+    startProfile: () => ask({ op: 'profile-start' }, () => undefined),
+    stopProfile: (file) => ask({ op: 'profile-stop', file }, (r) => r.file!),
     async stop() {
       const exited = new Promise((r) => proc.once('exit', r));
       proc.kill('SIGTERM');
