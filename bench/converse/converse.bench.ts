@@ -193,11 +193,19 @@ if (process.env.BENCH_PAUSE_FOR_HISTORY) {
 }
 let c1 = conv();
 const oneStepFrom = new Date();
-const oneStep = await timed(N, 20, (i) => {
-  if (i % 10 === 0) c1 = conv();
-  return converse(c1, `question ${i}`);
-}, THINK_MS);
+const oneStep = await timed(
+  N,
+  20,
+  (i) => {
+    if (i % 10 === 0) c1 = conv();
+    return converse(c1, `question ${i}`);
+  },
+  THINK_MS,
+);
 const oneStepTo = new Date();
+// Every tenth turn opens a new conversation (its session workflow starts with it); times[k] is turn k + 20.
+const firstTurns = oneStep.filter((_, k) => (k + 20) % 10 === 0);
+const laterTurns = oneStep.filter((_, k) => (k + 20) % 10 !== 0);
 let c3 = conv();
 const threeStep = await timed(N3, 10, (i) => {
   if (i % 10 === 0) c3 = conv();
@@ -246,6 +254,20 @@ const d50 = pct(directTimes, 50);
 const rows = [
   ['direct model call (streamed)', N, ms(d50), ms(pct(directTimes, 99)), '—'],
   ['one-step turn, end to end', N, ms(pct(oneStep, 50)), ms(pct(oneStep, 99)), '—'],
+  [
+    '… of which first turns (new conversation: the workflow starts)',
+    firstTurns.length,
+    ms(pct(firstTurns, 50)),
+    ms(pct(firstTurns, 99)),
+    '—',
+  ],
+  [
+    '… of which later turns (running session)',
+    laterTurns.length,
+    ms(pct(laterTurns, 50)),
+    ms(pct(laterTurns, 99)),
+    '—',
+  ],
   [
     'one-step overhead (− 1 direct call)',
     N,
