@@ -1,4 +1,4 @@
-/** `npm run bench -- <name>`: runs bench/<name>/<name>.bench.ts (all when no name is given). */
+/** `npm run bench -- <name>`: runs every bench/<name>/*.bench.ts (all folders when no name is given). */
 import { readdir } from 'node:fs/promises';
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
@@ -10,13 +10,15 @@ const all = (await readdir(path.join(ROOT, 'bench'), { withFileTypes: true }))
   .map((d) => d.name);
 let failed = false;
 for (const name of wanted.length ? wanted : all) {
-  const entry = (await readdir(path.join(ROOT, 'bench', name))).find((f) => f.endsWith('.bench.ts'));
-  if (!entry) continue;
-  console.log(`\n=== bench/${name}`);
-  const r = spawnSync(process.execPath, ['--import', 'tsx', path.join('bench', name, entry)], {
-    cwd: ROOT,
-    stdio: 'inherit',
-  });
-  failed ||= r.status !== 0;
+  for (const entry of (await readdir(path.join(ROOT, 'bench', name))).filter((f) =>
+    f.endsWith('.bench.ts'),
+  )) {
+    console.log(`\n=== bench/${name}/${entry}`);
+    const r = spawnSync(process.execPath, ['--import', 'tsx', path.join('bench', name, entry)], {
+      cwd: ROOT,
+      stdio: 'inherit',
+    });
+    failed ||= r.status !== 0;
+  }
 }
 process.exit(failed ? 1 : 0);

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Db } from '../../api/db/knex.js';
+import { deleteInChunks } from '../../api/db/prune.js';
 
 /**
  * Runs and their event log, shared by the API (which creates a run and
@@ -253,26 +254,16 @@ export async function storeStep(conn: Conn, step: StoredStep): Promise<string | 
  * late replay still ends with the run's outcome. In chunks, one replica at a
  * time (a transaction-level advisory lock; the others skip that round).
  */
-export async function pruneRunEvents(db: Db, retentionDays: number, chunk = 10_000): Promise<number> {
+export function pruneRunEvents(db: Db, retentionDays: number, chunk = 10_000): Promise<number> {
   const cutoff = new Date(Date.now() - retentionDays * 86_400_000);
-  let total = 0;
-  for (;;) {
-    const deleted = await db.transaction(async (trx) => {
-      const { rows } = await trx.raw<{ rows: Array<{ ok: boolean }> }>(
-        `select pg_try_advisory_xact_lock(hashtext('agent-server:prune-run-events')) as ok`,
-      );
-      if (!rows[0]?.ok) return -1;
-      const res = await trx.raw<{ rowCount: number }>(
-        `delete from run_events where ctid in (
-           select e.ctid from run_events e join runs r on r.id = e.run_id
-            where r.finished_at < ? and e.type not in ('run.completed', 'run.failed', 'run.cancelled')
-            limit ?)`,
-        [cutoff, chunk],
-      );
-      return res.rowCount;
-    });
-    if (deleted < 0) return total;
-    total += deleted;
-    if (deleted < chunk) return total;
-  }
+  return deleteInChunks(
+    db,
+    'agent-server:prune-run-events',
+    `delete from run_events where ctid in (
+       select e.ctid from run_events e join runs r on r.id = e.run_id
+        where r.finished_at < ? and e.type not in ('run.completed', 'run.failed', 'run.cancelled')
+        limit ?)`,
+    [cutoff],
+    chunk,
+  );
 }

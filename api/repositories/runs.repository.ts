@@ -43,7 +43,6 @@ export class RunsRepository {
     const { rows } = await this.db.raw<{
       rows: Array<
         DbRun & {
-          p_id: string;
           a_id: string | null;
           a_project_id: string | null;
           a_name: string | null;
@@ -52,7 +51,7 @@ export class RunsRepository {
         }
       >;
     }>(
-      `select p.id as p_id, a.id as a_id, a.project_id as a_project_id, a.name as a_name,
+      `select a.id as a_id, a.project_id as a_project_id, a.name as a_name,
               c.pk as conv_pk, c.namespace as conv_namespace, r.*
          from projects p
          left join agents a on a.id = :agent
@@ -63,8 +62,7 @@ export class RunsRepository {
     );
     const row = rows[0];
     if (!row) return undefined;
-    const { p_id, a_id, a_project_id, a_name, conv_pk, conv_namespace, ...run } = row;
-    void p_id;
+    const { a_id, a_project_id, a_name, conv_pk, conv_namespace, ...run } = row;
     return {
       agent: a_id ? { id: a_id, project_id: a_project_id!, name: a_name! } : undefined,
       conversation: conv_pk ? { pk: conv_pk, namespace: conv_namespace! } : undefined,

@@ -1,6 +1,7 @@
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import type { ItemExporter } from './batch-processor.js';
 import type { Db } from '../db/knex.js';
+import { deleteInChunks } from '../db/prune.js';
 import { SPAN_WIRE_INSERT, spanToWireJson } from './span-row.js';
 
 /** A span as the JSON of its row's wire form: what the Postgres queue holds (see BoundedBatchProcessor). */
@@ -25,28 +26,14 @@ export class PostgresSpanExporter implements ItemExporter<string> {
   async shutdown(): Promise<void> {}
 }
 
-/**
- * Deletes spans older than the retention, in chunks so no statement holds locks
- * for long. A transaction-level advisory lock lets one replica prune at a time;
- * the others skip that round.
- */
-export async function pruneSpans(db: Db, retentionDays: number, chunk = 10_000): Promise<number> {
+/** Deletes spans older than the retention (in chunks, one replica at a time). */
+export function pruneSpans(db: Db, retentionDays: number, chunk = 10_000): Promise<number> {
   const cutoff = new Date(Date.now() - retentionDays * 86_400_000);
-  let total = 0;
-  for (;;) {
-    const deleted = await db.transaction(async (trx) => {
-      const { rows } = await trx.raw<{ rows: Array<{ ok: boolean }> }>(
-        `select pg_try_advisory_xact_lock(hashtext('agent-server:prune-spans')) as ok`,
-      );
-      if (!rows[0]?.ok) return -1;
-      const res = await trx.raw<{ rowCount: number }>(
-        `delete from spans where ctid in (select ctid from spans where start_time < ? limit ?)`,
-        [cutoff, chunk],
-      );
-      return res.rowCount;
-    });
-    if (deleted < 0) return total;
-    total += deleted;
-    if (deleted < chunk) return total;
-  }
+  return deleteInChunks(
+    db,
+    'agent-server:prune-spans',
+    `delete from spans where ctid in (select ctid from spans where start_time < ? limit ?)`,
+    [cutoff],
+    chunk,
+  );
 }
