@@ -61,6 +61,19 @@ export interface ExecRequest {
   env?: Record<string, string>;
   /** Seconds. */
   timeout?: number;
+  /**
+   * Execution id (1–200 of `A-Za-z0-9._:/-`), e.g. `<runId>:<step>:<toolCallId>`.
+   * The daemon runs a command at most once per id: a repeat while it runs waits
+   * for it, a repeat after it finished (within SANDBOX_EXEC_RETENTION_MS) gets
+   * the kept result with `reused: true`. Same id, other command: SandboxRequestError 409.
+   */
+  id?: string;
+  /**
+   * Only with `id`: never start the command, only attach to it. When the
+   * sandbox does not know the id (recreated since, or result expired) the call
+   * throws SandboxExecutionUnknownError: the command may have partly run.
+   */
+  attachOnly?: boolean;
 }
 
 export interface PythonRequest extends Omit<ExecRequest, 'command'> {
@@ -76,6 +89,8 @@ export interface CommandResult {
   timed_out?: true;
   stdout_truncated?: true;
   stderr_truncated?: true;
+  /** The request carried an `id` already known to the daemon: this is that execution's result; nothing was started. */
+  reused?: true;
 }
 
 export interface SandboxManager {
