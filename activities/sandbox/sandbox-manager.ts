@@ -26,6 +26,13 @@ export interface SandboxSpec {
   /** The agent's docker_image, else SANDBOX_DEFAULT_IMAGE. */
   image?: string;
   skills?: SkillMount[];
+  /**
+   * Docker and process backends: a host folder holding one folder per skill,
+   * mounted read-only at /sandbox/skills as a whole, so skills added or changed
+   * in it later appear in a running sandbox (see activities/skills/skills.ts).
+   * Exclusive with `skills`. The Kubernetes backend ignores it.
+   */
+  skillsDir?: string;
   limits?: Partial<SandboxLimits>;
 }
 
