@@ -20,6 +20,12 @@ export interface DaemonConfig {
   forkServer: boolean;
   /** A pool sandbox waiting to be claimed by a session (POST /claim); see server.ts. */
   pool: boolean;
+  /** How long the result of a finished execution with an `id` is kept for a repeat request (operations/exec-registry.ts). */
+  execRetentionMs: number;
+  /** At most this many finished executions are kept; the oldest go first. */
+  execRetentionMaxEntries: number;
+  /** At most this many bytes of kept output (stdout + stderr); the oldest go first, the newest is always kept. */
+  execRetentionMaxBytes: number;
 }
 
 function int(env: NodeJS.ProcessEnv, key: string, fallback: number, min = 0): number {
@@ -55,5 +61,8 @@ export function loadDaemonConfig(env: NodeJS.ProcessEnv): DaemonConfig {
     maxJsonBytes: int(env, 'SANDBOX_MAX_JSON_BYTES', 4 * 1024 * 1024, 1),
     forkServer: env.SANDBOX_FORK_SERVER !== '0',
     pool: env.SANDBOX_POOL === '1',
+    execRetentionMs: int(env, 'SANDBOX_EXEC_RETENTION_MS', 15 * 60_000),
+    execRetentionMaxEntries: int(env, 'SANDBOX_EXEC_RETENTION_MAX_ENTRIES', 500),
+    execRetentionMaxBytes: int(env, 'SANDBOX_EXEC_RETENTION_MAX_BYTES', 32 * 1024 * 1024),
   };
 }

@@ -11,14 +11,19 @@ export interface ExecBashRequest {
   workdir?: string;
   env?: Record<string, string>;
   timeout?: number;
+  /**
+   * Execution id chosen by the caller (1–200 of `A-Za-z0-9._:/-`). A request
+   * whose id is running or recently finished does not run anything: it gets
+   * that execution's result, marked `reused` (operations/exec-registry.ts).
+   */
+  id?: string;
+  /** Only with `id`: never start; 404 `unknown_execution` when this daemon does not know the id. */
+  attach_only?: boolean;
 }
 
 /** Body of POST /exec/python. */
-export interface ExecPythonRequest {
+export interface ExecPythonRequest extends Omit<ExecBashRequest, 'command'> {
   script: string;
-  workdir?: string;
-  env?: Record<string, string>;
-  timeout?: number;
 }
 
 /** §2.10 plus the flags the issue adds; the extra flags are present only when true. */
@@ -30,6 +35,8 @@ export interface CommandResult {
   timed_out?: true;
   stdout_truncated?: true;
   stderr_truncated?: true;
+  /** This request started nothing: the result is that of the execution with the same `id`, started by an earlier request. */
+  reused?: true;
 }
 
 export interface ErrorBody {
@@ -43,6 +50,8 @@ export interface ExecOptions {
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+/** An execution id: the activity sends `<runId>:<step>:<toolCallId>`. */
+export const EXEC_ID = /^[A-Za-z0-9._:/-]{1,200}$/;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -56,12 +65,20 @@ export function parseExecBody(
   body: unknown,
   main: 'command' | 'script',
   limits: { defaultTimeoutMs: number; maxTimeoutMs: number },
-): { source: string } & ExecOptions {
+): { source: string; id: string | undefined; attachOnly: boolean } & ExecOptions {
   if (!isRecord(body)) throw new BadRequestError('body must be a JSON object');
   for (const key of Object.keys(body)) {
-    if (![main, 'workdir', 'env', 'timeout'].includes(key))
+    if (![main, 'workdir', 'env', 'timeout', 'id', 'attach_only'].includes(key))
       throw new BadRequestError(`unknown field "${key}"`);
   }
+  const id = body.id;
+  if (id !== undefined && (typeof id !== 'string' || !EXEC_ID.test(id)))
+    throw new BadRequestError('"id" must be a string of 1 to 200 characters from A-Z a-z 0-9 . _ : / -');
+  const attachOnly = body.attach_only;
+  if (attachOnly !== undefined && typeof attachOnly !== 'boolean')
+    throw new BadRequestError('"attach_only" must be a boolean');
+  if (attachOnly === true && id === undefined) throw new BadRequestError('"attach_only" needs an "id"');
+
   const source = body[main];
   if (typeof source !== 'string' || source.length === 0)
     throw new BadRequestError(`"${main}" must be a non-empty string`);
@@ -91,5 +108,12 @@ export function parseExecBody(
     if (timeoutMs > limits.maxTimeoutMs)
       throw new BadRequestError(`"timeout" must be at most ${limits.maxTimeoutMs / 1000} seconds`);
   }
-  return { source, workdir: workdir || undefined, env, timeoutMs };
+  return {
+    source,
+    workdir: workdir || undefined,
+    env,
+    timeoutMs,
+    id,
+    attachOnly: attachOnly === true,
+  };
 }

@@ -49,3 +49,25 @@ export class PayloadTooLargeError extends DaemonError {
     super(413, 'payload_too_large', `request body exceeds ${limit} bytes`);
   }
 }
+
+/** Thrown when an execution id is reused for a different command, script, workdir or env (409). */
+export class ExecutionConflictError extends DaemonError {
+  constructor(id: string) {
+    super(
+      409,
+      'execution_conflict',
+      `execution "${id}" was started with a different command, script, workdir or env; use a new id`,
+    );
+  }
+}
+
+/** Thrown for `attach_only` when this daemon has no execution with the id: never started here, or forgotten after the retention period (404). */
+export class UnknownExecutionError extends DaemonError {
+  constructor(id: string) {
+    super(
+      404,
+      'unknown_execution',
+      `no execution "${id}" in this sandbox: it was never started here, or this sandbox was recreated since, or its result expired`,
+    );
+  }
+}

@@ -10,6 +10,7 @@ import { parseExecBody } from './contracts.js';
 import { BadRequestError, DaemonError, PayloadTooLargeError } from './errors.js';
 import { deleteFile } from './operations/delete-file.js';
 import { execCommand, type ExecContext } from './operations/exec-command.js';
+import { execFingerprint, type ExecRegistry } from './operations/exec-registry.js';
 import { readFile } from './operations/read-file.js';
 import { decodeUrlPath } from './operations/resolve-path.js';
 import { writeFile } from './operations/write-file.js';
@@ -20,6 +21,8 @@ export type RouteResult =
 export interface RouteDeps {
   config: DaemonConfig;
   exec: ExecContext;
+  /** Executions by caller-chosen id (requests with `id`). */
+  executions: ExecRegistry;
   /** Registers a running command's killer so shutdown can stop it. */
   trackProcess: (kill: () => void) => () => void;
   /** POST /claim: a pool sandbox takes its session's token and idle timeout (server.ts). */
@@ -58,8 +61,15 @@ export async function route(req: IncomingMessage, deps: RouteDeps): Promise<Rout
     const kind = rawPath === '/exec/bash' ? 'bash' : 'python';
     const body = await readJson(req, deps.config.maxJsonBytes);
     const parsed = parseExecBody(body, kind === 'bash' ? 'command' : 'script', deps.config);
-    const result = await execCommand(deps.exec, kind, parsed.source, parsed, deps.trackProcess);
-    return { status: 200, json: result };
+    const start = () => execCommand(deps.exec, kind, parsed.source, parsed, deps.trackProcess);
+    if (parsed.id === undefined) return { status: 200, json: await start() };
+    const { result, reused } = await deps.executions.run(
+      parsed.id,
+      execFingerprint(kind, parsed.source, parsed.workdir, parsed.env),
+      parsed.attachOnly,
+      start,
+    );
+    return { status: 200, json: reused ? { ...result, reused: true } : result };
   }
 
   if (rawPath === '/claim') {

@@ -14,6 +14,7 @@ import { type Logger, silentLogger } from './logging.js';
 import { PYTHON } from './operations/exec-command.js';
 import { ForkServer } from './operations/fork-server.js';
 import type { ExecContext } from './operations/exec-command.js';
+import { ExecRegistry } from './operations/exec-registry.js';
 import { route, type RouteDeps, type RouteResult } from './routes.js';
 
 export const DAEMON_VERSION = '1';
@@ -80,9 +81,19 @@ export async function createDaemon(
   const deps: RouteDeps = {
     config,
     exec,
+    executions: new ExecRegistry({
+      retentionMs: config.execRetentionMs,
+      maxEntries: config.execRetentionMaxEntries,
+      maxBytes: config.execRetentionMaxBytes,
+    }),
+    // A running command is activity even after its caller went away (a retry may attach to it).
     trackProcess: (kill: () => void) => {
       running.add(kill);
-      return () => running.delete(kill);
+      return () => {
+        running.delete(kill);
+        lastActivity = Date.now();
+        if (!stopping) armIdle();
+      };
     },
     claim: (body) => {
       if (!config.pool) throw new DaemonError(404, 'not_found', 'this sandbox is not a pool sandbox');
@@ -155,7 +166,7 @@ export async function createDaemon(
         status: 'ok',
         version: DAEMON_VERSION,
         running: inflight,
-        idle_ms: inflight > 0 ? 0 : Date.now() - lastActivity,
+        idle_ms: busy() ? 0 : Date.now() - lastActivity,
         ...(config.pool ? { pool: claimed ? 'claimed' : 'waiting' } : {}),
       });
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
@@ -201,13 +212,16 @@ export async function createDaemon(
   });
   server.keepAliveTimeout = 5_000;
 
+  /** Requests in flight (an attached waiter is one) or commands running, perhaps for a caller that went away. */
+  const busy = () => inflight > 0 || running.size > 0;
+
   const armIdle = () => {
     clearTimeout(idleTimer);
     if (idleTimeoutMs === 0) return;
     const due = lastActivity + idleTimeoutMs - Date.now();
     idleTimer = setTimeout(
       () => {
-        if (inflight > 0) return; // finish() re-arms
+        if (busy()) return; // finish() or the end of the command re-arms
         if (Date.now() - lastActivity < idleTimeoutMs) return armIdle();
         logger.info('idle shutdown', { idle_ms: Date.now() - lastActivity });
         void stop('idle');
