@@ -96,6 +96,8 @@ export abstract class BaseSandboxManager implements SandboxManager {
       } catch (err) {
         if (err instanceof DaemonUnreachableError && attempt < 3) {
           // The daemon is gone (idle shutdown, crash, kill) and the request never reached it: recreate and resend.
+          // Only this error: a connection that broke after the request was sent (SandboxUnavailableError) may
+          // have started a command, so it goes up to the caller, whose retry re-sends the same execution id.
           this.handles.delete(name);
           handle = await this.ensure(session, spec);
           continue;
@@ -125,7 +127,15 @@ export abstract class BaseSandboxManager implements SandboxManager {
   ): Promise<CommandResult> {
     const timeoutMs =
       (body.timeout !== undefined ? body.timeout * 1000 : this.config.commandTimeoutMs) + HTTP_MARGIN_MS;
-    const payload = { ...body, timeout: body.timeout ?? this.config.commandTimeoutMs / 1000 };
+    const { attachOnly, ...fields } = body;
+    const payload = {
+      ...fields,
+      timeout: body.timeout ?? this.config.commandTimeoutMs / 1000,
+      ...(attachOnly ? { attach_only: true } : {}),
+    };
+    // withDaemon resends only when the request never reached the daemon. With an `id`, a resend to a
+    // recreated sandbox starts the command there (it never ran: the old daemon was not reached), or,
+    // with attachOnly, answers unknown_execution: the new daemon's registry is empty.
     return this.withDaemon(session, spec, async (h) => {
       const res = await daemonRequest(h.endpoint, {
         method: 'POST',
@@ -135,7 +145,7 @@ export abstract class BaseSandboxManager implements SandboxManager {
         contentType: 'application/json',
         timeoutMs,
       });
-      raiseForStatus(res, `exec in sandbox ${h.name}`);
+      raiseForStatus(res, `exec in sandbox ${h.name}`, body.id);
       return parseCommandResult(res);
     });
   }

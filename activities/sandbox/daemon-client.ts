@@ -6,7 +6,12 @@
  */
 import { traceHeaders } from '../../api/telemetry/tool-spans.js';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { SandboxFileNotFoundError, SandboxRequestError, SandboxUnavailableError } from './errors.js';
+import {
+  SandboxExecutionUnknownError,
+  SandboxFileNotFoundError,
+  SandboxRequestError,
+  SandboxUnavailableError,
+} from './errors.js';
 import type { CommandResult, SandboxEndpoint } from './sandbox-manager.js';
 
 export interface DaemonResponse {
@@ -15,7 +20,12 @@ export interface DaemonResponse {
   body: Buffer;
 }
 
-/** The request never reached the daemon (socket missing, connection refused): safe to retry, even for exec. */
+/**
+ * The request never reached the daemon (socket missing, connection refused):
+ * safe to resend, even for exec. Anything else that breaks an exec (reset,
+ * timeout, closed mid-answer) is a SandboxUnavailableError and is never
+ * resent here: the command may be running; a retry with the same `id` finds it.
+ */
 export class DaemonUnreachableError extends Error {
   constructor(
     readonly errno: string | undefined,
@@ -93,8 +103,8 @@ export function daemonRequest(
   });
 }
 
-/** Turns a non-2xx daemon answer into the manager's error classes. */
-export function raiseForStatus(res: DaemonResponse, what: string): void {
+/** Turns a non-2xx daemon answer into the manager's error classes; `executionId` names the exec's `id`, if any. */
+export function raiseForStatus(res: DaemonResponse, what: string, executionId?: string): void {
   if (res.status >= 200 && res.status < 300) return;
   let code = 'unknown';
   let message = res.body.toString('utf8').slice(0, 500);
@@ -107,6 +117,8 @@ export function raiseForStatus(res: DaemonResponse, what: string): void {
   }
   if (res.status === 401) throw new DaemonAuthRejectedError(message);
   if (res.status === 404 && code === 'not_found') throw new SandboxFileNotFoundError(`${what}: ${message}`);
+  if (res.status === 404 && code === 'unknown_execution')
+    throw new SandboxExecutionUnknownError(executionId ?? '', `${what}: ${message}`);
   if (res.status >= 400 && res.status < 500)
     throw new SandboxRequestError(res.status, code, `${what}: ${message}`);
   throw new SandboxUnavailableError(`${what}: daemon answered ${res.status} ${message}`);

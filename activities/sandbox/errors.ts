@@ -55,6 +55,22 @@ export class SandboxFileNotFoundError extends SandboxError {
   override readonly permanent = true;
 }
 
+/**
+ * Thrown by exec/execPython with `attachOnly` when the sandbox does not know
+ * the execution id (daemon 404 `unknown_execution`): the sandbox was recreated
+ * since the command was sent (idle shutdown, crash, release), or its result
+ * expired. The command may have partly run; it is not run again.
+ */
+export class SandboxExecutionUnknownError extends SandboxError {
+  override readonly permanent = true;
+  constructor(
+    readonly executionId: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /** Every error class a Temporal activity should not retry, by name. */
 export const NON_RETRYABLE_SANDBOX_ERRORS = [
   SandboxNotConfiguredError.name,
@@ -62,6 +78,7 @@ export const NON_RETRYABLE_SANDBOX_ERRORS = [
   SandboxStartError.name,
   SandboxRequestError.name,
   SandboxFileNotFoundError.name,
+  SandboxExecutionUnknownError.name,
   'SandboxAuthError',
 ] as const;
 
