@@ -40,7 +40,8 @@ function makeTransport(conn: McpServerConnection): Transport {
   return new StreamableHTTPClientTransport(url, { requestInit: { headers: conn.headers } });
 }
 
-function describeFailure(err: unknown): string {
+/** A short, single-line account of an SDK/transport failure (HTTP status, message, network cause). */
+export function describeFailure(err: unknown): string {
   const e = err as { code?: number | string; message?: string; cause?: { code?: string; message?: string } };
   const cause = e.cause?.code ?? e.cause?.message;
   const status = typeof e.code === 'number' && e.code >= 100 && e.code < 600 ? `HTTP ${e.code}:` : '';
@@ -50,18 +51,25 @@ function describeFailure(err: unknown): string {
     .slice(0, 500);
 }
 
-/** Connects, runs `fn`, and always closes the session. Connection failures become McpConnectionError. */
+/**
+ * Connects, runs `fn`, and always closes the session (ending a Streamable HTTP
+ * session with a best-effort DELETE). Connection failures become
+ * McpConnectionError; an abort of `signal` rethrows the signal's reason.
+ */
 export async function withMcpClient<T>(
   conn: McpServerConnection,
   fn: (client: Client) => Promise<T>,
-  opts: { timeoutMs?: number } = {},
+  opts: { timeoutMs?: number; signal?: AbortSignal } = {},
 ): Promise<T> {
   const client = new Client(CLIENT_INFO, { capabilities: {} });
   const timeout = opts.timeoutMs ?? 10_000;
+  const transport = makeTransport(conn);
+  opts.signal?.throwIfAborted();
   try {
-    await client.connect(makeTransport(conn), { timeout });
+    await client.connect(transport, { timeout, ...(opts.signal ? { signal: opts.signal } : {}) });
   } catch (err) {
     await client.close().catch(() => undefined);
+    opts.signal?.throwIfAborted();
     throw new McpConnectionError(
       `could not connect to the MCP server at ${conn.endpoint}: ${describeFailure(err)}`,
     );
@@ -69,6 +77,13 @@ export async function withMcpClient<T>(
   try {
     return await fn(client);
   } finally {
+    if (transport instanceof StreamableHTTPClientTransport && transport.sessionId) {
+      // Servers keep per-session state until told otherwise; do not wait long for it.
+      await Promise.race([
+        transport.terminateSession().catch(() => undefined),
+        new Promise((resolve) => setTimeout(resolve, 1_000).unref()),
+      ]);
+    }
     await client.close().catch(() => undefined);
   }
 }
@@ -76,36 +91,46 @@ export async function withMcpClient<T>(
 /** Every tool the server lists (following pagination), in a small serialisable shape. */
 export async function listMcpTools(
   conn: McpServerConnection,
-  opts: { timeoutMs?: number } = {},
+  opts: { timeoutMs?: number; signal?: AbortSignal } = {},
 ): Promise<McpToolInfo[]> {
-  return mcpSpan(conn.endpoint, undefined, () => listTools(conn, opts));
+  return mcpSpan(conn.endpoint, undefined, () =>
+    withMcpClient(conn, (client) => fetchToolList(client, conn.endpoint, opts), opts),
+  );
 }
 
-async function listTools(conn: McpServerConnection, opts: { timeoutMs?: number }): Promise<McpToolInfo[]> {
-  return withMcpClient(
-    conn,
-    async (client) => {
-      const tools: McpToolInfo[] = [];
-      let cursor: string | undefined;
-      do {
-        const page = await client
-          .listTools(cursor ? { cursor } : {}, { timeout: opts.timeoutMs ?? 10_000 })
-          .catch((err: unknown) => {
-            throw new McpConnectionError(
-              `the MCP server at ${conn.endpoint} failed to list tools: ${describeFailure(err)}`,
-            );
-          });
-        for (const t of page.tools) {
-          tools.push({
-            name: t.name,
-            ...(t.description ? { description: t.description } : {}),
-            input_schema: t.inputSchema,
-          });
-        }
-        cursor = page.nextCursor;
-      } while (cursor);
-      return tools;
-    },
-    opts,
-  );
+/** At most this many pages: a server whose cursor never ends must not hold a turn forever. */
+const MAX_PAGES = 100;
+
+/** Pages through `tools/list` on a connected client; a failure becomes McpConnectionError naming `label`. */
+export async function fetchToolList(
+  client: Client,
+  label: string,
+  opts: { timeoutMs?: number; signal?: AbortSignal } = {},
+): Promise<McpToolInfo[]> {
+  const tools: McpToolInfo[] = [];
+  let cursor: string | undefined;
+  let pages = 0;
+  do {
+    const page = await client
+      .listTools(cursor ? { cursor } : {}, {
+        timeout: opts.timeoutMs ?? 10_000,
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      })
+      .catch((err: unknown) => {
+        opts.signal?.throwIfAborted();
+        throw new McpConnectionError(
+          `the MCP server at ${label} failed to list tools: ${describeFailure(err)}`,
+        );
+      });
+    for (const t of page.tools) {
+      tools.push({
+        name: t.name,
+        ...(t.description ? { description: t.description } : {}),
+        input_schema: t.inputSchema,
+      });
+    }
+    cursor = page.nextCursor;
+    pages += 1;
+  } while (cursor && pages < MAX_PAGES);
+  return tools;
 }
