@@ -4,7 +4,7 @@ import type { Config } from '../api/config.js';
 import type { SecretBox } from '../api/crypto/secrets.js';
 import type { GatewayPolicyService } from '../api/services/gateway-policy.service.js';
 import type { SandboxManager } from './sandbox/sandbox-manager.js';
-import { createSessionActivities, type ToolRunner } from './session/session-activities.js';
+import { createSessionActivities } from './session/session-activities.js';
 
 /** What activities close over; built once per worker process. */
 export interface ActivityDeps {
@@ -17,7 +17,6 @@ export interface ActivityDeps {
   policy: GatewayPolicyService;
   /** Disabled (every call fails with "sandbox backend is not configured") unless SANDBOX_ENABLED. */
   sandbox: SandboxManager;
-  tools?: ToolRunner;
 }
 
 /**

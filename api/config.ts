@@ -32,6 +32,12 @@ export interface Config {
     continueAsNewTurns: number;
     /** SESSION_MODEL_HEARTBEAT_TIMEOUT_MS: a model call on a dead worker is retried after this long. */
     modelHeartbeatTimeoutMs: number;
+    /** SESSION_TOOL_HEARTBEAT_TIMEOUT_MS: an MCP or sandbox call on a dead worker is retried after this long. */
+    toolHeartbeatTimeoutMs: number;
+    /** MCP_TOOL_TIMEOUT_MS: one MCP tool call (reset by the server's progress notifications). */
+    mcpToolTimeoutMs: number;
+    /** MCP_LIST_TIMEOUT_MS: listing one MCP server's tools at the start of a turn. */
+    mcpListTimeoutMs: number;
     /** CONVERSE_WAIT_TIMEOUT_MS: a non-streaming converse call answers with the run's status after this long. */
     converseWaitTimeoutMs: number;
     /** RUN_EVENTS_RETENTION_DAYS: stream events of runs finished longer ago are pruned (terminal events stay). */
@@ -104,6 +110,9 @@ const schema = Joi.object({
     .default(3_600_000),
   SESSION_CONTINUE_AS_NEW_TURNS: Joi.number().integer().min(1).max(10_000).default(100),
   SESSION_MODEL_HEARTBEAT_TIMEOUT_MS: Joi.number().integer().min(1_000).max(600_000).default(30_000),
+  SESSION_TOOL_HEARTBEAT_TIMEOUT_MS: Joi.number().integer().min(1_000).max(600_000).default(30_000),
+  MCP_TOOL_TIMEOUT_MS: Joi.number().integer().min(100).max(3_600_000).default(120_000),
+  MCP_LIST_TIMEOUT_MS: Joi.number().integer().min(100).max(600_000).default(10_000),
   CONVERSE_WAIT_TIMEOUT_MS: Joi.number().integer().min(100).max(3_600_000).default(600_000),
   RUN_EVENTS_RETENTION_DAYS: Joi.number().min(0.001).max(3650).default(7),
   RUN_EVENTS_PRUNE_INTERVAL_MS: Joi.number().integer().min(1_000).max(86_400_000).default(3_600_000),
@@ -175,6 +184,9 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
       idleTimeoutMs: v.SESSION_IDLE_TIMEOUT_MS as number,
       continueAsNewTurns: v.SESSION_CONTINUE_AS_NEW_TURNS as number,
       modelHeartbeatTimeoutMs: v.SESSION_MODEL_HEARTBEAT_TIMEOUT_MS as number,
+      toolHeartbeatTimeoutMs: v.SESSION_TOOL_HEARTBEAT_TIMEOUT_MS as number,
+      mcpToolTimeoutMs: v.MCP_TOOL_TIMEOUT_MS as number,
+      mcpListTimeoutMs: v.MCP_LIST_TIMEOUT_MS as number,
       converseWaitTimeoutMs: v.CONVERSE_WAIT_TIMEOUT_MS as number,
       runEventsRetentionDays: v.RUN_EVENTS_RETENTION_DAYS as number,
       runEventsPruneIntervalMs: v.RUN_EVENTS_PRUNE_INTERVAL_MS as number,

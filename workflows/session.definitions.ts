@@ -17,6 +17,8 @@ export interface SessionSettings {
   continueAsNewAfterTurns: number;
   /** Heartbeat timeout of model calls: how soon a call on a dead worker is retried elsewhere. */
   modelHeartbeatTimeoutMs: number;
+  /** Heartbeat timeout of tool calls (MCP, sandbox); the model's when absent (sessions started before it existed). */
+  toolHeartbeatTimeoutMs?: number;
 }
 
 /** Ids and small state only: transcripts live in Postgres. */
@@ -41,7 +43,15 @@ export interface ConverseUpdateResult {
   position: number;
 }
 
-export type PendingStep = 'none' | 'starting' | 'summarize' | 'model_call' | 'tools' | 'finishing';
+export type PendingStep =
+  | 'none'
+  | 'starting'
+  | 'summarize'
+  | 'list_tools'
+  | 'model_call'
+  | 'awaiting_approval'
+  | 'tools'
+  | 'finishing';
 
 export interface SessionState {
   status: 'idle' | 'running';
@@ -52,9 +62,26 @@ export interface SessionState {
   current_step: number;
   pending_step: PendingStep;
   queued_run_ids: string[];
+  /** Tool calls of the current run waiting for a person's decision. */
+  awaiting_approval_call_ids: string[];
 }
 
 export const converseUpdate = defineUpdate<ConverseUpdateResult, [ConverseUpdateArgs]>('converse');
+
+/** A person's decision on some of a paused run's tool calls (POST /runs/{id}/approvals). */
+export interface ApprovalArgs {
+  runId: string;
+  approved_call_ids: string[];
+  rejected_call_ids: string[];
+}
+
+export interface ApprovalResult {
+  /** `running` once every pending call has a decision. */
+  status: 'running' | 'awaiting_approval';
+  pending_call_ids: string[];
+}
+
+export const approvalUpdate = defineUpdate<ApprovalResult, [ApprovalArgs]>('approve');
 export const sessionStateQuery = defineQuery<SessionState>('state');
 
 /** What one model call produced, in a few fields. */
@@ -65,8 +92,55 @@ export type ModelStepResult =
   | { kind: 'over' }
   /** The thread must be summarized first (llm summarizer), then step 1 called again. */
   | { kind: 'summarize' }
-  | { kind: 'tool_calls'; count: number; maxIterations: number }
+  /** The agent has MCP servers and this turn has not listed their tools yet: list, then call step 1 again. */
+  | { kind: 'list_tools' }
+  | {
+      kind: 'tool_calls';
+      count: number;
+      maxIterations: number;
+      calls: ToolCallPlan[];
+      /** The agent's approval_timeout_ms: undecided calls are declined after it (null: wait for ever). */
+      approvalTimeoutMs: number | null;
+    }
   | { kind: 'invalid_output'; errors: string[] };
+
+/** One tool call of a step, as the workflow runs it. */
+export interface ToolCallPlan {
+  id: string;
+  name: string;
+  /** `invalid`: unknown tool or bad arguments, answered with `error` without running. */
+  kind: 'mcp' | 'sandbox' | 'invalid';
+  /** Waits for a person's decision first. */
+  approval: boolean;
+  /** Sandbox calls: the command (shown in the workflow's history). */
+  command?: string;
+  error?: string;
+}
+
+/** A call answered without running it (declined, invalid, or the turn is ending). */
+export interface ToolAnswer {
+  id: string;
+  name: string;
+  output: string;
+  isError: boolean;
+}
+
+export interface ToolCallArgs {
+  runId: string;
+  step: number;
+  callId: string;
+}
+
+export interface SandboxCallArgs extends ToolCallArgs {
+  command: string;
+}
+
+export interface ApprovalDecision {
+  id: string;
+  decision: 'approved' | 'rejected';
+  /** `user`, or `timeout` when approval_timeout_ms declined it. */
+  by: 'user' | 'timeout';
+}
 
 export interface FinishTurnArgs {
   runId: string;

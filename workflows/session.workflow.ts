@@ -13,13 +13,31 @@ import {
 import type { SessionActivities } from '../activities/session/session-activities.js';
 import { activityDefaults } from '../temporal.config.js';
 import {
+  approvalUpdate,
   converseUpdate,
   sessionStateQuery,
+  type ApprovalArgs,
+  type ApprovalDecision,
   type ConverseUpdateArgs,
   type PendingStep,
   type SessionInput,
   type SessionState,
+  type ToolAnswer,
+  type ToolCallPlan,
 } from './session.definitions.js';
+
+/** What a person is asked to decide on: the current run's calls that wait for approval. */
+interface Paused {
+  runId: string;
+  step: number;
+  calls: ToolCallPlan[];
+  decisions: Map<string, ApprovalDecision>;
+  /** Approval handlers still writing their decisions to Postgres. */
+  recording: number;
+}
+
+/** The answer a declined call gives the model. */
+const DECLINED = 'declined by user';
 
 /** Runs remembered as done in this workflow run, so a re-sent Update is not queued twice. */
 const MAX_REMEMBERED = 500;
@@ -55,7 +73,13 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ turns: num
     ...activityDefaults.modelCall,
     heartbeatTimeout: settings.modelHeartbeatTimeoutMs,
   });
-  const { runToolCalls } = proxyActivities<SessionActivities>(activityDefaults.toolCall);
+  const { runToolCalls, listTools } = proxyActivities<SessionActivities>(activityDefaults.toolCall);
+  const toolCallOptions = {
+    ...activityDefaults.toolCall,
+    heartbeatTimeout: settings.toolHeartbeatTimeoutMs ?? settings.modelHeartbeatTimeoutMs,
+  };
+  const { runMcpTool, runSandboxCommand } = proxyActivities<SessionActivities>(toolCallOptions);
+  let paused: Paused | null = null;
 
   /*
    * The turn runs inside its Update's handler, so its activities belong to
@@ -90,6 +114,44 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ turns: num
       },
     },
   );
+  /*
+   * A person's decision on paused calls. The validator refuses (and nothing
+   * is recorded) unless the run is paused on exactly those undecided calls;
+   * the handler records the decisions in Postgres before it returns, so the
+   * API answers with what is stored.
+   */
+  setHandler(
+    approvalUpdate,
+    async ({ runId, approved_call_ids, rejected_call_ids }) => {
+      const p = paused!;
+      const decided: ApprovalDecision[] = [
+        ...approved_call_ids.map((id) => ({ id, decision: 'approved' as const, by: 'user' as const })),
+        ...rejected_call_ids.map((id) => ({ id, decision: 'rejected' as const, by: 'user' as const })),
+      ];
+      for (const d of decided) p.decisions.set(d.id, d);
+      const remaining = p.calls.filter((c) => !p.decisions.has(c.id)).map((c) => c.id);
+      p.recording++;
+      try {
+        await local.recordApprovals({ runId, step: p.step, decisions: decided, remaining });
+      } finally {
+        p.recording--;
+      }
+      return { status: remaining.length ? 'awaiting_approval' : 'running', pending_call_ids: remaining };
+    },
+    {
+      validator: (args: ApprovalArgs | undefined) => {
+        const p = paused;
+        if (!p || p.runId !== args?.runId) throw new Error('run is not awaiting approval');
+        const ids = [...(args.approved_call_ids ?? []), ...(args.rejected_call_ids ?? [])];
+        if (ids.length === 0) throw new Error('no call ids given');
+        if (new Set(ids).size !== ids.length) throw new Error('a call id is given twice');
+        for (const id of ids) {
+          if (!p.calls.some((c) => c.id === id)) throw new Error(`call ${id} is not awaiting approval`);
+          if (p.decisions.has(id)) throw new Error(`call ${id} was already decided`);
+        }
+      },
+    },
+  );
   setHandler(sessionStateQuery, (): SessionState => ({
     status: current ? 'running' : 'idle',
     current_run_id: current,
@@ -97,7 +159,76 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ turns: num
     current_step: step,
     pending_step: pending,
     queued_run_ids: queue.filter((id) => id !== current),
+    awaiting_approval_call_ids: paused
+      ? paused.calls.filter((c) => !paused!.decisions.has(c.id)).map((c) => c.id)
+      : [],
   }));
+
+  /**
+   * The step's tool calls, in the model's order: each runs as its own
+   * activity (sandbox commands show their command in the workflow's history
+   * and UI); calls that need approval wait for a person's decision first,
+   * or until the agent's approval timeout declines them.
+   */
+  async function runTools(
+    runId: string,
+    step: number,
+    calls: ToolCallPlan[],
+    approvalTimeoutMs: number | null,
+  ): Promise<void> {
+    const asking = calls.filter((c) => c.approval);
+    const decisions = new Map<string, ApprovalDecision>();
+    if (asking.length) {
+      pending = 'awaiting_approval';
+      const p: Paused = { runId, step, calls: asking, decisions, recording: 0 };
+      paused = p;
+      try {
+        await local.pauseForApproval({ runId, step, callIds: asking.map((c) => c.id) });
+        const allDecided = () => asking.every((c) => p.decisions.has(c.id));
+        const inTime = await condition(allDecided, approvalTimeoutMs ?? undefined);
+        if (!inTime) {
+          const late = asking
+            .filter((c) => !p.decisions.has(c.id))
+            .map((c) => ({ id: c.id, decision: 'rejected' as const, by: 'timeout' as const }));
+          for (const d of late) p.decisions.set(d.id, d);
+          await local.recordApprovals({ runId, step, decisions: late, remaining: [] });
+        }
+        // The turn goes on once the decisions' writes are done (they run in the Update handlers).
+        await condition(() => p.recording === 0);
+      } finally {
+        paused = null;
+      }
+      await local.resumeAfterApproval({ runId, step });
+    }
+    pending = 'tools';
+    for (const call of calls) {
+      const decision = decisions.get(call.id);
+      if (call.kind === 'invalid' || decision?.decision === 'rejected') {
+        const answer: ToolAnswer =
+          call.kind === 'invalid'
+            ? { id: call.id, name: call.name, output: call.error ?? 'invalid tool call', isError: true }
+            : {
+                id: call.id,
+                name: call.name,
+                output:
+                  decision!.by === 'timeout'
+                    ? `${DECLINED}: no decision within the agent's approval timeout (${approvalTimeoutMs} ms)`
+                    : DECLINED,
+                isError: true,
+              };
+        await local.answerToolCalls({ runId, step, answers: [answer] });
+      } else if (call.kind === 'sandbox') {
+        await runSandboxCommand.executeWithOptions(
+          { ...toolCallOptions, summary: `$ ${oneLine(call.command ?? '')}` },
+          [{ runId, step, callId: call.id, command: call.command ?? '' }],
+        );
+      } else {
+        await runMcpTool.executeWithOptions({ ...toolCallOptions, summary: `MCP ${call.name}` }, [
+          { runId, step, callId: call.id },
+        ]);
+      }
+    }
+  }
 
   async function runTurn(runId: string): Promise<void> {
     pending = 'starting';
@@ -111,6 +242,12 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ turns: num
         const result = await callModel(runId, step, summarized);
         // The final answer's activity has already recorded the run as completed.
         if (result.kind === 'final' || result.kind === 'over') return;
+        if (result.kind === 'list_tools') {
+          pending = 'list_tools';
+          await listTools(runId);
+          step--;
+          continue;
+        }
         if (result.kind === 'summarize') {
           pending = 'summarize';
           await summarizeHistory(runId);
@@ -137,7 +274,7 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ turns: num
             max_iterations: result.maxIterations,
           });
         }
-        await runToolCalls(runId, step);
+        await runTools(runId, step, result.calls, result.approvalTimeoutMs);
       }
     } catch (err) {
       pending = 'finishing';
@@ -162,6 +299,12 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ turns: num
       await continueAsNew<typeof sessionWorkflow>({ ...input, turnsCompleted: turns });
     }
   }
+}
+
+/** A command as a one-line activity summary. */
+function oneLine(text: string): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > 120 ? `${line.slice(0, 117)}...` : line;
 }
 
 /** The failure as the run reports it: the application failure's type and message, without Temporal's wrapping. */

@@ -22,7 +22,10 @@ export type RunEventType =
   | 'message.delta'
   | 'message.restarted'
   | 'tool_call.created'
+  | 'tool_call.started'
   | 'tool_call.completed'
+  | 'run.paused'
+  | 'run.resumed'
   | 'message.completed'
   | 'run.completed'
   | 'run.failed'
@@ -58,6 +61,11 @@ export interface DbRun {
   error: TurnError | null;
   warnings: string[];
   plan: Record<string, unknown> | null;
+  /** What the turn offered the model (see activities/session/tools.ts). */
+  tools: Record<string, unknown> | null;
+  /** The calls waiting for approval while status is awaiting_approval. */
+  pending_approvals: Array<Record<string, unknown>> | null;
+  approvals: Array<Record<string, unknown>>;
   last_event_seq: number;
   created_at: Date;
   started_at: Date | null;
@@ -266,4 +274,50 @@ export function pruneRunEvents(db: Db, retentionDays: number, chunk = 10_000): P
     [cutoff],
     chunk,
   );
+}
+
+/**
+ * Stores a tool call's result as the step's tool message and announces it
+ * (`tool_call.completed`), once: a retried activity that finds the message
+ * already stored writes nothing and gets false.
+ */
+export async function storeToolResult(
+  db: Db,
+  args: {
+    runId: string;
+    threadId: string;
+    step: number;
+    call: { id: string; name: string };
+    output: string;
+    isError: boolean;
+    /** Extra fields for the event and the message's metadata (e.g. the sandbox's exit code). */
+    details?: Record<string, unknown>;
+  },
+): Promise<boolean> {
+  const { runId, step, call } = args;
+  const key = `${step}.tool.${call.id}`;
+  return db.transaction(async (trx) => {
+    const inserted = await trx('messages')
+      .insert({
+        thread_id: args.threadId,
+        run_id: runId,
+        step_key: key,
+        role: 'tool',
+        content: JSON.stringify(args.output),
+        tool_call_id: call.id,
+        metadata: JSON.stringify({ tool_name: call.name, is_error: args.isError, ...args.details }),
+      })
+      .onConflict(trx.raw('(run_id, step_key) where run_id is not null'))
+      .ignore()
+      .returning('id');
+    if (!inserted.length) return false;
+    await appendRunEvent(
+      trx,
+      runId,
+      'tool_call.completed',
+      { step, id: call.id, name: call.name, output: args.output, is_error: args.isError, ...args.details },
+      `${key}.completed`,
+    );
+    return true;
+  });
 }

@@ -21,7 +21,7 @@ import { startModelCallSpan } from '../../api/telemetry/genai.js';
 import type { FinishTurnArgs, ModelStepResult } from '../../workflows/session.definitions.js';
 import { complete, openStream } from '../llm/client.js';
 import { InvalidLlmRequestError, UnsupportedFeatureError, UpstreamError } from '../llm/errors.js';
-import type { LlmRequest, ProviderTarget, ToolCall, ToolDefinition, Usage } from '../llm/types.js';
+import type { LlmRequest, ProviderTarget, ToolCall, Usage } from '../llm/types.js';
 import {
   estimateTokens,
   messageText,
@@ -33,21 +33,20 @@ import {
   type SummarizerType,
 } from './context.js';
 import { DeltaWriter } from './delta-writer.js';
-import { appendRunEvent, findRun, isTerminal, storeStep, type DbRun, type StepEvent } from './run-store.js';
-
-/** Runs the model's tool calls; the agent-tools work plugs MCP and the sandbox in here. */
-export interface ToolRunner {
-  /** Tools offered to the model this turn. */
-  definitions(plan: TurnPlan): Promise<ToolDefinition[]>;
-  run(plan: TurnPlan, call: ToolCall): Promise<{ output: string; isError: boolean }>;
-}
-
-/** Until tools are configured, a call to any tool answers (to the model) that it does not exist. */
-export const noTools: ToolRunner = {
-  definitions: () => Promise.resolve([]),
-  run: (_plan, call) =>
-    Promise.resolve({ output: `tool "${call.name}" is not available to this agent`, isError: true }),
-};
+import { agentSkills, skillsPromptSection, type SkillSummary } from '../skills/skills.js';
+import type { AgentMcpEntry } from '../tools/mcp-tools.js';
+import type { SandboxManager } from '../sandbox/sandbox-manager.js';
+import { createToolActivities } from './tool-activities.js';
+import { planToolCalls, runToolsRecord, toolDefinitions, sandboxState, type RunTools } from './tools.js';
+import {
+  appendRunEvent,
+  findRun,
+  isTerminal,
+  storeStep,
+  storeToolResult,
+  type DbRun,
+  type StepEvent,
+} from './run-store.js';
 
 export interface SessionDeps {
   config: Config;
@@ -55,7 +54,8 @@ export interface SessionDeps {
   logger: Logger;
   secrets: SecretBox;
   policy: GatewayPolicyService;
-  tools?: ToolRunner;
+  /** The session sandboxes (execute_bash_commands); absent or disabled: the tool is not offered. */
+  sandbox?: SandboxManager;
 }
 
 interface PlanModel {
@@ -85,7 +85,16 @@ export interface TurnPlan {
   schema: { id: string; name: string; schema: Record<string, unknown> } | null;
   summarizer: { prompt_version_id: string | null; system: string; model: PlanModel } | null;
   virtual_key_id: string | null;
+  /** The agent asks for the sandbox and this server has one: execute_bash_commands is offered. */
   sandbox_enabled: boolean;
+  /** The agent asks for the sandbox (whether or not the server has one). */
+  sandbox_requested: boolean;
+  sandbox_image: string | null;
+  sandbox_require_approval: boolean;
+  mcp_servers: AgentMcpEntry[];
+  approval_timeout_ms: number | null;
+  /** Skills listed in the system prompt (sandbox agents only). */
+  skills: SkillSummary[];
 }
 
 /** How a turn starts: unable to start (why), or its plan and the warnings to record with it. */
@@ -109,6 +118,7 @@ type TurnRow = DbRun & {
   j_prompt: { id: string; version: number; template: string } | null;
   j_schema: { id: string; name: string; schema: Record<string, unknown> } | null;
   j_provider: DbProvider | null;
+  j_mcp: AgentMcpEntry[] | null;
 };
 
 const DEFAULT_SUMMARIZER_PROMPT =
@@ -199,7 +209,6 @@ function validateStructured(
  */
 export function createSessionActivities(deps: SessionDeps) {
   const { db, secrets, policy } = deps;
-  const tools = deps.tools ?? noTools;
 
   async function loadPlan(runId: string): Promise<{ run: DbRun; plan: TurnPlan }> {
     const run = await findRun(db, runId);
@@ -355,7 +364,10 @@ export function createSessionActivities(deps: SessionDeps) {
                 where l.prompt_id = a.prompt_id and l.label = a.prompt_label) as j_prompt,
               (select jsonb_build_object('id', s.id, 'name', s.name, 'schema', s.schema)
                  from schemas s where s.id = a.schema_id) as j_schema,
-              to_jsonb(pr) as j_provider
+              to_jsonb(pr) as j_provider,
+              (select jsonb_agg(jsonb_build_object('mcp_server_id', e.mcp_server_id, 'tool_filters', e.tool_filters,
+                                                   'tools_requiring_approval', e.tools_requiring_approval) order by e.position)
+                 from agent_mcp_servers e where e.agent_id = a.id) as j_mcp
          from runs r
          left join agents a on a.id = r.agent_id and r.plan is null
          left join conversations c on c.pk = r.conversation_pk and r.plan is null
@@ -415,11 +427,20 @@ export function createSessionActivities(deps: SessionDeps) {
       }
       summarizer = { prompt_version_id: promptVersionId, system, model: sModel };
     }
-    const sandbox = agent.sandbox as { enabled?: boolean } | null;
+    const sandbox = agent.sandbox as {
+      enabled?: boolean;
+      docker_image?: string | null;
+      require_approval?: boolean;
+    } | null;
+    const sandboxEnabled = Boolean(sandbox?.enabled && deps.config.sandboxEnabled);
     if (sandbox?.enabled && !deps.config.sandboxEnabled)
       warnings.push(
         'the agent enables the sandbox but this server has no sandbox backend (SANDBOX_ENABLED is unset): execute_bash_commands is not offered',
       );
+    // Skills are read through the sandbox: listed only when it is there (§1).
+    const skills = sandboxEnabled ? await agentSkills(db, agent.id) : [];
+    const skillsText = skillsPromptSection(skills);
+    const system = skillsText ? [rendered.text, skillsText].filter(Boolean).join('\n\n') : rendered.text;
     const plan: TurnPlan = {
       project_id: row.project_id,
       agent_id: agent.id,
@@ -435,11 +456,17 @@ export function createSessionActivities(deps: SessionDeps) {
       model,
       prompt_version_id: version.id,
       prompt_version: version.version,
-      system: rendered.text,
+      system,
       schema: row.j_schema,
       summarizer,
       virtual_key_id: row.j_virtual_key_id,
-      sandbox_enabled: Boolean(sandbox?.enabled && deps.config.sandboxEnabled),
+      sandbox_enabled: sandboxEnabled,
+      sandbox_requested: Boolean(sandbox?.enabled),
+      sandbox_image: sandbox?.docker_image ?? null,
+      sandbox_require_approval: Boolean(sandbox?.require_approval),
+      mcp_servers: row.j_mcp ?? [],
+      approval_timeout_ms: (agent.approval_timeout_ms as number | null) ?? null,
+      skills,
     };
     return { kind: 'run', plan, warnings };
   }
@@ -458,6 +485,8 @@ export function createSessionActivities(deps: SessionDeps) {
         started_at: db.fn.now(),
         prompt_version_id: plan.prompt_version_id,
         warnings: JSON.stringify([...run.warnings, ...warnings]),
+        // Without MCP servers the tools are known now; with them, `listTools` records them.
+        ...(plan.mcp_servers.length ? {} : { tools: JSON.stringify(runToolsRecord(sandboxState(plan))) }),
       });
     return updated === 0 ? ((await findRun(db, run.id))!.plan as unknown as TurnPlan) : plan;
   }
@@ -590,13 +619,20 @@ export function createSessionActivities(deps: SessionDeps) {
         // A retry of the first step after its plan was pinned.
         if (await needsSummary(plan, runId)) return { kind: 'summarize' };
       }
+      if (plan.mcp_servers.length && !row.tools) {
+        // The MCP servers' tools are listed once per turn, in their own activity.
+        await pinning;
+        return { kind: 'list_tools' };
+      }
+      const runTools = (row.tools as RunTools | null) ?? runToolsRecord(sandboxState(plan));
       if (!row.j_provider) throw nonRetryable('provider_not_found', `the model's provider no longer exists`);
       const provider = row.j_provider;
       const target = targetOf(provider, secrets);
       const turnPlan = plan;
       const stepKey = `${step}.assistant`;
       // Independent statements go out together: this runs on the turn's critical path.
-      const [pinned, stored, rows, summary, offered] = await Promise.all([
+      const offered = toolDefinitions(runTools);
+      const [pinned, stored, rows, summary] = await Promise.all([
         pinning ?? Promise.resolve(turnPlan),
         db('messages')
           .where({ run_id: runId, step_key: stepKey })
@@ -605,11 +641,10 @@ export function createSessionActivities(deps: SessionDeps) {
         turnPlan.summarizer_type === 'llm' && turnPlan.enable_history
           ? latestSummary(turnPlan.thread_id)
           : Promise.resolve(undefined),
-        tools.definitions(turnPlan),
       ]);
       // A concurrent first attempt may have pinned its own plan: go on with that one.
       plan = pinned;
-      if (stored) return stepResult(plan, messageText(stored.content), stored.tool_calls ?? []);
+      if (stored) return stepResult(plan, runTools, messageText(stored.content), stored.tool_calls ?? []);
 
       const history = selectHistory(rows, {
         currentRunId: runId,
@@ -703,7 +738,7 @@ export function createSessionActivities(deps: SessionDeps) {
           })
           .catch((err: unknown) => deps.logger.warn({ err }, 'settling a model call failed'));
 
-      const result = stepResult(plan, text, toolCalls);
+      const result = stepResult(plan, runTools, text, toolCalls);
       const final = result.kind === 'final';
       const structured =
         plan.schema && final && !toolCalls.length ? validateStructured(plan.schema.schema, text) : undefined;
@@ -762,52 +797,30 @@ export function createSessionActivities(deps: SessionDeps) {
     },
 
     /**
-     * Runs the step's tool calls that have no result yet and stores each
-     * result as a tool message. With `skipReason` the calls are answered
-     * without running (the turn is ending), so the transcript stays well-formed.
+     * Answers the step's calls that have no result yet without running them
+     * (the turn is ending: `reason` says why), so the transcript stays well-formed.
      */
-    async runToolCalls(runId: string, step: number, skipReason?: string): Promise<{ ran: number }> {
+    async runToolCalls(runId: string, step: number, reason: string): Promise<{ ran: number }> {
       const { plan } = await loadPlan(runId);
       const assistant = await db('messages')
         .where({ run_id: runId, step_key: `${step}.assistant` })
         .first<{ tool_calls: ToolCall[] | null } | undefined>('tool_calls');
-      let ran = 0;
+      let answered = 0;
       for (const call of assistant?.tool_calls ?? []) {
-        const key = `${step}.tool.${call.id}`;
-        if (await db('messages').where({ run_id: runId, step_key: key }).first('id')) continue;
-        const result = skipReason
-          ? { output: `not run: ${skipReason}`, isError: true }
-          : await tools.run(plan, call).catch((err: unknown) => ({
-              output: `tool "${call.name}" failed: ${err instanceof Error ? err.message : String(err)}`,
-              isError: true,
-            }));
-        ran++;
-        await db.transaction(async (trx) => {
-          const inserted = await trx('messages')
-            .insert({
-              thread_id: plan.thread_id,
-              run_id: runId,
-              step_key: key,
-              role: 'tool',
-              content: JSON.stringify(result.output),
-              tool_call_id: call.id,
-              metadata: JSON.stringify({ tool_name: call.name, is_error: result.isError }),
-            })
-            .onConflict(db.raw('(run_id, step_key) where run_id is not null'))
-            .ignore()
-            .returning('id');
-          if (!inserted.length) return;
-          await appendRunEvent(
-            trx,
-            runId,
-            'tool_call.completed',
-            { step, id: call.id, name: call.name, output: result.output, is_error: result.isError },
-            `${key}.completed`,
-          );
+        const stored = await storeToolResult(db, {
+          runId,
+          threadId: plan.thread_id,
+          step,
+          call,
+          output: `not run: ${reason}`,
+          isError: true,
         });
+        if (stored) answered++;
       }
-      return { ran };
+      return { ran: answered };
     },
+
+    ...createToolActivities(deps),
 
     /** Records the turn's outcome on the run and announces it; a second call changes nothing. */
     async finishTurn(args: FinishTurnArgs): Promise<void> {
@@ -912,9 +925,15 @@ export function createSessionActivities(deps: SessionDeps) {
   }
 }
 
-function stepResult(plan: TurnPlan, text: string, toolCalls: ToolCall[]): ModelStepResult {
+function stepResult(plan: TurnPlan, tools: RunTools, text: string, toolCalls: ToolCall[]): ModelStepResult {
   if (toolCalls.length)
-    return { kind: 'tool_calls', count: toolCalls.length, maxIterations: plan.max_iterations };
+    return {
+      kind: 'tool_calls',
+      count: toolCalls.length,
+      maxIterations: plan.max_iterations,
+      calls: planToolCalls(tools, toolCalls),
+      approvalTimeoutMs: plan.approval_timeout_ms ?? null,
+    };
   if (plan.schema) {
     const checked = validateStructured(plan.schema.schema, text);
     if (!checked.ok) return { kind: 'invalid_output', errors: checked.errors };

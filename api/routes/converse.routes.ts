@@ -12,6 +12,8 @@ import { ConverseService } from '../services/converse.service.js';
 import { RunEventsHub } from '../services/run-events-hub.js';
 
 const KEEPALIVE_MS = 15_000;
+/** A converse stream ends when the turn pauses for approval (it may resume days later). */
+const PAUSED: ReadonlySet<string> = new Set(['run.paused']);
 
 /** Each event as one SSE frame: `id:` is the run's event number, `data:` the bare payload. */
 const frame = (ev: RunEvent) => `id: ${ev.seq}\nevent: ${ev.type}\ndata: ${JSON.stringify(ev.data)}\n\n`;
@@ -25,6 +27,8 @@ async function streamRun(
   service: ConverseService,
   runId: string,
   afterSeq: number,
+  /** Event types after which the stream ends (besides the run's end). */
+  stopAt: ReadonlySet<string> = new Set(),
 ): Promise<void> {
   // Headers set so far (X-Request-Id, X-Trace-Id) are already on the response.
   const res = openEventStream(ctx);
@@ -35,6 +39,7 @@ async function streamRun(
   try {
     for await (const ev of service.events(runId, afterSeq, controller.signal)) {
       if (!res.write(frame(ev))) await once(res, 'drain', { signal: controller.signal });
+      if (stopAt.has(ev.type)) break;
     }
   } catch (err) {
     if (!controller.signal.aborted) ctx.state.log.error({ err, runId }, 'run event stream failed');
@@ -66,14 +71,17 @@ export function converseRoutes(deps: AppDeps): ApiRouter[] {
         '(or `Accept: text/event-stream`) the answer is Server-Sent Events: `run.created`, `message.delta {text}`, ' +
         '`tool_call.created`, `tool_call.completed`, `message.completed`, then `run.completed {usage}` or ' +
         '`run.failed {error}`, each with an `id:`; resume with GET /runs/{run_id}/events. A failed turn is still a ' +
-        '200 with `status: failed`. The same `message_id` again returns the same run; with a different message, 409.',
+        '200 with `status: failed`. The same `message_id` again returns the same run; with a different message, 409. ' +
+        'When the model calls a tool that needs approval, the turn pauses: the answer (or the stream, after ' +
+        '`run.paused {pending}`) ends with `status: awaiting_approval` and `pending_approvals`; decide with ' +
+        'POST /runs/{run_id}/approvals and follow GET /runs/{run_id}/events.',
       request: s.converseRequest,
       response: s.runResponse,
     },
     async (ctx, { query, body }) => {
       const traceId = ctx.response.get('X-Trace-Id') || undefined;
       const { run } = await service.submit(query.project_id, body, traceId);
-      if (wantsStream(ctx, body)) return streamRun(ctx, service, run.id, 0);
+      if (wantsStream(ctx, body)) return streamRun(ctx, service, run.id, 0, PAUSED);
       await service.wait(run.id, deps.config.session.converseWaitTimeoutMs);
       ok(ctx, await service.view(run.id));
     },
@@ -114,6 +122,31 @@ export function converseRoutes(deps: AppDeps): ApiRouter[] {
           after = Number(header);
         }
         await streamRun(ctx, service, params.run_id, after);
+      },
+    )
+    .route<Validated<{ run_id: string }, { project_id?: string }, s.ApprovalsBody>>(
+      {
+        method: 'post',
+        path: '/:run_id/approvals',
+        summary: "Approve or decline a paused run's tool calls",
+        description:
+          'For a run with `status: awaiting_approval`: the listed calls run (approved) or answer the model ' +
+          '"declined by user" (rejected). Calls not listed keep waiting; once every pending call is decided the turn ' +
+          'goes on (`run.resumed`). Works minutes or days later, after any restart. 409 when the run is not awaiting ' +
+          'approval or a call was already decided; 400 naming calls that are not pending. With `wait: true` the ' +
+          'answer comes when the turn has ended or paused again.',
+        request: s.runApprovals,
+        response: s.runResponse,
+      },
+      async (ctx, { params, query, body }) => {
+        const outcome = await service.approve(params.run_id, query.project_id, body);
+        if (body.wait && outcome.status === 'running')
+          await service.wait(params.run_id, deps.config.session.converseWaitTimeoutMs, outcome.afterSeq);
+        const view = await service.view(params.run_id, query.project_id);
+        // The decision is stored; the workflow marks the run running a moment later.
+        if (!body.wait && outcome.status === 'running' && view.status === 'awaiting_approval')
+          Object.assign(view, { status: 'running', pending_approvals: [] });
+        ok(ctx, view);
       },
     );
   return [converse, runs];

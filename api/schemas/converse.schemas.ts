@@ -85,6 +85,28 @@ export const runEvents = {
   }),
 };
 
+const callIds = Joi.array().items(Joi.string().min(1).max(200)).max(100).unique().default([]);
+
+export const runApprovals = {
+  params: Joi.object({ run_id: uuid.required() }),
+  query: Joi.object({ ...optionalProjectQuery }),
+  body: Joi.object({
+    approved_call_ids: callIds.description('Tool calls to run'),
+    rejected_call_ids: callIds.description('Tool calls to decline: the model is told "declined by user"'),
+    wait: Joi.boolean()
+      .default(false)
+      .description(
+        'Answer when the turn has ended or paused again (at most CONVERSE_WAIT_TIMEOUT_MS), not at once',
+      ),
+  }),
+};
+
+export interface ApprovalsBody {
+  approved_call_ids: string[];
+  rejected_call_ids: string[];
+  wait: boolean;
+}
+
 export const RUN_STATUSES = [
   'queued',
   'running',
@@ -115,6 +137,18 @@ export const runResponse = Joi.object({
   trace_id: Joi.string().allow(null),
   workflow_id: Joi.string(),
   temporal_ui_url: Joi.string().allow(null),
+  tools: Joi.object()
+    .unknown(true)
+    .allow(null)
+    .description(
+      'What the model could see this turn: offered tools (and their MCP server), servers listed, the sandbox tool and why',
+    ),
+  pending_approvals: Joi.array()
+    .items(Joi.object().unknown(true))
+    .description('While status is awaiting_approval: the tool calls waiting for a decision'),
+  approvals: Joi.array()
+    .items(Joi.object().unknown(true))
+    .description("Decisions taken on this run's tool calls: id, step, decision, by (user or timeout), at"),
   created_at: timestamp,
   finished_at: timestamp.allow(null),
 });
@@ -136,6 +170,9 @@ export interface RunView {
   trace_id: string | null;
   workflow_id: string;
   temporal_ui_url: string | null;
+  tools: Record<string, unknown> | null;
+  pending_approvals: Array<Record<string, unknown>>;
+  approvals: Array<Record<string, unknown>>;
   created_at: string;
   finished_at: string | null;
 }

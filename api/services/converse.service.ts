@@ -1,5 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { WithStartWorkflowOperation } from '@temporalio/client';
+import {
+  WithStartWorkflowOperation,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+} from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import {
   findRun,
@@ -9,6 +13,7 @@ import {
   type RunEvent,
 } from '../../activities/session/run-store.js';
 import {
+  approvalUpdate,
   converseUpdate,
   SESSION_WORKFLOW_TYPE,
   sessionWorkflowId,
@@ -16,7 +21,13 @@ import {
 } from '../../workflows/session.definitions.js';
 import type { Config } from '../config.js';
 import type { AppDeps } from '../deps.js';
-import { ConflictError, isUniqueViolation, NotFoundError, ServiceUnavailableError } from '../errors.js';
+import {
+  ConflictError,
+  isUniqueViolation,
+  NotFoundError,
+  ServiceUnavailableError,
+  ValidationError,
+} from '../errors.js';
 import type { ConverseBody, RunView } from '../schemas/converse.schemas.js';
 import { RunsRepository, type ConverseLookup } from '../repositories/runs.repository.js';
 import type { RunEventsHub } from './run-events-hub.js';
@@ -32,6 +43,9 @@ export function temporalUiUrl(config: Config, workflowId: string): string {
   const base = (config.temporalUiUrl ?? `http://127.0.0.1:${config.temporalUiPort}`).replace(/\/$/, '');
   return `${base}/namespaces/${encodeURIComponent(config.temporalNamespace)}/workflows/${encodeURIComponent(workflowId)}`;
 }
+
+/** Where a waiting caller stops: the run ended, or paused for approval. */
+export const STOP_EVENTS: ReadonlySet<string> = new Set([...TERMINAL_EVENTS, 'run.paused']);
 
 interface Accepted {
   run: DbRun;
@@ -128,6 +142,7 @@ export class ConverseService {
         idleTimeoutMs: config.session.idleTimeoutMs,
         continueAsNewAfterTurns: config.session.continueAsNewTurns,
         modelHeartbeatTimeoutMs: config.session.modelHeartbeatTimeoutMs,
+        toolHeartbeatTimeoutMs: config.session.toolHeartbeatTimeoutMs,
       },
     };
     try {
@@ -164,18 +179,86 @@ export class ConverseService {
     return this.hub.events(runId, afterSeq, signal);
   }
 
-  /** Waits for the run's end, at most `timeoutMs`; then the run as it stands. */
-  async wait(runId: string, timeoutMs: number): Promise<void> {
+  /**
+   * Waits for the run's end or its pause for approval (after event `afterSeq`
+   * when given), at most `timeoutMs`; then the run as it stands.
+   */
+  async wait(runId: string, timeoutMs: number, afterSeq?: number): Promise<void> {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), timeoutMs);
     try {
-      // Only the terminal event matters; start near the end of what is already written.
+      // Only the last events matter; start near the end of what is already written.
       const run = await findRun(this.deps.db, runId);
       if (!run || isTerminal(run.status)) return;
-      for await (const ev of this.hub.events(runId, Math.max(0, run.last_event_seq - 1), controller.signal))
-        if (TERMINAL_EVENTS.has(ev.type)) return;
+      if (afterSeq === undefined && run.status === 'awaiting_approval') return;
+      const from = afterSeq ?? Math.max(0, run.last_event_seq - 1);
+      for await (const ev of this.hub.events(runId, from, controller.signal))
+        if (STOP_EVENTS.has(ev.type)) return;
     } finally {
       clearTimeout(timer);
+    }
+  }
+
+  /**
+   * A person's decision on a paused run's tool calls, delivered to its
+   * session workflow as an Update: refused (409) unless the run is paused on
+   * exactly those undecided calls. Returns the stored decisions' outcome.
+   */
+  async approve(
+    runId: string,
+    projectId: string | undefined,
+    body: { approved_call_ids: string[]; rejected_call_ids: string[] },
+  ): Promise<{ status: 'running' | 'awaiting_approval'; pending_call_ids: string[]; afterSeq: number }> {
+    const run = await findRun(this.deps.db, runId);
+    if (!run || (projectId !== undefined && run.project_id !== projectId)) throw new NotFoundError('run');
+    const ids = [...body.approved_call_ids, ...body.rejected_call_ids];
+    if (ids.length === 0)
+      throw ValidationError.field(
+        'approved_call_ids',
+        'give at least one call id in approved_call_ids or rejected_call_ids',
+        'array.min',
+      );
+    const both = body.approved_call_ids.filter((id) => body.rejected_call_ids.includes(id));
+    if (both.length)
+      throw ValidationError.field(
+        'rejected_call_ids',
+        `call ${both.join(', ')} is both approved and rejected`,
+        'array.unique',
+      );
+    if (run.status !== 'awaiting_approval')
+      throw new ConflictError({
+        status: run.status,
+        reason: `the run is not awaiting approval (status: ${run.status})`,
+      });
+    const pending = (run.pending_approvals ?? []).map((p) => String(p.id));
+    for (const [field, list] of [
+      ['approved_call_ids', body.approved_call_ids],
+      ['rejected_call_ids', body.rejected_call_ids],
+    ] as const) {
+      const unknown = list.filter((id) => !pending.includes(id));
+      if (unknown.length)
+        throw ValidationError.field(
+          field,
+          `${unknown.join(', ')} ${unknown.length === 1 ? 'is' : 'are'} not awaiting approval (pending: ${pending.join(', ') || 'none'})`,
+          'any.only',
+        );
+    }
+    const handle = this.deps.temporal.client.workflow.getHandle(run.workflow_id);
+    try {
+      const result = await handle.executeUpdate(approvalUpdate, {
+        args: [
+          { runId, approved_call_ids: body.approved_call_ids, rejected_call_ids: body.rejected_call_ids },
+        ],
+      });
+      return { ...result, afterSeq: run.last_event_seq };
+    } catch (err) {
+      // The validator refused: decided meanwhile by someone else, or the turn moved on.
+      if (err instanceof WorkflowUpdateFailedError)
+        throw new ConflictError({ reason: err.cause?.message ?? err.message });
+      if (err instanceof WorkflowNotFoundError)
+        throw new ConflictError({ reason: 'the session is no longer running' });
+      this.deps.logger.error({ err, runId }, 'could not deliver an approval to its session workflow');
+      throw new ServiceUnavailableError({ temporal: 'the session workflow could not be reached; try again' });
     }
   }
 
@@ -209,6 +292,9 @@ export class ConverseService {
       trace_id: row.trace_id,
       workflow_id: row.workflow_id,
       temporal_ui_url: temporalUiUrl(this.deps.config, row.workflow_id),
+      tools: row.tools,
+      pending_approvals: row.pending_approvals ?? [],
+      approvals: row.approvals,
       created_at: row.created_at.toISOString(),
       finished_at: row.finished_at ? row.finished_at.toISOString() : null,
     };

@@ -62,8 +62,9 @@ export async function startInProcessWorker(
 ): Promise<{ db: Db; worker: RunningWorker; stop(): Promise<void> }> {
   const config = loadConfig({ ...env, PORT: '0' });
   const db = createDb(config.databaseUrl!);
+  // The sandbox only when the test's environment asks for it (SANDBOX_ENABLED and friends).
   const worker = await startWorker(config, createLogger('error'), db, {
-    sandboxConfig: loadSandboxConfig({}),
+    sandboxConfig: loadSandboxConfig(env.SANDBOX_ENABLED ? env : {}),
   });
   return {
     db,
@@ -241,6 +242,10 @@ export interface SessionWorld {
   fx: Fixture;
   /** A Temporal client of its own, for what an operator would look at (describe, history, queries). */
   client: Client;
+  /** Stops the block's worker (e.g. to show another one takes over). */
+  stopWorker(): Promise<void>;
+  /** Starts the block's worker again if it was stopped. */
+  restartWorker(): Promise<void>;
 }
 
 /**
@@ -252,6 +257,13 @@ export function useSessionWorld(extraEnv: Record<string, string> = {}): SessionW
   const world = {} as SessionWorld;
   let worker: Awaited<ReturnType<typeof startInProcessWorker>> | undefined;
   let connection: Connection | undefined;
+  world.stopWorker = async () => {
+    await worker?.stop();
+    worker = undefined;
+  };
+  world.restartWorker = async () => {
+    worker ??= await startInProcessWorker(world.fx.env);
+  };
   beforeAll(async () => {
     const env = sessionEnv(extraEnv);
     world.fx = await startFixture(env);
