@@ -11,6 +11,7 @@ import { projectRoutes } from './projects.routes.js';
 import { promptRoutes } from './prompts.routes.js';
 import { providerRoutes } from './providers.routes.js';
 import { schemaRoutes } from './schemas.routes.js';
+import { skillRoutes } from './skills.routes.js';
 import { traceRoutes } from './traces.routes.js';
 import { virtualKeyRoutes } from './virtual-keys.routes.js';
 import { virtualKeyUsageRoutes } from './virtual-key-usage.routes.js';
@@ -29,6 +30,7 @@ export function buildRouters(deps: AppDeps): ApiRouter[] {
     modelRoutes(deps),
     mcpServerRoutes(deps),
     agentRoutes(deps),
+    skillRoutes(deps),
     promptRoutes(deps),
     schemaRoutes(deps),
     ...conversationRoutes(deps),
