@@ -43,6 +43,8 @@ export interface ContainerPlan {
   image: string;
   limits: SandboxLimits;
   skills: SkillMount[];
+  /** Host folder bind-mounted read-only at /sandbox/skills (SandboxSpec.skillsDir). */
+  skillsDir?: string;
   idleTimeoutMs: number;
   /** A pool daemon: waits for POST /claim. */
   pool: boolean;
@@ -208,6 +210,7 @@ export class DockerSandboxManager extends BaseSandboxManager {
       image: spec.image ?? this.config.defaultImage,
       limits: { ...this.config.limits, ...spec.limits },
       skills: spec.skills ?? [],
+      ...(spec.skillsDir !== undefined ? { skillsDir: spec.skillsDir } : {}),
       idleTimeoutMs: this.config.idleTimeoutMs,
       pool: false,
       round,
@@ -237,6 +240,18 @@ export class DockerSandboxManager extends BaseSandboxManager {
       { Type: 'volume', Source: plan.volume, Target: '/sandbox/workspace' },
       { Type: 'bind', Source: dir.path, Target: SOCKET_DIR },
     ];
+    if (plan.skillsDir !== undefined) {
+      // Per-skill mounts would need mount points inside this read-only mount.
+      if (plan.skills.some((sk) => sk.hostPath))
+        throw new SandboxStartError('a sandbox takes skillsDir or per-skill mounts, not both');
+      // The folder itself, not its entries: files changed in it later show through.
+      mounts.push({
+        Type: 'bind',
+        Source: path.resolve(plan.skillsDir),
+        Target: '/sandbox/skills',
+        ReadOnly: true,
+      });
+    }
     for (const skill of plan.skills) {
       if (!skill.hostPath) continue;
       if (!/^[A-Za-z0-9._-]+$/.test(skill.name) || skill.name.startsWith('.'))

@@ -85,7 +85,7 @@ export class DockerSandboxPool {
     const { config } = this.host;
     if (this.size === 0 || this.closed) return false;
     if (spec.image !== undefined && spec.image !== config.defaultImage) return false;
-    if ((spec.skills ?? []).some((s) => s.hostPath)) return false;
+    if ((spec.skills ?? []).some((s) => s.hostPath) || spec.skillsDir !== undefined) return false;
     const limits = { ...config.limits, ...spec.limits };
     return (
       limits.memoryMb === config.limits.memoryMb &&

@@ -3,8 +3,9 @@
  * $DATA_DIR/sandboxes/<name>/workspace. NO isolation — commands run as this
  * user on this host — so it is used only when SANDBOX_BACKEND=process is
  * chosen explicitly (with a warning at start-up); it is meant for laptops
- * without Docker. Skills are symlinked at <name>/skills/<skill>, beside the
- * workspace, since /sandbox/skills does not exist on a host.
+ * without Docker. Skills are symlinked at <name>/skills/<skill> (or <name>/skills
+ * is a symlink to SandboxSpec.skillsDir), beside the workspace, since
+ * /sandbox/skills does not exist on a host.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, openSync, closeSync } from 'node:fs';
@@ -127,11 +128,17 @@ export class ProcessSandboxManager extends BaseSandboxManager {
       );
     const p = this.paths(name);
     await mkdir(p.workspace, { recursive: true });
-    await rm(p.skills, { recursive: true, force: true });
-    await mkdir(p.skills, { recursive: true });
-    for (const skill of spec.skills ?? []) {
-      if (skill.hostPath && /^[A-Za-z0-9._-]+$/.test(skill.name) && !skill.name.startsWith('.'))
-        await symlink(path.resolve(skill.hostPath), path.join(p.skills, skill.name));
+    await rm(p.skills, { recursive: true, force: true }); // a symlink (skillsDir) is removed, not followed
+    if (spec.skillsDir !== undefined) {
+      if ((spec.skills ?? []).some((s) => s.hostPath))
+        throw new SandboxStartError('a sandbox takes skillsDir or per-skill mounts, not both');
+      await symlink(path.resolve(spec.skillsDir), p.skills);
+    } else {
+      await mkdir(p.skills, { recursive: true });
+      for (const skill of spec.skills ?? []) {
+        if (skill.hostPath && /^[A-Za-z0-9._-]+$/.test(skill.name) && !skill.name.startsWith('.'))
+          await symlink(path.resolve(skill.hostPath), path.join(p.skills, skill.name));
+      }
     }
     await writeFile(path.join(p.dir, 'session.json'), JSON.stringify(session));
     const log = openSync(p.log, 'a', 0o600);
