@@ -438,7 +438,13 @@ export function createSessionActivities(deps: SessionDeps) {
         'the agent enables the sandbox but this server has no sandbox backend (SANDBOX_ENABLED is unset): execute_bash_commands is not offered',
       );
     // Skills are read through the sandbox: listed only when it is there (§1).
-    const skills = sandboxEnabled ? await agentSkills(db, agent.id) : [];
+    // Only the docker and process backends mount skills (activities/sandbox/README.md).
+    const mountsSkills = deps.sandbox?.backend !== 'kubernetes';
+    const skills = sandboxEnabled && mountsSkills ? await agentSkills(db, agent.id) : [];
+    if (sandboxEnabled && !mountsSkills && (await agentSkills(db, agent.id)).length)
+      warnings.push(
+        "the kubernetes sandbox backend does not mount skills yet: the agent's skills are not listed",
+      );
     const skillsText = skillsPromptSection(skills);
     const system = skillsText ? [rendered.text, skillsText].filter(Boolean).join('\n\n') : rendered.text;
     const plan: TurnPlan = {
