@@ -299,8 +299,11 @@ export function createToolActivities(deps: SessionDeps) {
         };
       } catch (err) {
         // Sandbox trouble (cannot start, daemon gone): retried; the last attempt tells the model.
-        if (ctx.info.attempt < TOOL_ATTEMPTS && !(err instanceof ApplicationFailure && err.nonRetryable))
-          throw err;
+        // Permanent trouble (no image, bad request, token mismatch) goes to the model at once.
+        const permanent =
+          (err instanceof ApplicationFailure && err.nonRetryable) ||
+          (NON_RETRYABLE_SANDBOX_ERRORS as readonly string[]).includes((err as Error).name);
+        if (ctx.info.attempt < TOOL_ATTEMPTS && !permanent) throw err;
         await store(JSON.stringify({ error: `the sandbox failed: ${errorText(err)}` }), true);
         return { exit_code: null, duration_ms: null };
       } finally {
