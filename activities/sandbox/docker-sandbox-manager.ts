@@ -27,6 +27,8 @@ import {
   type SkillMount,
 } from './sandbox-manager.js';
 
+/** Where a sandbox sees its agent's skills (§8). */
+const SKILLS_TARGET = '/sandbox/skills';
 const DAEMON_PORT = 8080;
 const SOCKET_DIR = '/sandbox/run';
 const MAX_ROUNDS = 8;
@@ -162,6 +164,16 @@ export class DockerSandboxManager extends BaseSandboxManager {
         continue;
       }
       const state = info.State;
+      if (spec.skillsDir && !info.Mounts?.some((m) => m.Destination === SKILLS_TARGET)) {
+        // Started before the agent had skills (or from the pool): a mount cannot be added to a
+        // container, so replace it; the workspace volume stays.
+        this.logger.info(
+          { sandbox: name, container: info.Id.slice(0, 12) },
+          'replacing sandbox to mount the agent skills',
+        );
+        await this.removeContainer(info.Id);
+        continue;
+      }
       if (state.Running && !state.Paused && !state.Restarting) {
         const handle = await this.waitReady(info.Id, name, token, false);
         if (handle) return handle;
@@ -248,7 +260,7 @@ export class DockerSandboxManager extends BaseSandboxManager {
       mounts.push({
         Type: 'bind',
         Source: path.resolve(plan.skillsDir),
-        Target: '/sandbox/skills',
+        Target: SKILLS_TARGET,
         ReadOnly: true,
       });
     }

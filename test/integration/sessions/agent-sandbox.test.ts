@@ -186,9 +186,17 @@ describe.skipIf(skip)('agent tools: the sandbox in a session', () => {
       expect(completed.map((r) => r.exit_code)).toContain(0);
     });
 
-    it('skills: listed in the system prompt with their path, readable and read-only in the sandbox', async () => {
+    it('skills: listed in the system prompt with their path, readable and read-only in the sandbox, also in a sandbox that started before the first skill', async () => {
       fx.vendor.reset();
       const agent = await fx.agent({ sandbox: { enabled: true } }, 'Use skills.');
+      // A sandbox starts while the agent has no skills (no mount), with a file in its workspace.
+      fx.vendor.script(bash('echo before > /sandbox/workspace/before.txt'), { reply: { text: 'ok' } });
+      const first = await fx.converse({ agent_id: agent.id, message: 'prepare' });
+      expect(first.body.data.status).toBe('completed');
+      expect(String(sentMessages(fx.vendor, 0).find((m) => m.role === 'system')?.content)).not.toContain(
+        '/sandbox/skills',
+      );
+      fx.vendor.reset();
       const skill = [
         '---',
         'name: pdf-tools',
@@ -203,11 +211,15 @@ describe.skipIf(skip)('agent tools: the sandbox in a session', () => {
       expect(put.status).toBe(200);
       fx.vendor.script(
         bash(
-          'cat /sandbox/skills/pdf-tools/SKILL.md && ls /sandbox/skills/pdf-tools/scripts && (echo x > /sandbox/skills/pdf-tools/new.txt) 2>&1; echo "write=$?"',
+          'cat /sandbox/skills/pdf-tools/SKILL.md && ls /sandbox/skills/pdf-tools/scripts && (echo x > /sandbox/skills/pdf-tools/new.txt) 2>&1; echo "write=$?"; cat /sandbox/workspace/before.txt',
         ),
         { reply: { text: 'I read the skill' } },
       );
-      const res = await fx.converse({ agent_id: agent.id, message: 'split a pdf' });
+      const res = await fx.converse({
+        agent_id: agent.id,
+        conversation_id: first.body.data.conversation_id,
+        message: 'split a pdf',
+      });
       expect(res.body.data.status).toBe('completed');
       const system = sentMessages(fx.vendor, 0).find((m) => m.role === 'system');
       expect(String(system?.content)).toContain('pdf-tools');
@@ -219,6 +231,38 @@ describe.skipIf(skip)('agent tools: the sandbox in a session', () => {
       expect(out.stdout).toContain('split.sh');
       expect(out.stdout).toMatch(/Read-only file system/);
       expect(out.stdout).not.toContain('write=0');
+      // The sandbox was replaced to mount the skills; the workspace stayed.
+      expect(out.stdout).toContain('before');
+    });
+
+    it('sandbox.require_approval: the command waits for a person, then runs', async () => {
+      fx.vendor.reset();
+      const agent = await fx.agent(
+        { sandbox: { enabled: true, require_approval: true } },
+        'Use the sandbox.',
+      );
+      fx.vendor.script(bash('echo approved-run'), { reply: { text: 'ran it' } });
+      const res = await fx.converse({ agent_id: agent.id, message: 'run it' });
+      expect(res.body.data.status).toBe('awaiting_approval');
+      const pending = (
+        res.body.data as unknown as {
+          pending_approvals: Array<{ id: string; name: string; arguments: string }>;
+        }
+      ).pending_approvals;
+      expect(pending).toEqual([
+        expect.objectContaining({
+          name: 'execute_bash_commands',
+          arguments: JSON.stringify({ code: 'echo approved-run' }),
+        }),
+      ]);
+      expect(fx.vendor.received).toHaveLength(1);
+      const done = await fx.api.request<{ status: string }>(
+        'POST',
+        `/api/agent-server/runs/${res.body.data.run_id}/approvals`,
+        { approved_call_ids: [pending[0]!.id], wait: true },
+      );
+      expect(done.body.data.status).toBe('completed');
+      expect(lastCommandResult(fx, 1)).toMatchObject({ stdout: 'approved-run\n', exit_code: 0 });
     });
   });
 
@@ -298,6 +342,59 @@ describe.skipIf(skip)('agent tools: the sandbox in a session', () => {
       } finally {
         await connection.close();
       }
+    } finally {
+      if (first) await killHard(first.child);
+      if (second) await killHard(second.child);
+      await fx.close();
+    }
+  }, 120_000);
+
+  it('the worker SIGKILLed during a command and the sandbox gone before the retry: the model is told the command was interrupted, it is not run again', async () => {
+    const env = sandboxEnv({ SESSION_TOOL_HEARTBEAT_TIMEOUT_MS: '2000', SANDBOX_IDLE_TIMEOUT_MS: '600000' });
+    const fx = await startFixture(env);
+    let first: Awaited<ReturnType<typeof spawnWorker>> | undefined;
+    let second: Awaited<ReturnType<typeof spawnWorker>> | undefined;
+    try {
+      const agent = await fx.agent({ sandbox: { enabled: true } }, 'Use the sandbox.');
+      fx.vendor.script(
+        bash('echo start >> /sandbox/workspace/log.txt; sleep 30; echo end >> /sandbox/workspace/log.txt'),
+        { reply: { text: 'I will check the workspace' } },
+        bash('cat /sandbox/workspace/log.txt'),
+        { reply: { text: 'checked' } },
+      );
+      first = await spawnWorker(env);
+      const events: string[] = [];
+      const reading = fx.stream({ agent_id: agent.id, message: 'log' }, (ev) => events.push(ev.event));
+      await waitFor(
+        () => (events.includes('tool_call.started') ? true : undefined),
+        60_000,
+        'the command to start',
+      );
+      await new Promise((r) => setTimeout(r, 500));
+      await killHard(first.child);
+      // The sandbox dies too (host trouble, an operator): the command's fate is unknown.
+      const filters = JSON.stringify({
+        label: [`agent-server.installation=${INSTALLATION}`, `agent-server.agent-id=${agent.id}`],
+      });
+      for (const c of await docker.listContainers({ all: true, filters }))
+        await docker.getContainer(c.Id).remove({ force: true });
+      second = await spawnWorker(env);
+      const streamed = await reading;
+      expect(streamed.at(-1)?.event).toBe('run.completed');
+      const results = sentMessages(fx.vendor, 1).filter((m) => m.role === 'tool');
+      const answer = JSON.parse(String(results.at(-1)?.content)) as { error?: string };
+      expect(answer.error).toContain('interrupted');
+      const completed = streamed.filter((e) => e.event === 'tool_call.completed');
+      expect(completed).toHaveLength(1);
+      expect(completed[0]!.data).toMatchObject({ is_error: true, interrupted: true });
+      // It did not run a second time in the new sandbox: the log holds the first attempt's line only.
+      const next = await fx.converse({
+        agent_id: agent.id,
+        conversation_id: String(streamed[0]!.data.conversation_id),
+        message: 'check',
+      });
+      expect(next.body.data.status).toBe('completed');
+      expect(lastCommandResult(fx, 3).stdout).toBe('start\n');
     } finally {
       if (first) await killHard(first.child);
       if (second) await killHard(second.child);
