@@ -225,6 +225,36 @@ describe('agent tools: MCP and approval', () => {
     expect(run.warnings.some((w) => w.includes(wrong.name) && w.includes('could not be listed'))).toBe(true);
   });
 
+  it('a long-running tool with progress: its result reaches the model, in one activity', async () => {
+    const srv = await mcpServer(everything.url);
+    const agent = await world.fx.agent({
+      mcp_servers: [{ mcp_server_id: srv.id, tool_filters: ['trigger-long-running-operation'] }],
+    });
+    world.fx.vendor.script(
+      {
+        reply: {
+          tool_calls: [{ name: 'trigger-long-running-operation', arguments: { duration: 1.5, steps: 3 } }],
+        },
+      },
+      { reply: { text: 'operation done' } },
+    );
+    const res = await world.fx.converse({ agent_id: agent.id, message: 'run the long one' });
+    expect(res.body.data.status).toBe('completed');
+    expect(toolResults(1)[0]).toContain('Long running operation completed. Duration: 1.5 seconds, Steps: 3.');
+    // One call, one activity (progress kept it alive; it was not retried).
+    const history = await world.client.workflow.getHandle(res.body.data.workflow_id).fetchHistory();
+    const mcpCalls = (history.events ?? []).filter(
+      (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'runMcpTool',
+    );
+    expect(mcpCalls).toHaveLength(1);
+    const started = (history.events ?? []).find(
+      (e) =>
+        e.activityTaskStartedEventAttributes?.scheduledEventId?.toString() ===
+        mcpCalls[0]!.eventId?.toString(),
+    );
+    expect(started?.activityTaskStartedEventAttributes?.attempt).toBe(1);
+  });
+
   it('approval accepted: the turn pauses with the pending call, resumes on approval and runs it', async () => {
     const srv = await mcpServer(everything.url);
     const agent = await world.fx.agent({
