@@ -121,28 +121,44 @@ export function toSpanRow(span: AnyReadableSpan): SpanRow {
  * Postgres parses it, for every span. `SPAN_WIRE_INSERT` reads this form.
  */
 export function spanToWireJson(span: AnyReadableSpan): string {
+  // Almost no span carries a NUL: serialise as is, and clean only when the JSON shows one.
+  const json = JSON.stringify(
+    wireRow(
+      span,
+      (x) => x,
+      (a) => a,
+    ),
+  );
+  return json.includes('\\u0000') ? JSON.stringify(wireRow(span, clean, cleanAttributes)) : json;
+}
+
+function wireRow(
+  span: AnyReadableSpan,
+  text: (s: string) => string,
+  attrs: (a: Attributes) => Attributes,
+): Record<string, unknown> {
   const sc = span.spanContext();
   const attributes = span.attributes;
   const w: Record<string, unknown> = { t: sc.traceId, s: sc.spanId };
   const parent = span.parentSpanContext?.spanId ?? span.parentSpanId;
   if (parent) w.p = parent;
-  w.n = clean(span.name);
+  w.n = text(span.name);
   w.k = KINDS[span.kind] ?? 'INTERNAL';
   const serviceName = span.resource?.attributes['service.name'];
-  w.sv = typeof serviceName === 'string' ? clean(serviceName) : 'unknown_service';
+  w.sv = typeof serviceName === 'string' ? text(serviceName) : 'unknown_service';
   const scope = span.instrumentationScope?.name ?? span.instrumentationLibrary?.name;
-  if (scope) w.sc = scope;
+  if (scope) w.sc = text(scope);
   w.st = hrTimeToMicros(span.startTime);
   w.et = hrTimeToMicros(span.endTime);
   w.d = Math.max(0, hrTimeToMs(span.duration));
   w.c = STATUSES[span.status.code] ?? 'UNSET';
-  if (span.status.message) w.m = clean(span.status.message);
-  w.a = cleanAttributes(attributes);
+  if (span.status.message) w.m = text(span.status.message);
+  w.a = attrs(attributes);
   if (span.events.length > 0) {
     w.e = span.events.map((e) => ({
-      name: clean(e.name),
+      name: text(e.name),
       time: hrTimeToIso(e.time),
-      attributes: cleanAttributes(e.attributes ?? {}),
+      attributes: attrs(e.attributes ?? {}),
     }));
   }
   const project = idAttr(attributes, ATTR.projectId);
@@ -151,7 +167,7 @@ export function spanToWireJson(span: AnyReadableSpan): string {
   if (agent) w.ag = agent;
   const conversation = idAttr(attributes, ATTR.conversationId);
   if (conversation) w.cv = conversation;
-  return JSON.stringify(w);
+  return w;
 }
 
 /**
