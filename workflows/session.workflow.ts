@@ -5,6 +5,7 @@ import {
   condition,
   continueAsNew,
   log,
+  patched,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -35,6 +36,9 @@ interface Paused {
   /** Approval handlers still writing their decisions to Postgres. */
   recording: number;
 }
+
+/** Marks turns run with per-call tool activities and approvals (see `patched`). */
+const AGENT_TOOLS_PATCH = 'agent-tools';
 
 /** The answer a declined call gives the model. */
 const DECLINED = 'declined by user';
@@ -274,7 +278,9 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ turns: num
             max_iterations: result.maxIterations,
           });
         }
-        await runTools(runId, step, result.calls, result.approvalTimeoutMs);
+        // Histories written before agent tools answered every call in one activity: replay them as they ran.
+        if (patched(AGENT_TOOLS_PATCH)) await runTools(runId, step, result.calls, result.approvalTimeoutMs);
+        else await runToolCalls(runId, step);
       }
     } catch (err) {
       pending = 'finishing';

@@ -805,8 +805,9 @@ export function createSessionActivities(deps: SessionDeps) {
     /**
      * Answers the step's calls that have no result yet without running them
      * (the turn is ending: `reason` says why), so the transcript stays well-formed.
+     * Also what a turn recorded before agent tools replays (no reason).
      */
-    async runToolCalls(runId: string, step: number, reason: string): Promise<{ ran: number }> {
+    async runToolCalls(runId: string, step: number, reason?: string): Promise<{ ran: number }> {
       const { plan } = await loadPlan(runId);
       const assistant = await db('messages')
         .where({ run_id: runId, step_key: `${step}.assistant` })
@@ -818,7 +819,8 @@ export function createSessionActivities(deps: SessionDeps) {
           threadId: plan.thread_id,
           step,
           call,
-          output: `not run: ${reason}`,
+          // Without a reason: a turn from before agent tools, whose calls had no tools to run.
+          output: reason ? `not run: ${reason}` : `tool "${call.name}" is not available to this agent`,
           isError: true,
         });
         if (stored) answered++;
