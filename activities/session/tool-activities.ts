@@ -77,6 +77,12 @@ export function createToolActivities(deps: SessionDeps) {
     return row ? (row.metadata ?? {}) : undefined;
   }
 
+  /** Stores this call's result (once; see `storeToolResult`). */
+  function resultStore(runId: string, threadId: string, step: number, call: { id: string; name: string }) {
+    return (output: string, isError: boolean, details?: Record<string, unknown>) =>
+      storeToolResult(db, { runId, threadId, step, call, output, isError, ...(details ? { details } : {}) });
+  }
+
   function heartbeating(details?: () => unknown): () => void {
     const ctx = Context.current();
     const timer = setInterval(() => ctx.heartbeat(details?.()), 1_000);
@@ -139,16 +145,7 @@ export function createToolActivities(deps: SessionDeps) {
       const call = (await stepCalls(runId, step)).find((c) => c.id === callId);
       if (!call)
         throw ApplicationFailure.nonRetryable(`step ${step} has no call ${callId}`, 'tool_call_not_found');
-      const store = (output: string, isError: boolean, details?: Record<string, unknown>) =>
-        storeToolResult(db, {
-          runId,
-          threadId: plan.thread_id,
-          step,
-          call,
-          output,
-          isError,
-          ...(details ? { details } : {}),
-        });
+      const store = resultStore(runId, plan.thread_id, step, call);
       const offered = tools?.offered.find((t) => t.name === call.name && t.kind === 'mcp');
       if (!offered?.server_id) {
         await store(`tool "${call.name}" is not available to this agent`, true);
@@ -216,16 +213,7 @@ export function createToolActivities(deps: SessionDeps) {
         };
       const { plan } = await loadRun(runId);
       const call = { id: callId, name: SANDBOX_TOOL_NAME };
-      const store = (output: string, isError: boolean, details?: Record<string, unknown>) =>
-        storeToolResult(db, {
-          runId,
-          threadId: plan.thread_id,
-          step,
-          call,
-          output,
-          isError,
-          ...(details ? { details } : {}),
-        });
+      const store = resultStore(runId, plan.thread_id, step, call);
       const sandbox = deps.sandbox;
       if (!plan.sandbox_enabled || !sandbox || sandbox.backend === 'disabled') {
         await store('the sandbox is not available on this server (SANDBOX_ENABLED is unset)', true);

@@ -29,6 +29,7 @@ import {
   startInProcessWorker,
   waitFor,
   type Fixture,
+  type SseEvent,
 } from './session-harness.js';
 
 const skip = noTemporal() || Boolean(await dockerUnavailableReason());
@@ -84,6 +85,34 @@ const bash = (code: string) => ({
 /** Decodes a Temporal JSON payload. */
 function payload(p: { data?: Uint8Array | null } | undefined | null): unknown {
   return p?.data ? JSON.parse(new TextDecoder().decode(p.data)) : undefined;
+}
+
+/**
+ * Streams a turn with a worker as its own process, SIGKILLs that worker once
+ * the sandbox command has started, runs `meanwhile`, and starts another
+ * worker; returns the turn's events. Workers go into `workers` for cleanup.
+ */
+async function killWorkerMidCommand(
+  fx: Fixture,
+  env: Record<string, string>,
+  agentId: string,
+  workers: Array<Awaited<ReturnType<typeof spawnWorker>>>,
+  meanwhile: () => Promise<void> = async () => {},
+): Promise<SseEvent[]> {
+  const first = await spawnWorker(env);
+  workers.push(first);
+  const events: string[] = [];
+  const reading = fx.stream({ agent_id: agentId, message: 'log' }, (ev) => events.push(ev.event));
+  await waitFor(
+    () => (events.includes('tool_call.started') ? true : undefined),
+    60_000,
+    'the command to start',
+  );
+  await new Promise((r) => setTimeout(r, 500));
+  await killHard(first.child);
+  await meanwhile();
+  workers.push(await spawnWorker(env));
+  return reading;
 }
 
 describe.skipIf(skip)('agent tools: the sandbox in a session', () => {
@@ -269,8 +298,7 @@ describe.skipIf(skip)('agent tools: the sandbox in a session', () => {
   it('the worker SIGKILLed during a sandbox command: the retried activity attaches to it, the command runs once', async () => {
     const env = sandboxEnv({ SESSION_TOOL_HEARTBEAT_TIMEOUT_MS: '2000', SANDBOX_IDLE_TIMEOUT_MS: '600000' });
     const fx = await startFixture(env);
-    let first: Awaited<ReturnType<typeof spawnWorker>> | undefined;
-    let second: Awaited<ReturnType<typeof spawnWorker>> | undefined;
+    const workers: Array<Awaited<ReturnType<typeof spawnWorker>>> = [];
     try {
       const agent = await fx.agent({ sandbox: { enabled: true } }, 'Use the sandbox.');
       fx.vendor.script(
@@ -281,19 +309,7 @@ describe.skipIf(skip)('agent tools: the sandbox in a session', () => {
         bash('cat /sandbox/workspace/log.txt'),
         { reply: { text: 'checked' } },
       );
-      first = await spawnWorker(env);
-      const events: string[] = [];
-      const reading = fx.stream({ agent_id: agent.id, message: 'log' }, (ev) => events.push(ev.event));
-      // The command has started in the sandbox: kill the worker running its activity.
-      await waitFor(
-        () => (events.includes('tool_call.started') ? true : undefined),
-        60_000,
-        'the command to start',
-      );
-      await new Promise((r) => setTimeout(r, 500));
-      await killHard(first.child);
-      second = await spawnWorker(env);
-      const streamed = await reading;
+      const streamed = await killWorkerMidCommand(fx, env, agent.id, workers);
       expect(streamed.at(-1)?.event).toBe('run.completed');
       const result = lastCommandResult(fx, 1);
       // The retry got the first execution's result: the command ran once, whole.
@@ -343,8 +359,7 @@ describe.skipIf(skip)('agent tools: the sandbox in a session', () => {
         await connection.close();
       }
     } finally {
-      if (first) await killHard(first.child);
-      if (second) await killHard(second.child);
+      for (const w of workers) await killHard(w.child);
       await fx.close();
     }
   }, 120_000);
@@ -352,8 +367,7 @@ describe.skipIf(skip)('agent tools: the sandbox in a session', () => {
   it('the worker SIGKILLed during a command and the sandbox gone before the retry: the model is told the command was interrupted, it is not run again', async () => {
     const env = sandboxEnv({ SESSION_TOOL_HEARTBEAT_TIMEOUT_MS: '2000', SANDBOX_IDLE_TIMEOUT_MS: '600000' });
     const fx = await startFixture(env);
-    let first: Awaited<ReturnType<typeof spawnWorker>> | undefined;
-    let second: Awaited<ReturnType<typeof spawnWorker>> | undefined;
+    const workers: Array<Awaited<ReturnType<typeof spawnWorker>>> = [];
     try {
       const agent = await fx.agent({ sandbox: { enabled: true } }, 'Use the sandbox.');
       fx.vendor.script(
@@ -362,24 +376,14 @@ describe.skipIf(skip)('agent tools: the sandbox in a session', () => {
         bash('cat /sandbox/workspace/log.txt'),
         { reply: { text: 'checked' } },
       );
-      first = await spawnWorker(env);
-      const events: string[] = [];
-      const reading = fx.stream({ agent_id: agent.id, message: 'log' }, (ev) => events.push(ev.event));
-      await waitFor(
-        () => (events.includes('tool_call.started') ? true : undefined),
-        60_000,
-        'the command to start',
-      );
-      await new Promise((r) => setTimeout(r, 500));
-      await killHard(first.child);
-      // The sandbox dies too (host trouble, an operator): the command's fate is unknown.
-      const filters = JSON.stringify({
-        label: [`agent-server.installation=${INSTALLATION}`, `agent-server.agent-id=${agent.id}`],
+      const streamed = await killWorkerMidCommand(fx, env, agent.id, workers, async () => {
+        // The sandbox dies too (host trouble, an operator): the command's fate is unknown.
+        const filters = JSON.stringify({
+          label: [`agent-server.installation=${INSTALLATION}`, `agent-server.agent-id=${agent.id}`],
+        });
+        for (const c of await docker.listContainers({ all: true, filters }))
+          await docker.getContainer(c.Id).remove({ force: true });
       });
-      for (const c of await docker.listContainers({ all: true, filters }))
-        await docker.getContainer(c.Id).remove({ force: true });
-      second = await spawnWorker(env);
-      const streamed = await reading;
       expect(streamed.at(-1)?.event).toBe('run.completed');
       const results = sentMessages(fx.vendor, 1).filter((m) => m.role === 'tool');
       const answer = JSON.parse(String(results.at(-1)?.content)) as { error?: string };
@@ -396,8 +400,7 @@ describe.skipIf(skip)('agent tools: the sandbox in a session', () => {
       expect(next.body.data.status).toBe('completed');
       expect(lastCommandResult(fx, 3).stdout).toBe('start\n');
     } finally {
-      if (first) await killHard(first.child);
-      if (second) await killHard(second.child);
+      for (const w of workers) await killHard(w.child);
       await fx.close();
     }
   }, 120_000);
