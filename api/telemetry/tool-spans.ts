@@ -53,13 +53,10 @@ export function sandboxEnsureSpan<T extends { created: boolean }>(
   );
 }
 
-/** `sandbox.exec`: exit code, timed out; the command text only as its length (it may hold secrets). */
-export function sandboxExecSpan<T extends { exit_code: number | null; timed_out?: boolean }>(
-  sessionId: string,
-  command: string,
-  fn: () => Promise<T>,
-  tracer?: Tracer,
-): Promise<T> {
+/** `sandbox.exec`: exit code, timed out, reused (a retry attached to an earlier execution); the command text only as its length (it may hold secrets). */
+export function sandboxExecSpan<
+  T extends { exit_code: number | null; timed_out?: boolean; reused?: boolean },
+>(sessionId: string, command: string, fn: () => Promise<T>, tracer?: Tracer): Promise<T> {
   return inSpan(
     'sandbox.exec',
     { 'sandbox.session.id': sessionId, 'sandbox.command.length': command.length },
@@ -67,6 +64,8 @@ export function sandboxExecSpan<T extends { exit_code: number | null; timed_out?
       const result = await fn();
       if (result.exit_code !== null) span.setAttribute('sandbox.exit_code', result.exit_code);
       span.setAttribute('sandbox.timed_out', result.timed_out ?? false);
+      // A retried call that attached to the first attempt's execution (the command did not run again).
+      if (result.reused) span.setAttribute('sandbox.exec.reused', true);
       return result;
     },
     tracer,

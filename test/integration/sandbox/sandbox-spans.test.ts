@@ -88,4 +88,19 @@ describe('sandbox spans and trace ids', () => {
     expect(requests.length).toBeGreaterThanOrEqual(4);
     for (const line of requests) expect(line.trace_id).toBe(traceId);
   });
+
+  it('marks a re-sent execution that attached to the first one as reused', async () => {
+    const session = newSession();
+    const parent = trace.getTracer('test').startSpan('retried tool call');
+    const traceId = parent.spanContext().traceId;
+    await context.with(trace.setSpan(context.active(), parent), async () => {
+      await manager.exec(session, { command: 'echo once', id: 'run:1:call' });
+      await manager.exec(session, { command: 'echo once', id: 'run:1:call', attachOnly: true });
+    });
+    parent.end();
+    const execs = exporter
+      .getFinishedSpans()
+      .filter((s) => s.spanContext().traceId === traceId && s.name === 'sandbox.exec');
+    expect(execs.map((s) => s.attributes['sandbox.exec.reused'])).toEqual([undefined, true]);
+  });
 });
