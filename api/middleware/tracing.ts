@@ -69,7 +69,9 @@ export function tracing(telemetry: Telemetry | undefined) {
     if (ua) attributes['user_agent.original'] = ua;
     if (ctx.socket.remoteAddress) attributes['client.address'] = ctx.socket.remoteAddress;
     if (ctx.socket.localPort) attributes['server.port'] = ctx.socket.localPort;
-    const span = tracer.startSpan(method, { kind: SpanKind.SERVER, attributes }, parent);
+    // Attributes set after the start, not passed to it: the SDK validates (and copies) start
+    // attributes twice, once for the sampler and once for the span; ours samples by parent only.
+    const span = tracer.startSpan(method, { kind: SpanKind.SERVER }, parent).setAttributes(attributes);
     ctx.set('X-Trace-Id', span.spanContext().traceId);
     try {
       await context.with(trace.setSpan(parent, span), next);

@@ -111,7 +111,8 @@ export function startModelCallSpan(start: ModelCallStart, options: GenAiOptions 
   if (start.conversationId) a[ATTR.conversationId] = start.conversationId;
   if (start.virtualKeyId) a[ATTR.virtualKeyId] = start.virtualKeyId;
   if (recordContent && start.input !== undefined) a['gen_ai.input.messages'] = content(start.input);
-  const span = tracer.startSpan(`${operation} ${start.model}`, { kind: SpanKind.CLIENT, attributes: a });
+  // Set after the start: the SDK would validate start attributes twice (see api/middleware/tracing.ts).
+  const span = tracer.startSpan(`${operation} ${start.model}`, { kind: SpanKind.CLIENT }).setAttributes(a);
   markModelCallSpan(span);
   return new ModelCallSpan(span, recordContent);
 }
