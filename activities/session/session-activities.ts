@@ -37,6 +37,7 @@ import { agentSkills, skillsPromptSection, type SkillSummary } from '../skills/s
 import type { AgentMcpEntry } from '../tools/mcp-tools.js';
 import type { SandboxManager } from '../sandbox/sandbox-manager.js';
 import { createToolActivities } from './tool-activities.js';
+import { heartbeating, loadTurnRun } from './turn-run.js';
 import { planToolCalls, runToolsRecord, toolDefinitions, sandboxState, type RunTools } from './tools.js';
 import {
   appendRunEvent,
@@ -210,12 +211,7 @@ function validateStructured(
 export function createSessionActivities(deps: SessionDeps) {
   const { db, secrets, policy } = deps;
 
-  async function loadPlan(runId: string): Promise<{ run: DbRun; plan: TurnPlan }> {
-    const run = await findRun(db, runId);
-    if (!run) throw nonRetryable('run_not_found', `run ${runId} no longer exists`);
-    if (!run.plan) throw nonRetryable('turn_not_started', `run ${runId} has no plan`);
-    return { run, plan: run.plan as unknown as TurnPlan };
-  }
+  const loadPlan = (runId: string) => loadTurnRun(db, runId);
 
   /** The thread's messages with their run's place in the session (see context.ts). */
   async function threadRows(threadId: string, currentRunId: string): Promise<StoredMessage[]> {
@@ -313,13 +309,6 @@ export function createSessionActivities(deps: SessionDeps) {
   }
 
   /** Keeps Temporal told the activity is alive while a model thinks (it may be silent for a long time). */
-  function heartbeating(): () => void {
-    const ctx = Context.current();
-    const timer = setInterval(() => ctx.heartbeat(), 1_000);
-    ctx.heartbeat();
-    return () => clearInterval(timer);
-  }
-
   async function resolvePrompt(
     promptId: string,
     label: string,

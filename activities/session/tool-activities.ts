@@ -28,8 +28,9 @@ import { NON_RETRYABLE_SANDBOX_ERRORS, SandboxExecutionUnknownError } from '../s
 import type { CommandResult, SandboxSession, SandboxSpec } from '../sandbox/sandbox-manager.js';
 import { materializeSkills } from '../skills/skills.js';
 import { callMcpTool, listAgentMcpTools } from '../tools/mcp-tools.js';
-import { appendRunEvent, findRun, isTerminal, storeToolResult, type DbRun } from './run-store.js';
+import { appendRunEvent, isTerminal, storeToolResult, type DbRun } from './run-store.js';
 import type { SessionDeps, TurnPlan } from './session-activities.js';
+import { heartbeating, loadTurnRun } from './turn-run.js';
 import { parseArguments, runToolsRecord, SANDBOX_TOOL_NAME, sandboxState, type RunTools } from './tools.js';
 
 /** Attempts of a tool-call activity (its retry policy); the last one answers the model instead of failing. */
@@ -53,10 +54,8 @@ export function createToolActivities(deps: SessionDeps) {
   const { db, config } = deps;
 
   async function loadRun(runId: string): Promise<{ run: DbRun; plan: TurnPlan; tools: RunTools | null }> {
-    const run = await findRun(db, runId);
-    if (!run) throw ApplicationFailure.nonRetryable(`run ${runId} no longer exists`, 'run_not_found');
-    if (!run.plan) throw ApplicationFailure.nonRetryable(`run ${runId} has no plan`, 'turn_not_started');
-    return { run, plan: run.plan as unknown as TurnPlan, tools: run.tools as RunTools | null };
+    const { run, plan } = await loadTurnRun(db, runId);
+    return { run, plan, tools: run.tools as RunTools | null };
   }
 
   async function stepCalls(runId: string, step: number): Promise<ToolCall[]> {
@@ -81,13 +80,6 @@ export function createToolActivities(deps: SessionDeps) {
   function resultStore(runId: string, threadId: string, step: number, call: { id: string; name: string }) {
     return (output: string, isError: boolean, details?: Record<string, unknown>) =>
       storeToolResult(db, { runId, threadId, step, call, output, isError, ...(details ? { details } : {}) });
-  }
-
-  function heartbeating(details?: () => unknown): () => void {
-    const ctx = Context.current();
-    const timer = setInterval(() => ctx.heartbeat(details?.()), 1_000);
-    ctx.heartbeat(details?.());
-    return () => clearInterval(timer);
   }
 
   return {
