@@ -202,7 +202,6 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ turns: num
       } finally {
         paused = null;
       }
-      await local.resumeAfterApproval({ runId, step });
     }
     pending = 'tools';
     for (const call of calls) {

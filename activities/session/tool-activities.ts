@@ -338,40 +338,42 @@ export function createToolActivities(deps: SessionDeps) {
       });
     },
 
-    /** Records decisions (once each) and what still waits. */
+    /**
+     * Records decisions (once each) and what still waits. When nothing does,
+     * the run is running again and `run.resumed` says what was decided, in the
+     * same transaction, so whoever reads the run next sees it resumed.
+     */
     async recordApprovals(args: {
       runId: string;
       step: number;
       decisions: ApprovalDecision[];
       remaining: string[];
     }): Promise<void> {
-      await db.transaction(async (trx) => {
-        const run = await trx('runs').where({ id: args.runId }).forUpdate().first<DbRun | undefined>();
-        if (!run) return;
-        const known = new Set(run.approvals.map((a) => `${String(a.step)}/${String(a.id)}`));
-        const at = new Date().toISOString();
-        const added = args.decisions
-          .filter((d) => !known.has(`${args.step}/${d.id}`))
-          .map((d) => ({ ...d, step: args.step, at }));
-        await trx('runs')
-          .where({ id: args.runId })
-          .update({
-            approvals: JSON.stringify([...run.approvals, ...added]),
-            pending_approvals: JSON.stringify(
-              (run.pending_approvals ?? []).filter((p) => args.remaining.includes(String(p.id))),
-            ),
-          });
-      });
-    },
-
-    /** Every pending call has a decision: the turn runs again (`run.resumed`). */
-    async resumeAfterApproval(args: { runId: string; step: number }): Promise<void> {
       const { runId, step } = args;
       await db.transaction(async (trx) => {
         const run = await trx('runs').where({ id: runId }).forUpdate().first<DbRun | undefined>();
         if (!run || isTerminal(run.status)) return;
-        const decided = run.approvals.filter((a) => a.step === step);
-        await trx('runs').where({ id: runId }).update({ status: 'running', pending_approvals: null });
+        const known = new Set(run.approvals.map((a) => `${String(a.step)}/${String(a.id)}`));
+        const at = new Date().toISOString();
+        const added = args.decisions
+          .filter((d) => !known.has(`${step}/${d.id}`))
+          .map((d) => ({ ...d, step, at }));
+        const approvals = [...run.approvals, ...added];
+        const resumed = args.remaining.length === 0;
+        await trx('runs')
+          .where({ id: runId })
+          .update({
+            approvals: JSON.stringify(approvals),
+            ...(resumed
+              ? { status: 'running', pending_approvals: null }
+              : {
+                  pending_approvals: JSON.stringify(
+                    (run.pending_approvals ?? []).filter((p) => args.remaining.includes(String(p.id))),
+                  ),
+                }),
+          });
+        if (!resumed) return;
+        const decided = approvals.filter((a) => a.step === step);
         await appendRunEvent(
           trx,
           runId,

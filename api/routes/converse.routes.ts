@@ -142,11 +142,8 @@ export function converseRoutes(deps: AppDeps): ApiRouter[] {
         const outcome = await service.approve(params.run_id, query.project_id, body);
         if (body.wait && outcome.status === 'running')
           await service.wait(params.run_id, deps.config.session.converseWaitTimeoutMs, outcome.afterSeq);
-        const view = await service.view(params.run_id, query.project_id);
-        // The decision is stored; the workflow marks the run running a moment later.
-        if (!body.wait && outcome.status === 'running' && view.status === 'awaiting_approval')
-          Object.assign(view, { status: 'running', pending_approvals: [] });
-        ok(ctx, view);
+        // The Update returns once the decisions are stored (and the run resumed, when none waits).
+        ok(ctx, await service.view(params.run_id, query.project_id));
       },
     );
   return [converse, runs];
