@@ -57,9 +57,6 @@ export function hrTimeToIso(t: HrTime): string {
 
 export const hrTimeToMs = (t: HrTime) => t[0] * 1e3 + t[1] / 1e6;
 
-/** Microseconds since the epoch; exact (below 2^53) until the year 2255. */
-export const hrTimeToMicros = (t: HrTime) => t[0] * 1e6 + Math.floor(t[1] / 1e3);
-
 /** JSON would carry a NUL as `\u0000`, which jsonb refuses just the same: clean the strings first. */
 function cleanAttributes(attributes: Attributes): Attributes {
   let out: Attributes | undefined;
@@ -113,78 +110,112 @@ export function toSpanRow(span: AnyReadableSpan): SpanRow {
   };
 }
 
-/**
- * The wire form of a `spans` row, as the Postgres exporter queues and sends
- * it: short keys, absent instead of null, times as epoch microseconds (the
- * insert turns them into timestamptz). A third fewer bytes than the row's own
- * JSON and no date formatting: the API writes every byte to the socket and
- * Postgres parses it, for every span. `SPAN_WIRE_INSERT` reads this form.
- */
-export function spanToWireJson(span: AnyReadableSpan): string {
-  // Almost no span carries a NUL: serialise as is, and clean only when the JSON shows one.
-  const json = JSON.stringify(
-    wireRow(
-      span,
-      (x) => x,
-      (a) => a,
-    ),
-  );
-  return json.includes('\\u0000') ? JSON.stringify(wireRow(span, clean, cleanAttributes)) : json;
+/** The `spans` columns in the order of `spanToCopyLine`'s fields. */
+export const SPAN_COLUMNS = [
+  'trace_id',
+  'span_id',
+  'parent_span_id',
+  'name',
+  'kind',
+  'service_name',
+  'scope_name',
+  'start_time',
+  'end_time',
+  'duration_ms',
+  'status_code',
+  'status_message',
+  'attributes',
+  'events',
+  'project_id',
+  'agent_id',
+  'conversation_id',
+] as const;
+
+/** What COPY's text format must escape in a field; NUL, which Postgres text refuses, is replaced. */
+// eslint-disable-next-line no-control-regex -- NUL is exactly what must be found
+const COPY_SPECIAL = /[\\\t\n\r\u0000]/;
+// eslint-disable-next-line no-control-regex -- as above
+const COPY_SPECIAL_ALL = /[\\\t\n\r\u0000]/g;
+const COPY_ESCAPES: Record<string, string> = {
+  '\\': '\\\\',
+  '\t': '\\t',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\u0000': '\uFFFD',
+};
+
+/** A text field of a COPY line (`\N` for null). */
+export function copyText(s: string | null | undefined): string {
+  if (s === null || s === undefined) return '\\N';
+  return COPY_SPECIAL.test(s) ? s.replace(COPY_SPECIAL_ALL, (c) => COPY_ESCAPES[c]!) : s;
 }
 
-function wireRow(
-  span: AnyReadableSpan,
-  text: (s: string) => string,
-  attrs: (a: Attributes) => Attributes,
-): Record<string, unknown> {
+/**
+ * JSON for a json/jsonb field. JSON.stringify escapes control characters, so
+ * only its backslashes need COPY's escaping. jsonb refuses the escapes of NUL
+ * and of lone surrogates, which are the only `\u` escapes JSON.stringify
+ * writes besides other control characters: when one shows, the strings are
+ * cleaned first.
+ */
+function copyJson(value: Attributes | unknown[]): string {
+  let json = JSON.stringify(value);
+  if (json.includes('\\u')) json = JSON.stringify(deepClean(value));
+  return json.includes('\\') ? json.replaceAll('\\', '\\\\') : json;
+}
+
+function deepClean(value: unknown): unknown {
+  if (typeof value === 'string') return clean(value).toWellFormed();
+  if (Array.isArray(value)) return value.map(deepClean);
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [deepClean(k), deepClean(v)]));
+  return value;
+}
+
+/** `YYYY-MM-DDTHH:MM:SS` of the last second formatted: spans ending in the same second share it. */
+let isoSecond = -1;
+let isoPrefix = '';
+
+/** An HrTime as timestamptz input with microseconds, without a Date per call. */
+export function hrTimeToCopyTime(t: HrTime): string {
+  const seconds = t[0] + Math.floor(t[1] / 1e9);
+  const nanos = t[1] % 1e9;
+  if (seconds !== isoSecond) {
+    isoSecond = seconds;
+    isoPrefix = new Date(seconds * 1000).toISOString().slice(0, 19);
+  }
+  return `${isoPrefix}.${String(Math.floor(nanos / 1e3)).padStart(6, '0')}Z`;
+}
+
+/**
+ * A span as one line of `COPY spans (SPAN_COLUMNS) FROM STDIN` (text format),
+ * made when the span ends: the Postgres queue holds strings, not span trees,
+ * and Postgres parses no JSON envelope around the row: ~35% less Postgres
+ * CPU per span than the insert from json_to_recordset it replaced
+ * (bench/traces/span-store.bench.ts).
+ */
+export function spanToCopyLine(span: AnyReadableSpan): string {
   const sc = span.spanContext();
   const attributes = span.attributes;
-  const w: Record<string, unknown> = { t: sc.traceId, s: sc.spanId };
-  const parent = span.parentSpanContext?.spanId ?? span.parentSpanId;
-  if (parent) w.p = parent;
-  w.n = text(span.name);
-  w.k = KINDS[span.kind] ?? 'INTERNAL';
   const serviceName = span.resource?.attributes['service.name'];
-  w.sv = typeof serviceName === 'string' ? text(serviceName) : 'unknown_service';
   const scope = span.instrumentationScope?.name ?? span.instrumentationLibrary?.name;
-  if (scope) w.sc = text(scope);
-  w.st = hrTimeToMicros(span.startTime);
-  w.et = hrTimeToMicros(span.endTime);
-  w.d = Math.max(0, hrTimeToMs(span.duration));
-  w.c = STATUSES[span.status.code] ?? 'UNSET';
-  if (span.status.message) w.m = text(span.status.message);
-  w.a = attrs(attributes);
-  if (span.events.length > 0) {
-    w.e = span.events.map((e) => ({
-      name: text(e.name),
-      time: hrTimeToIso(e.time),
-      attributes: attrs(e.attributes ?? {}),
-    }));
-  }
-  const project = idAttr(attributes, ATTR.projectId);
-  if (project) w.pr = project;
-  const agent = idAttr(attributes, ATTR.agentId);
-  if (agent) w.ag = agent;
-  const conversation = idAttr(attributes, ATTR.conversationId);
-  if (conversation) w.cv = conversation;
-  return w;
+  const events =
+    span.events.length === 0
+      ? '[]'
+      : copyJson(
+          span.events.map((e) => ({
+            name: e.name,
+            time: hrTimeToIso(e.time),
+            attributes: e.attributes ?? {},
+          })),
+        );
+  return (
+    `${sc.traceId}\t${sc.spanId}\t${copyText(span.parentSpanContext?.spanId ?? span.parentSpanId)}` +
+    `\t${copyText(span.name)}\t${KINDS[span.kind] ?? 'INTERNAL'}` +
+    `\t${typeof serviceName === 'string' ? copyText(serviceName) : 'unknown_service'}\t${copyText(scope)}` +
+    `\t${hrTimeToCopyTime(span.startTime)}\t${hrTimeToCopyTime(span.endTime)}` +
+    `\t${Math.max(0, hrTimeToMs(span.duration))}\t${STATUSES[span.status.code] ?? 'UNSET'}` +
+    `\t${copyText(span.status.message || null)}\t${copyJson(attributes)}\t${events}` +
+    `\t${copyText(idAttr(attributes, ATTR.projectId))}\t${copyText(idAttr(attributes, ATTR.agentId))}` +
+    `\t${copyText(idAttr(attributes, ATTR.conversationId))}\n`
+  );
 }
-
-/**
- * Inserts a JSON array of `spanToWireJson` rows ($1). `json`, not `jsonb`:
- * the array is read once, row by row, rather than first built into one jsonb
- * value (measured: ~25% less Postgres CPU per span with the shorter rows).
- * A span seen twice (an export retried after a timeout) is ignored.
- */
-export const SPAN_WIRE_INSERT = `
-  insert into spans (trace_id, span_id, parent_span_id, name, kind, service_name, scope_name,
-                     start_time, end_time, duration_ms, status_code, status_message,
-                     attributes, events, project_id, agent_id, conversation_id)
-  select t, s, p, n, k, sv, sc,
-         timestamptz 'epoch' + st * interval '1 microsecond',
-         timestamptz 'epoch' + et * interval '1 microsecond',
-         d, c, m, coalesce(a, '{}'), coalesce(e, '[]'), pr, ag, cv
-    from json_to_recordset(?::json) as r(t text, s text, p text, n text, k text, sv text, sc text,
-                                         st bigint, et bigint, d float8, c text, m text,
-                                         a jsonb, e jsonb, pr text, ag text, cv text)
-  on conflict (trace_id, span_id) do nothing`;

@@ -12,9 +12,9 @@ import type { Config } from '../config.js';
 import { createDb, type Db } from '../db/knex.js';
 import type { Logger } from '../logger.js';
 import { BoundedBatchProcessor, type BatchStats } from './batch-processor.js';
-import { PostgresSpanExporter, pruneSpans, spanToRowJson } from './postgres-exporter.js';
+import { PostgresSpanExporter, pruneSpans } from './postgres-exporter.js';
 import { RoleRoutingTracerProvider } from './role-router.js';
-import type { AnyReadableSpan } from './span-row.js';
+import { spanToCopyLine, type AnyReadableSpan } from './span-row.js';
 
 export type Role = 'api' | 'worker';
 
@@ -65,7 +65,7 @@ export class Telemetry {
         new PostgresSpanExporter(this.db),
         batch,
         onError('postgres'),
-        spanToRowJson,
+        spanToCopyLine,
       ),
     );
     if (otel.otlpEndpoint) {

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../../../api/db/knex.js';
-import { PostgresSpanExporter, spanToRowJson } from '../../../api/telemetry/postgres-exporter.js';
-import { toSpanRow, type AnyReadableSpan } from '../../../api/telemetry/span-row.js';
+import { PostgresSpanExporter } from '../../../api/telemetry/postgres-exporter.js';
+import { spanToCopyLine, toSpanRow, type AnyReadableSpan } from '../../../api/telemetry/span-row.js';
 import { databaseUrl } from '../../helpers/services.js';
 
 /** A finished span as the SDK hands it to processors (enough of ReadableSpan for the exporter). */
@@ -53,6 +54,15 @@ const COLUMNS = [
   'conversation_id',
 ] as const;
 
+/** What Postgres gives back for a JS string: lone surrogates become U+FFFD on the way in (UTF-8). */
+function wellFormed(value: unknown): unknown {
+  if (typeof value === 'string') return value.toWellFormed();
+  if (Array.isArray(value)) return value.map(wellFormed);
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [wellFormed(k), wellFormed(v)]));
+  return value;
+}
+
 describe('span rows on the wire to Postgres', () => {
   let db: Db;
   beforeAll(() => {
@@ -62,27 +72,36 @@ describe('span rows on the wire to Postgres', () => {
     await db.destroy();
   });
 
+  async function exportSpans(items: string[]): Promise<void> {
+    const result = await new Promise<{ code: number; error?: Error }>((resolve) =>
+      new PostgresSpanExporter(db).export(items, resolve),
+    );
+    expect(result.error).toBeUndefined();
+    expect(result.code).toBe(0);
+  }
+
+  async function stored(traceId: string, spanId: string): Promise<Array<Record<string, unknown>>> {
+    return db('spans')
+      .where({ trace_id: traceId, span_id: spanId })
+      .select(
+        ...COLUMNS,
+        db.raw(`to_char(start_time at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as start_time`),
+        db.raw(`to_char(end_time at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as end_time`),
+      );
+  }
+
   it('stores the same row as the row form, timestamps to the microsecond; a repeated export is ignored', async () => {
     const full = span();
     const root = span({ parentSpanContext: undefined, status: { code: SpanStatusCode.UNSET }, events: [] });
-    const exporter = new PostgresSpanExporter(db);
-    const items = [full, root].map(spanToRowJson);
-    for (let i = 0; i < 2; i++) {
-      const result = await new Promise<{ code: number; error?: Error }>((resolve) =>
-        exporter.export(items, resolve),
-      );
-      expect(result.error).toBeUndefined();
-      expect(result.code).toBe(0);
-    }
-    for (const s of [full, root]) {
+    const items = [full, root].map(spanToCopyLine);
+    // The second export finds both spans stored: the batch is written again, skipping them.
+    for (let i = 0; i < 2; i++) await exportSpans(items);
+    // A batch mixing a stored span with a new one stores the new one.
+    const fresh = span();
+    await exportSpans([spanToCopyLine(full), spanToCopyLine(fresh)]);
+    for (const s of [full, root, fresh]) {
       const expected = toSpanRow(s);
-      const rows = await db('spans')
-        .where({ trace_id: expected.trace_id, span_id: expected.span_id })
-        .select(
-          ...COLUMNS,
-          db.raw(`to_char(start_time at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as start_time`),
-          db.raw(`to_char(end_time at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') as end_time`),
-        );
+      const rows = await stored(expected.trace_id, expected.span_id);
       expect(rows).toHaveLength(1);
       expect(rows[0]).toEqual({
         ...Object.fromEntries(COLUMNS.map((c) => [c, expected[c]])),
@@ -97,5 +116,47 @@ describe('span rows on the wire to Postgres', () => {
       conversation_id: 'conv\uFFFDx',
       status_message: 'upstream 500',
     });
+  });
+
+  it('stores any text (tabs, newlines, backslashes, NULs, lone surrogates, unicode) as the row form has it', async () => {
+    const text = fc.string({ unit: 'binary', maxLength: 40 });
+    const value = fc.oneof(
+      text,
+      fc.integer(),
+      fc.double({ noNaN: true, noDefaultInfinity: true }).filter((x) => !Object.is(x, -0)),
+      fc.boolean(),
+      fc.array(text, { maxLength: 3 }),
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        text,
+        fc.option(
+          text.filter((m) => m.length > 0),
+          { nil: undefined },
+        ),
+        fc.dictionary(text, value, { maxKeys: 5 }),
+        text,
+        async (name, message, attributes, eventName) => {
+          const s = span({
+            name,
+            status: { code: SpanStatusCode.ERROR, message },
+            attributes: { ...attributes, 'agent_server.project.id': name.slice(0, 10) || 'p' },
+            events: [{ name: eventName, time: [1_763_863_311, 1_000], attributes }],
+          });
+          await exportSpans([spanToCopyLine(s)]);
+          const expected = toSpanRow(s);
+          const rows = await stored(expected.trace_id, expected.span_id);
+          expect(rows).toHaveLength(1);
+          expect(rows[0]).toEqual(
+            wellFormed({
+              ...Object.fromEntries(COLUMNS.map((c) => [c, expected[c]])),
+              start_time: expected.start_time,
+              end_time: expected.end_time,
+            }),
+          );
+        },
+      ),
+      { numRuns: 150 },
+    );
   });
 });
