@@ -5,7 +5,11 @@
  * latency p50/p99 = gateway − direct. Concurrency 64: autocannon → requests/s,
  * with the server's and Postgres's CPU per request. Each with a plain key and
  * with a key carrying a rate limit and a budget, and (issue 8) through a second
- * API process with tracing off: the traced/untraced throughput ratio.
+ * API process with tracing off: the traced/untraced throughput ratio. Two
+ * processes running the same code can differ here as much as tracing does,
+ * so for that figure run more of each (BENCH_VARIANT_ENV, e.g.
+ * '[{"OTEL_SDK_DISABLED":"true"},{}]') with BENCH_LIMITED=false and many
+ * short rounds: the pooled line and its A/A ratios are the figure to quote.
  * Every cell runs BENCH_ROUNDS times, interleaved (every other round in
  * reverse order), and reports the median (our machines are shared and noisy);
  * the load average is printed with each round.
@@ -22,7 +26,7 @@ import path from 'node:path';
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
-import { ROOT, scratchDatabase, spawnServer } from '../lib/scratch.js';
+import { ROOT, scratchDatabase, spawnServer, type Child } from '../lib/scratch.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const SEQ = Number(process.env.BENCH_SEQUENTIAL ?? 1500);
@@ -43,6 +47,19 @@ const PAUSE_MS = Number(process.env.BENCH_PAUSE_MS ?? 2000);
 const MODES = (process.env.BENCH_MODES ?? 'json,stream').split(',');
 /** Rounds of every cell, interleaved across targets; each figure is the median over rounds. */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/**
+ * Environment settings for more traced API processes measured beside the
+ * other two: a JSON object, or an array of them, one process each (e.g.
+ * '{"OTEL_BSP_MAX_EXPORT_BATCH_SIZE":"64"}'). An A/B of a setting in the same
+ * run, each reported against the untraced process like the traced one.
+ */
+const VARIANT_ENVS: Array<Record<string, string>> = process.env.BENCH_VARIANT_ENV
+  ? [
+      JSON.parse(process.env.BENCH_VARIANT_ENV) as Record<string, string> | Array<Record<string, string>>,
+    ].flat()
+  : [];
+/** `false`: no "limit & budget" cells (they take a quarter of the run; the soak still uses that key). */
+const LIMITED = process.env.BENCH_LIMITED !== 'false';
 const median = (xs: number[]) => pct(xs, 50);
 const pct = (xs: number[], p: number) =>
   [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
@@ -99,6 +116,21 @@ function cpuSeconds(pid: number): number {
   }
 }
 
+/**
+ * CPU seconds of a process's main thread: a Node server's JavaScript runs
+ * there, so with its core busy that thread, not the whole process (whose GC
+ * helper threads run on the other core), bounds the throughput.
+ */
+function mainThreadCpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
 /** CPU seconds of every PostgreSQL process: the span and usage inserts cost the database too. */
 function postgresCpuSeconds(): number {
   let total = 0;
@@ -124,6 +156,7 @@ const ownCpuSeconds = () => {
 
 async function load(t: Target, stream: boolean, connections: number, duration = SECONDS) {
   const cpu0 = t.pid ? cpuSeconds(t.pid) : 0;
+  const main0 = t.pid ? mainThreadCpuSeconds(t.pid) : 0;
   const pg0 = postgresCpuSeconds();
   const vendor0 = vendorPid && vendorPid !== t.pid ? cpuSeconds(vendorPid) : 0;
   const own0 = ownCpuSeconds();
@@ -141,6 +174,8 @@ async function load(t: Target, stream: boolean, connections: number, duration = 
     errors: r.non2xx + r.errors + r.timeouts,
     /** The target server's CPU per request, µs. */
     cpuUs: t.pid ? ((cpuSeconds(t.pid) - cpu0) * 1e6) / n : 0,
+    /** Of which the target's main thread, µs. */
+    mainUs: t.pid ? ((mainThreadCpuSeconds(t.pid) - main0) * 1e6) / n : 0,
     /** Postgres's CPU per request, µs. */
     pgUs: ((postgresCpuSeconds() - pg0) * 1e6) / n,
     /**
@@ -163,6 +198,7 @@ async function load(t: Target, stream: boolean, connections: number, duration = 
 interface Cells {
   rps: number[];
   cpuUs: number[];
+  mainUs: number[];
   pgUs: number[];
   totalUs: number[];
 }
@@ -188,8 +224,31 @@ function reportTracingCost(mode: string, traced: Cells, untraced: Cells): void {
       `second half of the rounds ${pctCost(median(late))}\n` +
       `  all CPU per request traced/untraced ${Math.round(median(traced.totalUs))}/${Math.round(median(untraced.totalUs))} µs: ` +
       `${pctCost(cpuRatio)} (second half ${pctCost(lateCpu)}); ` +
-      `API ${Math.round(median(traced.cpuUs))}/${Math.round(median(untraced.cpuUs))} µs, ` +
+      `API ${Math.round(median(traced.cpuUs))}/${Math.round(median(untraced.cpuUs))} µs ` +
+      `(main thread ${Math.round(median(traced.mainUs))}/${Math.round(median(untraced.mainUs))} µs: ` +
+      `${pctCost(median(untraced.mainUs) / median(traced.mainUs))}), ` +
       `Postgres ${Math.round(median(traced.pgUs))}/${Math.round(median(untraced.pgUs))} µs`,
+  );
+}
+
+const geomean = (xs: number[]) => Math.exp(xs.reduce((a, x) => a + Math.log(x), 0) / xs.length);
+
+/**
+ * Tracing's cost over several traced and untraced processes: per round, the
+ * geometric mean of the traced processes' req/s over that of the untraced
+ * ones; and the A/A ratios (first process of a side over its second), which
+ * show how far two processes running the same code differ here.
+ */
+function reportPooled(mode: string, traced: number[][], untraced: number[][]): void {
+  const rounds = traced[0]!.length;
+  const at = (cells: number[][], r: number) => geomean(cells.map((c) => c[r]!));
+  const ratios = Array.from({ length: rounds }, (_, r) => at(traced, r) / at(untraced, r));
+  const aa = (cells: number[][]) =>
+    cells.length < 2 ? 'n/a' : median(cells[0]!.map((x, r) => x / cells[1]![r]!)).toFixed(3);
+  console.log(
+    `${mode}, pooled over ${traced.length} traced and ${untraced.length} untraced processes: ` +
+      `tracing costs ${(100 * (1 - median(ratios))).toFixed(1)}% (median of per-round ratios; ` +
+      `rounds ${ratios.map((x) => x.toFixed(2)).join(' ')}); A/A median ratios: traced ${aa(traced)}, untraced ${aa(untraced)}`,
   );
 }
 
@@ -319,6 +378,15 @@ const untraced = await spawnServer(
   },
   { probe: true, nodeArgs: API_NODE_ARGS },
 );
+const variants: Child[] = [];
+for (const env of VARIANT_ENVS)
+  variants.push(
+    await spawnServer(
+      'api/server.ts',
+      { DATABASE_URL: scratch.url, TEMPORAL_ADDRESS: '127.0.0.1:1', LOG_LEVEL: 'error', SECRETS_KEY, ...env },
+      { probe: true, nodeArgs: API_NODE_ARGS },
+    ),
+  );
 try {
   const post = async (path: string, payload: unknown) => {
     const res = await fetch(`${api.url}/api/agent-server${path}`, {
@@ -376,10 +444,22 @@ try {
       model: 'bench/gpt-4o-mini',
     },
   ];
+  variants.forEach((v, k) =>
+    targets.push({
+      name: `gateway, ${JSON.stringify(VARIANT_ENVS[k])}`,
+      pid: v.proc.pid!,
+      url: `${v.url}/api/gateway/openai/v1/chat/completions`,
+      headers: { ...json, authorization: `Bearer ${plain.secret_key}` },
+      model: 'bench/gpt-4o-mini',
+    }),
+  );
+  /** Measured in the rounds (the limited key's cells can be left out; its soak stays). */
+  const measured = (i: number) => LIMITED || i !== 3;
 
   for (const [name, child] of [
     ['traced', api],
     ['untraced', untraced],
+    ...variants.map((v, k) => [`variant ${k + 1}`, v] as const),
   ] as const) {
     const m = await child.mem(true);
     console.log(
@@ -389,7 +469,7 @@ try {
   }
 
   // Not measured: JIT, keep-alive pools and caches of every target warm up first.
-  if (!SOAK_ONLY) for (const t of targets) await load(t, false, 64, WARMUP);
+  if (!SOAK_ONLY) for (const [i, t] of targets.entries()) if (measured(i)) await load(t, false, 64, WARMUP);
 
   const rows: Array<Record<string, string | number>> = [];
   const loads: string[] = [];
@@ -398,20 +478,21 @@ try {
     const conc = targets.map(() => ({
       rps: [] as number[],
       cpuUs: [] as number[],
+      mainUs: [] as number[],
       pgUs: [] as number[],
       totalUs: [] as number[],
       errors: 0,
     }));
     for (let round = 0; round < ROUNDS; round++) {
       loads.push(loadavg()[0]!.toFixed(2));
-      for (const [i, t] of SEQ > 0 ? targets.entries() : []) {
+      for (const [i, t] of SEQ > 0 ? [...targets.entries()].filter(([j]) => measured(j)) : []) {
         const r = await sequential(t, stream);
         seq[i]!.p50.push(r.p50);
         seq[i]!.p99.push(r.p99);
       }
       // Every other round in reverse: a cell can slow the next one (the traced
       // process's span export and Postgres's work on it outlast its cell).
-      const order = [...targets.entries()];
+      const order = [...targets.entries()].filter(([i]) => measured(i));
       if (round % 2 === 1) order.reverse();
       for (const [i, t] of order) {
         await sleep(PAUSE_MS);
@@ -423,6 +504,7 @@ try {
         );
         conc[i]!.rps.push(r.rps);
         conc[i]!.cpuUs.push(r.cpuUs);
+        conc[i]!.mainUs.push(r.mainUs);
         conc[i]!.pgUs.push(r.pgUs);
         conc[i]!.totalUs.push(r.totalUs);
         conc[i]!.errors += r.errors;
@@ -432,6 +514,7 @@ try {
     const p99 = seq.map((s) => (s.p99.length ? median(s.p99) : NaN));
     const rps = conc.map((c) => median(c.rps));
     targets.forEach((t, i) => {
+      if (!measured(i)) return;
       rows.push({
         mode: stream ? 'stream' : 'json',
         target: t.name,
@@ -442,6 +525,7 @@ try {
         'c=64 req/s': Math.round(rps[i]!),
         'c=64 rounds': conc[i]!.rps.map((x) => Math.round(x)).join(' '),
         'server CPU µs/req': Math.round(median(conc[i]!.cpuUs)),
+        'main thread µs/req': Math.round(median(conc[i]!.mainUs)),
         'Postgres CPU µs/req': Math.round(median(conc[i]!.pgUs)),
         'all CPU µs/req': Math.round(median(conc[i]!.totalUs)),
         errors: conc[i]!.errors,
@@ -449,6 +533,19 @@ try {
     });
     // Issue 8: the same gateway with tracing off, same run, same rounds.
     reportTracingCost(stream ? 'stream' : 'json', conc[1]!, conc[2]!);
+    for (let k = 4; k < targets.length; k++)
+      reportTracingCost(`${stream ? 'stream' : 'json'}, ${targets[k]!.name}`, conc[k]!, conc[2]!);
+    // With more than one process on each side: process-to-process differences
+    // (JIT, placement) are as large as the effect, so pool them and show A/A.
+    const off = (k: number) => k === 2 || (k >= 4 && VARIANT_ENVS[k - 4]!.OTEL_SDK_DISABLED === 'true');
+    const tracedIdx = [...targets.keys()].filter((k) => k >= 4 && !off(k));
+    const untracedIdx = [...targets.keys()].filter((k) => k >= 4 && off(k));
+    if (tracedIdx.length > 0 || untracedIdx.length > 0)
+      reportPooled(
+        stream ? 'stream' : 'json',
+        [1, ...tracedIdx].map((k) => conc[k]!.rps),
+        [2, ...untracedIdx].map((k) => conc[k]!.rps),
+      );
   }
   console.log(
     `\nbench/gateway — medians of ${ROUNDS} rounds; ${SEQ} sequential requests per c=1 cell, ${SECONDS}s per c=64 cell, ` +
@@ -458,6 +555,7 @@ try {
 
   if (SOAK > 0) await soak(targets[3]!);
 } finally {
+  for (const v of variants) await v.stop();
   await untraced.stop();
   await api.stop();
   vendor.stop();
