@@ -10,7 +10,7 @@ import { SPAN_COLUMNS } from './span-row.js';
 const COLUMNS = SPAN_COLUMNS.join(', ');
 
 /** Knex's pool, as far as this exporter uses it: COPY needs the driver's own client. */
-interface ConnectionPool {
+export interface ConnectionPool {
   acquireConnection(): Promise<pg.PoolClient>;
   releaseConnection(client: pg.PoolClient): Promise<void>;
 }

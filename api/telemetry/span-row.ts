@@ -48,11 +48,21 @@ const STATUSES: Record<number, string> = {
 /** Postgres text and jsonb refuse NUL characters; a span must never fail its whole batch for one. */
 const clean = (s: string) => (s.includes('\u0000') ? s.replaceAll('\u0000', '\uFFFD') : s);
 
-/** ISO 8601 with microseconds: timestamptz keeps them, and sub-millisecond spans are common. */
+/** `YYYY-MM-DDTHH:MM:SS` of the last second formatted: spans ending in the same second share it. */
+let isoSecond = -1;
+let isoPrefix = '';
+
+/**
+ * ISO 8601 with microseconds (timestamptz keeps them, and sub-millisecond
+ * spans are common), without a Date per call: it runs twice for every span.
+ */
 export function hrTimeToIso(t: HrTime): string {
-  const ms = t[0] * 1000 + Math.floor(t[1] / 1e6);
-  const micros = Math.floor((t[1] % 1e6) / 1e3);
-  return new Date(ms).toISOString().replace('Z', `${String(micros).padStart(3, '0')}Z`);
+  const seconds = t[0] + Math.floor(t[1] / 1e9);
+  if (seconds !== isoSecond) {
+    isoSecond = seconds;
+    isoPrefix = new Date(seconds * 1000).toISOString().slice(0, 19);
+  }
+  return `${isoPrefix}.${String(Math.floor((t[1] % 1e9) / 1e3)).padStart(6, '0')}Z`;
 }
 
 export const hrTimeToMs = (t: HrTime) => t[0] * 1e3 + t[1] / 1e6;
@@ -171,21 +181,6 @@ function deepClean(value: unknown): unknown {
   return value;
 }
 
-/** `YYYY-MM-DDTHH:MM:SS` of the last second formatted: spans ending in the same second share it. */
-let isoSecond = -1;
-let isoPrefix = '';
-
-/** An HrTime as timestamptz input with microseconds, without a Date per call. */
-export function hrTimeToCopyTime(t: HrTime): string {
-  const seconds = t[0] + Math.floor(t[1] / 1e9);
-  const nanos = t[1] % 1e9;
-  if (seconds !== isoSecond) {
-    isoSecond = seconds;
-    isoPrefix = new Date(seconds * 1000).toISOString().slice(0, 19);
-  }
-  return `${isoPrefix}.${String(Math.floor(nanos / 1e3)).padStart(6, '0')}Z`;
-}
-
 /**
  * A span as one line of `COPY spans (SPAN_COLUMNS) FROM STDIN` (text format),
  * made when the span ends: the Postgres queue holds strings, not span trees,
@@ -212,7 +207,7 @@ export function spanToCopyLine(span: AnyReadableSpan): string {
     `${sc.traceId}\t${sc.spanId}\t${copyText(span.parentSpanContext?.spanId ?? span.parentSpanId)}` +
     `\t${copyText(span.name)}\t${KINDS[span.kind] ?? 'INTERNAL'}` +
     `\t${typeof serviceName === 'string' ? copyText(serviceName) : 'unknown_service'}\t${copyText(scope)}` +
-    `\t${hrTimeToCopyTime(span.startTime)}\t${hrTimeToCopyTime(span.endTime)}` +
+    `\t${hrTimeToIso(span.startTime)}\t${hrTimeToIso(span.endTime)}` +
     `\t${Math.max(0, hrTimeToMs(span.duration))}\t${STATUSES[span.status.code] ?? 'UNSET'}` +
     `\t${copyText(span.status.message || null)}\t${copyJson(attributes)}\t${events}` +
     `\t${copyText(idAttr(attributes, ATTR.projectId))}\t${copyText(idAttr(attributes, ATTR.agentId))}` +

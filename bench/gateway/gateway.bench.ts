@@ -533,13 +533,14 @@ try {
     });
     // Issue 8: the same gateway with tracing off, same run, same rounds.
     reportTracingCost(stream ? 'stream' : 'json', conc[1]!, conc[2]!);
-    for (let k = 4; k < targets.length; k++)
-      reportTracingCost(`${stream ? 'stream' : 'json'}, ${targets[k]!.name}`, conc[k]!, conc[2]!);
     // With more than one process on each side: process-to-process differences
     // (JIT, placement) are as large as the effect, so pool them and show A/A.
-    const off = (k: number) => k === 2 || (k >= 4 && VARIANT_ENVS[k - 4]!.OTEL_SDK_DISABLED === 'true');
-    const tracedIdx = [...targets.keys()].filter((k) => k >= 4 && !off(k));
-    const untracedIdx = [...targets.keys()].filter((k) => k >= 4 && off(k));
+    const off = (k: number) => VARIANT_ENVS[k - 4]!.OTEL_SDK_DISABLED === 'true';
+    const variantIdx = [...targets.keys()].filter((k) => k >= 4);
+    const tracedIdx = variantIdx.filter((k) => !off(k));
+    const untracedIdx = variantIdx.filter(off);
+    for (const k of tracedIdx)
+      reportTracingCost(`${stream ? 'stream' : 'json'}, ${targets[k]!.name}`, conc[k]!, conc[2]!);
     if (tracedIdx.length > 0 || untracedIdx.length > 0)
       reportPooled(
         stream ? 'stream' : 'json',

@@ -17,9 +17,8 @@ import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { ExportResult } from '@opentelemetry/core';
-import type pg from 'pg';
 import { createDb } from '../../api/db/knex.js';
-import { PostgresSpanExporter } from '../../api/telemetry/postgres-exporter.js';
+import { PostgresSpanExporter, type ConnectionPool } from '../../api/telemetry/postgres-exporter.js';
 import { spanToCopyLine, type AnyReadableSpan } from '../../api/telemetry/span-row.js';
 import { scratchDatabase } from '../lib/scratch.js';
 
@@ -142,16 +141,11 @@ function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
-interface Pool {
-  acquireConnection(): Promise<pg.PoolClient>;
-  releaseConnection(c: pg.PoolClient): Promise<void>;
-}
-
 const scratch = await scratchDatabase('agent_bench_spans');
 // A pool of one connection for both ways: the backend whose CPU is read.
 const one = createDb(scratch.url, { min: 1, max: 1 });
 try {
-  const pool = one.client as Pool;
+  const pool = one.client as ConnectionPool;
   const conn = await pool.acquireConnection();
   const pid = (await conn.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
   await pool.releaseConnection(conn);

@@ -4,7 +4,12 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../../../api/db/knex.js';
 import { PostgresSpanExporter } from '../../../api/telemetry/postgres-exporter.js';
-import { spanToCopyLine, toSpanRow, type AnyReadableSpan } from '../../../api/telemetry/span-row.js';
+import {
+  SPAN_COLUMNS,
+  spanToCopyLine,
+  toSpanRow,
+  type AnyReadableSpan,
+} from '../../../api/telemetry/span-row.js';
 import { databaseUrl } from '../../helpers/services.js';
 
 /** A finished span as the SDK hands it to processors (enough of ReadableSpan for the exporter). */
@@ -36,23 +41,8 @@ function span(over: Partial<Record<string, unknown>> = {}): AnyReadableSpan {
   } as unknown as AnyReadableSpan;
 }
 
-const COLUMNS = [
-  'trace_id',
-  'span_id',
-  'parent_span_id',
-  'name',
-  'kind',
-  'service_name',
-  'scope_name',
-  'duration_ms',
-  'status_code',
-  'status_message',
-  'attributes',
-  'events',
-  'project_id',
-  'agent_id',
-  'conversation_id',
-] as const;
+/** Compared as stored; the two timestamps are read back formatted. */
+const COLUMNS = SPAN_COLUMNS.filter((c) => c !== 'start_time' && c !== 'end_time');
 
 /** What Postgres gives back for a JS string: lone surrogates become U+FFFD on the way in (UTF-8). */
 function wellFormed(value: unknown): unknown {
