@@ -30,7 +30,7 @@ export interface BatchStats {
  * (or counts a drop): a slow or dead exporter never blocks a request.
  * `toItem` may turn the span into its exported form at once: a queued span is
  * a tree of objects that outlives young-generation GC and costs old-generation
- * marking; a string does not.
+ * marking; a string or a small buffer does not.
  */
 export class BoundedBatchProcessor<T = ReadableSpan> implements SpanProcessor {
   private queue: T[] = [];

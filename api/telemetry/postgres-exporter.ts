@@ -5,7 +5,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import type { ItemExporter } from './batch-processor.js';
 import type { Db } from '../db/knex.js';
 import { deleteInChunks } from '../db/prune.js';
-import { SPAN_COLUMNS } from './span-row.js';
+import { coalesceLines, SPAN_COLUMNS } from './span-row.js';
 
 const COLUMNS = SPAN_COLUMNS.join(', ');
 
@@ -17,19 +17,20 @@ export interface ConnectionPool {
 const UNIQUE_VIOLATION = '23505';
 
 /**
- * Writes finished spans (already made COPY lines by `spanToCopyLine`) to the
+ * Writes finished spans (already encoded COPY lines, `spanToCopyLine`) to the
  * `spans` table with one `COPY … FROM STDIN` per batch: no statement to plan,
  * no JSON envelope for Postgres to parse, no speculative insertion. COPY has
  * no ON CONFLICT, so a batch holding a span that is already stored (a
  * workflow task re-run after its worker died emits its workflow spans again,
- * with the same ids) is written again through a temporary table, skipping
- * the spans already there.
+ * with the same ids; the unique index that catches them covers workflow spans
+ * only, migration 20261123000100) is written again through a temporary
+ * table, skipping the spans already there.
  */
-export class PostgresSpanExporter implements ItemExporter<string> {
+export class PostgresSpanExporter implements ItemExporter<Buffer> {
   constructor(private readonly db: Db) {}
 
-  export(lines: string[], resultCallback: (result: ExportResult) => void): void {
-    this.write(lines.join('')).then(
+  export(lines: Buffer[], resultCallback: (result: ExportResult) => void): void {
+    this.write(coalesceLines(lines)).then(
       () => resultCallback({ code: ExportResultCode.SUCCESS }),
       (err: unknown) => resultCallback({ code: ExportResultCode.FAILED, error: err as Error }),
     );
@@ -37,7 +38,7 @@ export class PostgresSpanExporter implements ItemExporter<string> {
 
   async shutdown(): Promise<void> {}
 
-  private async write(data: string): Promise<void> {
+  private async write(data: Buffer[]): Promise<void> {
     const pool = this.db.client as ConnectionPool;
     const client = await pool.acquireConnection();
     try {
@@ -52,7 +53,7 @@ export class PostgresSpanExporter implements ItemExporter<string> {
           );
           await copy(client, `copy spans_incoming (${COLUMNS}) from stdin`, data);
           await client.query(
-            `insert into spans (${COLUMNS}) select ${COLUMNS} from spans_incoming on conflict (trace_id, span_id) do nothing`,
+            `insert into spans (${COLUMNS}) select ${COLUMNS} from spans_incoming on conflict do nothing`,
           );
           await client.query('commit');
         } catch (inner) {
@@ -66,10 +67,11 @@ export class PostgresSpanExporter implements ItemExporter<string> {
   }
 }
 
-async function copy(client: pg.PoolClient, sql: string, data: string): Promise<void> {
+async function copy(client: pg.PoolClient, sql: string, data: Buffer[]): Promise<void> {
   const stream = client.query(copyFrom(sql));
   const done = once(stream, 'finish');
-  stream.end(data);
+  for (const part of data) stream.write(part);
+  stream.end();
   await done;
 }
 

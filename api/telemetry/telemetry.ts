@@ -38,7 +38,7 @@ export interface TelemetryStats {
 export class Telemetry {
   private readonly providers = new Map<Role, { provider: TracerProvider; resource: Resource }>();
   private readonly router: RoleRoutingTracerProvider;
-  private readonly processors: Array<BoundedBatchProcessor<ReadableSpan> | BoundedBatchProcessor<string>> =
+  private readonly processors: Array<BoundedBatchProcessor<ReadableSpan> | BoundedBatchProcessor<Buffer>> =
     [];
   private readonly db: Db;
   private readonly pruneTimer: NodeJS.Timeout;

@@ -9,24 +9,27 @@
  * processes on the machine move it less than they move wall time.
  *
  * BENCH_WITH_NAME_INDEX=true measures with the index dropped by migration
- * 20261123000090 put back. BENCH_PREFILL spans go in first (default 300,000: index inserts cost more in
+ * 20261123000090 put back; BENCH_WITH_PRIMARY_KEY=true with the primary key
+ * that migration 20261123000100 replaced by a hash index on trace_id. BENCH_PREFILL spans go in first (default 300,000: index inserts cost more in
  * a table that no longer fits in a few pages); BENCH_BATCHES batches of
  * BENCH_BATCH spans each (default 100 × 512: the exporter's default batch).
  */
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+import { SpanKind } from '@opentelemetry/api';
 import type { ExportResult } from '@opentelemetry/core';
 import { createDb } from '../../api/db/knex.js';
 import { PostgresSpanExporter, type ConnectionPool } from '../../api/telemetry/postgres-exporter.js';
 import { spanToCopyLine, type AnyReadableSpan } from '../../api/telemetry/span-row.js';
 import { scratchDatabase } from '../lib/scratch.js';
+import { requestSpans } from './request-spans.js';
 
 const PREFILL = Number(process.env.BENCH_PREFILL ?? 300_000);
 const BATCHES = Number(process.env.BENCH_BATCHES ?? 100);
 const BATCH = Number(process.env.BENCH_BATCH ?? 512);
 /** `true`: put back the (service_name, name, start_time) index that migration 20261123000090 dropped. */
 const NAME_INDEX = process.env.BENCH_WITH_NAME_INDEX === 'true';
+/** `true`: the (trace_id, span_id) primary key that migration 20261123000100 replaced with a hash index. */
+const PRIMARY_KEY = process.env.BENCH_WITH_PRIMARY_KEY === 'true';
 
 /** The statement the exporter used before COPY: the baseline. */
 const JSON_INSERT = `
@@ -40,72 +43,7 @@ const JSON_INSERT = `
     from json_to_recordset($1::json) as r(t text, s text, p text, n text, k text, sv text, sc text,
                                          st bigint, et bigint, d float8, c text, m text,
                                          a jsonb, e jsonb, pr text, ag text, cv text)
-  on conflict (trace_id, span_id) do nothing`;
-
-const hex = (bytes: number) => randomBytes(bytes).toString('hex');
-const PROJECT = '3f1c2b9e-1111-4a5b-9c8d-123456789abc';
-
-function fakeSpan(
-  traceId: string,
-  spanId: string,
-  parent: string | undefined,
-  name: string,
-  kind: SpanKind,
-  scope: string,
-  attributes: Record<string, unknown>,
-): AnyReadableSpan {
-  const now = Date.now();
-  const start: [number, number] = [Math.floor(now / 1000), (now % 1000) * 1e6 + 123_456];
-  return {
-    name,
-    kind,
-    spanContext: () => ({ traceId, spanId, traceFlags: 1 }),
-    parentSpanContext: parent ? { traceId, spanId: parent, traceFlags: 1 } : undefined,
-    startTime: start,
-    endTime: [start[0], start[1] + 800_000],
-    duration: [0, 800_000],
-    status: { code: SpanStatusCode.UNSET },
-    attributes,
-    events: [],
-    resource: { attributes: { 'service.name': 'agent-server-api' } },
-    instrumentationScope: { name: scope },
-  } as unknown as AnyReadableSpan;
-}
-
-/** A gateway request's two spans, as our middleware and genai.ts set them. */
-function requestSpans(): AnyReadableSpan[] {
-  const traceId = hex(16);
-  const server = hex(8);
-  const path = '/api/gateway/openai/v1/chat/completions';
-  return [
-    fakeSpan(traceId, server, undefined, `POST ${path}`, SpanKind.SERVER, 'agent-server-http', {
-      'http.request.method': 'POST',
-      'url.path': path,
-      'url.scheme': 'http',
-      'network.protocol.version': '1.1',
-      'user_agent.original': 'autocannon',
-      'client.address': '127.0.0.1',
-      'server.port': 3000,
-      'http.route': path,
-      'http.response.status_code': 200,
-    }),
-    fakeSpan(traceId, hex(8), server, 'chat gpt-4o-mini', SpanKind.CLIENT, 'agent-server-genai', {
-      'gen_ai.operation.name': 'chat',
-      'gen_ai.system': 'openai',
-      'gen_ai.provider.name': 'openai',
-      'gen_ai.request.model': 'gpt-4o-mini',
-      'gen_ai.request.max_tokens': 16,
-      'agent_server.project.id': PROJECT,
-      'agent_server.virtual_key.id': '9a1c2b9e-2222-4a5b-9c8d-123456789abc',
-      'gen_ai.response.model': 'gpt-4o-mini',
-      'gen_ai.response.id': `chatcmpl-${hex(8)}`,
-      'gen_ai.usage.input_tokens': 12,
-      'gen_ai.usage.output_tokens': 16,
-      'gen_ai.response.finish_reasons': ['stop'],
-      'gen_ai.usage.cost_usd': 0.0000123,
-    }),
-  ];
-}
+  on conflict do nothing`;
 
 const spans = (n: number) =>
   Array.from({ length: Math.ceil(n / 2) }, requestSpans)
@@ -162,6 +100,11 @@ try {
   };
 
   if (NAME_INDEX) await one.raw('create index on spans (service_name, name, start_time)');
+  if (PRIMARY_KEY) {
+    await one.raw('drop index spans_trace_id_hash_index');
+    await one.raw('drop index spans_workflow_span_unique');
+    await one.raw('alter table spans add primary key (trace_id, span_id)');
+  }
   for (let done = 0; done < PREFILL; done += 10_000) await copy(spans(Math.min(10_000, PREFILL - done)));
   await one.raw('vacuum analyze spans');
 
@@ -180,7 +123,8 @@ try {
   const { count } = (await one('spans').count({ count: '*' }))[0] as { count: string };
   console.log(
     `bench/traces span store — ${BATCHES} batches of ${BATCH} spans each way after ${PREFILL} spans prefilled` +
-      `${NAME_INDEX ? ', with the (service_name, name, start_time) index' : ''} ` +
+      `${NAME_INDEX ? ', with the (service_name, name, start_time) index' : ''}` +
+      `${PRIMARY_KEY ? ', with the (trace_id, span_id) primary key instead of the hash index' : ''} ` +
       `(table now ${count} spans); Postgres backend CPU per span, node ${process.version}, ${new Date().toISOString()}`,
   );
   const perSpan = (k: string) => (used[k]!.reduce((a, x) => a + x, 0) * 1e6) / (BATCHES * BATCH);
