@@ -62,7 +62,7 @@ describe('span rows on the wire to Postgres', () => {
     await db.destroy();
   });
 
-  async function exportSpans(items: string[]): Promise<void> {
+  async function exportSpans(items: Buffer[]): Promise<void> {
     const result = await new Promise<{ code: number; error?: Error }>((resolve) =>
       new PostgresSpanExporter(db).export(items, resolve),
     );
@@ -80,14 +80,22 @@ describe('span rows on the wire to Postgres', () => {
       );
   }
 
-  it('stores the same row as the row form, timestamps to the microsecond; a repeated export is ignored', async () => {
-    const full = span();
-    const root = span({ parentSpanContext: undefined, status: { code: SpanStatusCode.UNSET }, events: [] });
+  it('stores the same row as the row form, timestamps to the microsecond; a workflow span exported again is ignored', async () => {
+    // Workflow spans are the ones that can arrive twice (a workflow task re-run
+    // after its worker died emits them again, with the same ids).
+    const workflow = { instrumentationScope: { name: '@temporalio/interceptor-workflow' } };
+    const full = span(workflow);
+    const root = span({
+      ...workflow,
+      parentSpanContext: undefined,
+      status: { code: SpanStatusCode.UNSET },
+      events: [],
+    });
     const items = [full, root].map(spanToCopyLine);
     // The second export finds both spans stored: the batch is written again, skipping them.
     for (let i = 0; i < 2; i++) await exportSpans(items);
     // A batch mixing a stored span with a new one stores the new one.
-    const fresh = span();
+    const fresh = span(workflow);
     await exportSpans([spanToCopyLine(full), spanToCopyLine(fresh)]);
     for (const s of [full, root, fresh]) {
       const expected = toSpanRow(s);
