@@ -58,6 +58,8 @@ const VARIANT_ENVS: Array<Record<string, string>> = process.env.BENCH_VARIANT_EN
       JSON.parse(process.env.BENCH_VARIANT_ENV) as Record<string, string> | Array<Record<string, string>>,
     ].flat()
   : [];
+/** `false`: no cells of unsampled requests to the traced processes (tracing off in the same process). */
+const SAME_PROCESS = process.env.BENCH_SAME_PROCESS !== 'false';
 /** `false`: no "limit & budget" cells (they take a quarter of the run; the soak still uses that key). */
 const LIMITED = process.env.BENCH_LIMITED !== 'false';
 const median = (xs: number[]) => pct(xs, 50);
@@ -453,6 +455,26 @@ try {
       model: 'bench/gpt-4o-mini',
     }),
   );
+  // Issue 8's "tracing on and off in the same process": each traced process
+  // also serves requests whose W3C traceparent says "not sampled", so its
+  // parent-based sampler records and exports nothing for them. Same process,
+  // same JIT, same heap: the process-to-process spread is out of the figure.
+  const unsampled = `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-00`;
+  const tracedTargets = [
+    1,
+    ...variants.map((_, k) => 4 + k).filter((k) => VARIANT_ENVS[k - 4]!.OTEL_SDK_DISABLED !== 'true'),
+  ];
+  /** Index of the traced target → index of its same-process unsampled twin. */
+  const twins = new Map<number, number>();
+  if (SAME_PROCESS)
+    for (const k of tracedTargets) {
+      twins.set(k, targets.length);
+      targets.push({
+        ...targets[k]!,
+        name: `${targets[k]!.name}, same process, unsampled`,
+        headers: { ...targets[k]!.headers, traceparent: unsampled },
+      });
+    }
   /** Measured in the rounds (the limited key's cells can be left out; its soak stays). */
   const measured = (i: number) => LIMITED || i !== 3;
 
@@ -535,8 +557,16 @@ try {
     reportTracingCost(stream ? 'stream' : 'json', conc[1]!, conc[2]!);
     // With more than one process on each side: process-to-process differences
     // (JIT, placement) are as large as the effect, so pool them and show A/A.
-    const off = (k: number) => VARIANT_ENVS[k - 4]!.OTEL_SDK_DISABLED === 'true';
-    const variantIdx = [...targets.keys()].filter((k) => k >= 4);
+    for (const [k, twin] of twins)
+      reportTracingCost(`${stream ? 'stream' : 'json'}, ${targets[twin]!.name}`, conc[k]!, conc[twin]!);
+    if (twins.size > 0)
+      reportPooled(
+        `${stream ? 'stream' : 'json'}, same process (sampled vs unsampled requests)`,
+        [...twins.keys()].map((k) => conc[k]!.rps),
+        [...twins.values()].map((k) => conc[k]!.rps),
+      );
+    const off = (k: number) => VARIANT_ENVS[k - 4]?.OTEL_SDK_DISABLED === 'true';
+    const variantIdx = [...targets.keys()].filter((k) => k >= 4 && k < 4 + variants.length);
     const tracedIdx = variantIdx.filter((k) => !off(k));
     const untracedIdx = variantIdx.filter(off);
     for (const k of tracedIdx)
