@@ -460,10 +460,9 @@ try {
   // parent-based sampler records and exports nothing for them. Same process,
   // same JIT, same heap: the process-to-process spread is out of the figure.
   const unsampled = `00-${randomBytes(16).toString('hex')}-${randomBytes(8).toString('hex')}-00`;
-  const tracedTargets = [
-    1,
-    ...variants.map((_, k) => 4 + k).filter((k) => VARIANT_ENVS[k - 4]!.OTEL_SDK_DISABLED !== 'true'),
-  ];
+  /** A variant process (target index ≥ 4) started with tracing off. */
+  const off = (k: number) => VARIANT_ENVS[k - 4]?.OTEL_SDK_DISABLED === 'true';
+  const tracedTargets = [1, ...variants.map((_, k) => 4 + k).filter((k) => !off(k))];
   /** Index of the traced target → index of its same-process unsampled twin. */
   const twins = new Map<number, number>();
   if (SAME_PROCESS)
@@ -565,7 +564,6 @@ try {
         [...twins.keys()].map((k) => conc[k]!.rps),
         [...twins.values()].map((k) => conc[k]!.rps),
       );
-    const off = (k: number) => VARIANT_ENVS[k - 4]?.OTEL_SDK_DISABLED === 'true';
     const variantIdx = [...targets.keys()].filter((k) => k >= 4 && k < 4 + variants.length);
     const tracedIdx = variantIdx.filter((k) => !off(k));
     const untracedIdx = variantIdx.filter(off);
