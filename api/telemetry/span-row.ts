@@ -161,8 +161,10 @@ export function copyText(s: string | null | undefined): string {
 }
 
 /**
- * JSON for a json/jsonb field. JSON.stringify escapes control characters, so
- * only its backslashes need COPY's escaping. jsonb refuses the escapes of NUL
+ * JSON for a json field. JSON.stringify escapes control characters, so only
+ * its backslashes need COPY's escaping. The columns are json (migration
+ * 20261123000110), which would take any escape, but reads cast them to jsonb
+ * (model statistics, and `down`), and jsonb refuses the escapes of NUL
  * and of lone surrogates, which are the only `\u` escapes JSON.stringify
  * writes besides other control characters: when one shows, the strings are
  * cleaned first.

@@ -10,7 +10,9 @@
  *
  * BENCH_WITH_NAME_INDEX=true measures with the index dropped by migration
  * 20261123000090 put back; BENCH_WITH_PRIMARY_KEY=true with the primary key
- * that migration 20261123000100 replaced by a hash index on trace_id. BENCH_PREFILL spans go in first (default 300,000: index inserts cost more in
+ * that migration 20261123000100 replaced by a hash index on trace_id;
+ * BENCH_WITH_JSONB=true with attributes and events as jsonb, the type
+ * migration 20261123000110 replaced by json. BENCH_PREFILL spans go in first (default 300,000: index inserts cost more in
  * a table that no longer fits in a few pages); BENCH_BATCHES batches of
  * BENCH_BATCH spans each (default 100 × 512: the exporter's default batch).
  */
@@ -30,6 +32,8 @@ const BATCH = Number(process.env.BENCH_BATCH ?? 512);
 const NAME_INDEX = process.env.BENCH_WITH_NAME_INDEX === 'true';
 /** `true`: the (trace_id, span_id) primary key that migration 20261123000100 replaced with a hash index. */
 const PRIMARY_KEY = process.env.BENCH_WITH_PRIMARY_KEY === 'true';
+/** `true`: attributes and events as jsonb, as before migration 20261123000110. */
+const JSONB = process.env.BENCH_WITH_JSONB === 'true';
 
 /** The statement the exporter used before COPY: the baseline. */
 const JSON_INSERT = `
@@ -105,6 +109,11 @@ try {
     await one.raw('drop index spans_workflow_span_unique');
     await one.raw('alter table spans add primary key (trace_id, span_id)');
   }
+  if (JSONB)
+    await one.raw(`alter table spans
+      alter column attributes drop default, alter column attributes type jsonb using attributes::jsonb,
+      alter column attributes set default '{}', alter column events drop default,
+      alter column events type jsonb using events::jsonb, alter column events set default '[]'`);
   for (let done = 0; done < PREFILL; done += 10_000) await copy(spans(Math.min(10_000, PREFILL - done)));
   await one.raw('vacuum analyze spans');
 
@@ -124,7 +133,8 @@ try {
   console.log(
     `bench/traces span store — ${BATCHES} batches of ${BATCH} spans each way after ${PREFILL} spans prefilled` +
       `${NAME_INDEX ? ', with the (service_name, name, start_time) index' : ''}` +
-      `${PRIMARY_KEY ? ', with the (trace_id, span_id) primary key instead of the hash index' : ''} ` +
+      `${PRIMARY_KEY ? ', with the (trace_id, span_id) primary key instead of the hash index' : ''}` +
+      `${JSONB ? ', with attributes and events as jsonb' : ''} ` +
       `(table now ${count} spans); Postgres backend CPU per span, node ${process.version}, ${new Date().toISOString()}`,
   );
   const perSpan = (k: string) => (used[k]!.reduce((a, x) => a + x, 0) * 1e6) / (BATCHES * BATCH);
