@@ -16,8 +16,10 @@ const span = (sampled = true) =>
 /** An exporter that holds every batch until released: a database that stopped answering. */
 class StuckExporter implements SpanExporter {
   readonly pending: Array<() => void> = [];
+  readonly batchSizes: number[] = [];
   exported = 0;
   export(spans: ReadableSpan[], cb: (r: ExportResult) => void): void {
+    this.batchSizes.push(spans.length);
     this.pending.push(() => {
       this.exported += spans.length;
       cb({ code: ExportResultCode.SUCCESS });
@@ -72,5 +74,48 @@ describe('bounded batch processor', () => {
     silent.onEnd(span());
     await silent.forceFlush();
     expect(silent.stats()).toMatchObject({ exported: 0, failed: 1 });
+  });
+
+  it('sends full batches back to back and keeps a partial one for the timer or a flush', async () => {
+    const exporter = new StuckExporter();
+    const p = new BoundedBatchProcessor('b', exporter, {
+      ...options,
+      maxQueueSize: 100,
+      maxExportBatchSize: 4,
+    });
+    const settle = () => new Promise((r) => setImmediate(r));
+    for (let i = 0; i < 4; i++) p.onEnd(span());
+    // A full batch goes at once; five more arrive while it is in flight.
+    expect(exporter.batchSizes).toEqual([4]);
+    for (let i = 0; i < 5; i++) p.onEnd(span());
+    exporter.release();
+    await settle();
+    // The next full batch follows; the one span left does not go alone.
+    expect(exporter.batchSizes).toEqual([4, 4]);
+    exporter.release();
+    await settle();
+    expect(exporter.batchSizes).toEqual([4, 4]);
+    expect(p.stats()).toEqual({ queued: 1, exported: 8, dropped: 0, failed: 0 });
+    const flushed = p.forceFlush();
+    await settle();
+    exporter.release();
+    await flushed;
+    expect(exporter.batchSizes).toEqual([4, 4, 1]);
+    expect(p.stats()).toEqual({ queued: 0, exported: 9, dropped: 0, failed: 0 });
+  });
+
+  it('sends a partial batch when the schedule delay has passed', async () => {
+    const exporter = new StuckExporter();
+    const p = new BoundedBatchProcessor('t', exporter, {
+      ...options,
+      maxExportBatchSize: 4,
+      scheduleDelayMs: 20,
+    });
+    p.onEnd(span());
+    p.onEnd(span());
+    expect(exporter.batchSizes).toEqual([]);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(exporter.batchSizes).toEqual([2]);
+    exporter.release();
   });
 });
