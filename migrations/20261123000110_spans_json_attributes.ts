@@ -19,24 +19,18 @@ import type { Knex } from 'knex';
  * writer already cleans what jsonb would refuse (NUL, lone surrogates), so
  * `down` casts every row back.
  */
+/** Both columns to `type`, their defaults dropped around the change (a default is not cast). */
+function retype(knex: Knex, type: 'json' | 'jsonb'): Knex.Raw {
+  const column = (name: string, empty: string) =>
+    `alter column ${name} drop default, alter column ${name} type ${type} using ${name}::${type},
+     alter column ${name} set default '${empty}'`;
+  return knex.raw(`alter table spans ${column('attributes', '{}')}, ${column('events', '[]')}`);
+}
+
 export async function up(knex: Knex): Promise<void> {
-  await knex.raw(`
-    alter table spans
-      alter column attributes drop default,
-      alter column attributes type json using attributes::json,
-      alter column attributes set default '{}',
-      alter column events drop default,
-      alter column events type json using events::json,
-      alter column events set default '[]'`);
+  await retype(knex, 'json');
 }
 
 export async function down(knex: Knex): Promise<void> {
-  await knex.raw(`
-    alter table spans
-      alter column attributes drop default,
-      alter column attributes type jsonb using attributes::jsonb,
-      alter column attributes set default '{}',
-      alter column events drop default,
-      alter column events type jsonb using events::jsonb,
-      alter column events set default '[]'`);
+  await retype(knex, 'jsonb');
 }
