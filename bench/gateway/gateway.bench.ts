@@ -513,7 +513,15 @@ try {
       }
       // Every other round in reverse: a cell can slow the next one (the traced
       // process's span export and Postgres's work on it outlast its cell).
-      const order = [...targets.entries()].filter(([i]) => measured(i));
+      // A twin (same process, unsampled) runs right beside its traced cell,
+      // before it in every other round (ABBA): the pair sees the same machine.
+      const twinOf = new Set(twins.values());
+      const order = [...targets.entries()]
+        .filter(([i]) => measured(i) && !twinOf.has(i))
+        .flatMap(([i, t]) => {
+          const twin = twins.get(i);
+          return twin === undefined ? [[i, t] as const] : [[i, t] as const, [twin, targets[twin]!] as const];
+        });
       if (round % 2 === 1) order.reverse();
       for (const [i, t] of order) {
         await sleep(PAUSE_MS);
