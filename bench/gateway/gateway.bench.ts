@@ -133,13 +133,22 @@ function mainThreadCpuSeconds(pid: number): number {
   }
 }
 
-/** CPU seconds of every PostgreSQL process: the span and usage inserts cost the database too. */
+/**
+ * CPU seconds of every PostgreSQL process: the span and usage inserts cost the
+ * database too. A backend that exits during a cell (a pool's idle connection
+ * closed) would take its CPU out of the sum, even making it negative, so the
+ * CPU of exited children, which the postmaster collects (cutime + cstime), is
+ * counted as well.
+ */
 function postgresCpuSeconds(): number {
   let total = 0;
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') total += cpuSeconds(Number(pid));
+      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'postgres') continue;
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      total += (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100;
     } catch {
       // gone
     }
