@@ -66,6 +66,14 @@ function statusCode(err: unknown): number | undefined {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Adds what a round saw, counting repeats of the last entry ("…, ×3") instead of listing them. */
+function note(seen: string[], what: string): void {
+  const last = seen.at(-1);
+  const m = last && /^(.*?)(?: ×(\d+))?$/.exec(last);
+  if (m && m[1] === what) seen[seen.length - 1] = `${what} ×${Number(m[2] ?? 1) + 1}`;
+  else seen.push(what);
+}
+
 /** Docker's log stream without a TTY is multiplexed: 8-byte frame headers before each chunk. */
 function demuxLogs(buf: Buffer): string {
   const out: Buffer[] = [];
@@ -137,6 +145,10 @@ export class DockerSandboxManager extends BaseSandboxManager {
     token: string,
   ): Promise<SandboxHandle> {
     let triedPool = !this.pool.fits(spec);
+    // What each round found, for the error when no round settles it.
+    const seen: string[] = [];
+    const deadline = Date.now() + this.config.readyTimeoutMs;
+    let reservedWaits = 0;
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const info = await this.inspect(name);
       if (!info && !triedPool) {
@@ -144,14 +156,28 @@ export class DockerSandboxManager extends BaseSandboxManager {
         triedPool = true;
         const claimed = await this.pool.claim(session, name, token);
         if (claimed) return claimed;
+        note(seen, 'absent, no pool sandbox taken');
         continue;
       }
       if (!info) {
         const created = await this.createContainer(session, spec, name, token, round);
-        if (!created) continue; // another process won the name: adopt its container next round
+        if (!created) {
+          // Another process won the name: adopt its container next round. Docker
+          // reserves the name before the container exists, so for as long as that
+          // create takes (tens of ms idle, seconds on a loaded engine) the name
+          // answers 404 to inspect and 409 to create. Wait for it rather than
+          // spinning through the rounds; such waits count only past the deadline.
+          note(seen, 'absent, name reserved by a create in progress');
+          if (Date.now() < deadline) {
+            round--;
+            await sleep(Math.min(500, 10 * 2 ** reservedWaits++) * (0.5 + Math.random()));
+          }
+          continue;
+        }
         try {
           const handle = await this.startAndWait(created, name, token, true);
           if (handle) return handle;
+          note(seen, 'created, gone before ready');
         } catch (err) {
           // Host networking: another process may have bound our port first; next round picks another.
           if (!(this.mode === 'host' && err instanceof SandboxStartError)) throw err;
@@ -160,10 +186,15 @@ export class DockerSandboxManager extends BaseSandboxManager {
             'sandbox daemon failed to start on host network; retrying on another port',
           );
           await this.removeContainer(created);
+          note(seen, 'created, daemon failed to start on host network');
         }
         continue;
       }
       const state = info.State;
+      note(
+        seen,
+        `${info.Id.slice(0, 12)} ${state.Status}${state.Running ? '' : ` (exit ${state.ExitCode})`}`,
+      );
       if (spec.skillsDir && !info.Mounts?.some((m) => m.Destination === SKILLS_TARGET)) {
         // Started before the agent had skills (or from the pool): a mount cannot be added to a
         // container, so replace it; the workspace volume stays.
@@ -197,7 +228,7 @@ export class DockerSandboxManager extends BaseSandboxManager {
       await this.removeContainer(info.Id);
     }
     throw new SandboxStartError(
-      `sandbox ${name} could not be settled after ${MAX_ROUNDS} attempts (containers keep stopping?)`,
+      `sandbox ${name} could not be settled after ${MAX_ROUNDS} attempts; seen: ${seen.join('; ')}`,
     );
   }
 

@@ -12,7 +12,10 @@ import type { SandboxSession } from '../../../activities/sandbox/sandbox-manager
 const [sessionJson, startAt, calls, labelsJson] = process.argv.slice(2);
 const session = JSON.parse(sessionJson ?? '{}') as SandboxSession;
 const config = loadSandboxConfig(process.env);
-const logger = { info() {}, warn() {}, error() {} } as never;
+// Warnings and errors to stderr: a failed run's error then shows what the managers did.
+const say = (level: string) => (obj: unknown, msg?: string) =>
+  process.stderr.write(`${level} ${msg ?? ''} ${JSON.stringify(obj)}\n`);
+const logger = { info: say('info'), warn: say('warn'), error: say('error') } as never;
 // Each call gets its own manager so the in-process de-duplication cannot hide a race.
 const managers = Array.from(
   { length: Number(calls) },
