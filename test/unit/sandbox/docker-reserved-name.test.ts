@@ -1,9 +1,10 @@
 /**
  * While another process's `docker create` of a sandbox is in progress, Docker
  * has reserved the name but the container does not exist yet: inspect says
- * 404 and create says 409 (seen on a real engine: tens of ms idle, seconds
- * when the engine is loaded, which made the ten-racer test in
- * test/integration/sandbox/docker-pool.test.ts fail in CI). ensure must wait
+ * 404 and create says 409 (seen on a real engine: 35 ms when idle; on a
+ * loaded engine long enough for the ten-racer test in
+ * test/integration/sandbox/docker-pool.test.ts to use up its eight rounds in
+ * a CI run). ensure must wait
  * for that container instead of spending its rounds in a tight loop. The
  * engine here is a stand-in answering as Docker does in that window; the
  * daemon is a real HTTP server on the Unix socket the manager polls.
