@@ -107,31 +107,30 @@ async function sequential(t: Target, stream: boolean): Promise<{ p50: number; p9
   return { p50: pct(times, 50), p99: pct(times, 99) };
 }
 
-/** CPU seconds used so far by a process (utime + stime from /proc). */
-function cpuSeconds(pid: number): number {
+/**
+ * CPU seconds from a /proc stat file: utime + stime, plus cutime + cstime (the
+ * children it has waited for) when `withChildren`; 0 when the process is gone.
+ */
+function statCpuSeconds(file: string, withChildren = false): number {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // clock ticks (USER_HZ = 100)
+    const stat = readFileSync(file, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const own = Number(f[11]) + Number(f[12]);
+    return (withChildren ? own + Number(f[13]) + Number(f[14]) : own) / 100; // clock ticks (USER_HZ = 100)
   } catch {
     return 0; // the process ended meanwhile
   }
 }
+
+/** CPU seconds used so far by a process. */
+const cpuSeconds = (pid: number) => statCpuSeconds(`/proc/${pid}/stat`);
 
 /**
  * CPU seconds of a process's main thread: a Node server's JavaScript runs
  * there, so with its core busy that thread, not the whole process (whose GC
  * helper threads run on the other core), bounds the throughput.
  */
-function mainThreadCpuSeconds(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/task/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
+const mainThreadCpuSeconds = (pid: number) => statCpuSeconds(`/proc/${pid}/task/${pid}/stat`);
 
 /**
  * CPU seconds of every PostgreSQL process: the span and usage inserts cost the
@@ -146,9 +145,7 @@ function postgresCpuSeconds(): number {
     if (!/^\d+$/.test(pid)) continue;
     try {
       if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'postgres') continue;
-      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      total += (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100;
+      total += statCpuSeconds(`/proc/${pid}/stat`, true);
     } catch {
       // gone
     }
