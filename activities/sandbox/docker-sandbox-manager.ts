@@ -66,13 +66,16 @@ function statusCode(err: unknown): number | undefined {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Adds what a round saw, counting repeats of the last entry ("…, ×3") instead of listing them. */
-function note(seen: string[], what: string): void {
+/** Adds what a round saw, counting repeats of the last entry instead of listing them. */
+function note(seen: Array<{ what: string; times: number }>, what: string): void {
   const last = seen.at(-1);
-  const m = last && /^(.*?)(?: ×(\d+))?$/.exec(last);
-  if (m && m[1] === what) seen[seen.length - 1] = `${what} ×${Number(m[2] ?? 1) + 1}`;
-  else seen.push(what);
+  if (last?.what === what) last.times++;
+  else seen.push({ what, times: 1 });
 }
+
+/** "a; b ×3; c" */
+const describeSeen = (seen: Array<{ what: string; times: number }>) =>
+  seen.map((s) => (s.times > 1 ? `${s.what} ×${s.times}` : s.what)).join('; ');
 
 /** Docker's log stream without a TTY is multiplexed: 8-byte frame headers before each chunk. */
 function demuxLogs(buf: Buffer): string {
@@ -146,7 +149,7 @@ export class DockerSandboxManager extends BaseSandboxManager {
   ): Promise<SandboxHandle> {
     let triedPool = !this.pool.fits(spec);
     // What each round found, for the error when no round settles it.
-    const seen: string[] = [];
+    const seen: Array<{ what: string; times: number }> = [];
     const deadline = Date.now() + this.config.readyTimeoutMs;
     let reservedWaits = 0;
     for (let round = 0; round < MAX_ROUNDS; round++) {
@@ -229,7 +232,7 @@ export class DockerSandboxManager extends BaseSandboxManager {
       await this.removeContainer(info.Id);
     }
     throw new SandboxStartError(
-      `sandbox ${name} could not be settled after ${MAX_ROUNDS} attempts; seen: ${seen.join('; ')}`,
+      `sandbox ${name} could not be settled after ${MAX_ROUNDS} attempts; seen: ${describeSeen(seen)}`,
     );
   }
 
