@@ -7,11 +7,12 @@
  * GET by id for requests whose traceparent says "not sampled" (tracing off in
  * the same process), and a second API started with OTEL_SDK_DISABLED=true
  * answers it in the same rounds; the report gives both costs, as the median
- * of per-round ratios.
+ * over ABBA blocks of two rounds (bench/lib/abba.ts) and of per-round ratios.
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
+import { blockRatios } from '../lib/abba.js';
 import { scratchDatabase, spawnServer } from '../lib/scratch.js';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
@@ -189,10 +190,13 @@ try {
       const off = pick(offTarget);
       const offRounds = perRound(offTarget);
       const ratios = perRound('GET /agents/{id}').map((x, r) => x / offRounds[r]!);
+      const blocks = blockRatios(ratios);
+      const cost = (ratio: number) => `${(100 * (1 - ratio)).toFixed(1)}%`;
       console.log(
         `tracing cost, GET /agents/{id}, ${connections} client(s), ${what}: ` +
-          `${(100 * (1 - median(ratios))).toFixed(1)}% of throughput (median of per-round ratios ` +
-          `${ratios.map((x) => x.toFixed(2)).join(' ')}; target <= 10%); ` +
+          `${blocks.length ? cost(median(blocks)) : 'n/a'} of throughput (median over ABBA blocks ` +
+          `${blocks.map((x) => x.toFixed(2)).join(' ')}; target <= 10%); median of per-round ratios ${cost(median(ratios))} ` +
+          `(${ratios.map((x) => x.toFixed(2)).join(' ')}); ` +
           `api CPU ${on.cpuUs!.toFixed(0)} vs ${off.cpuUs!.toFixed(0)} µs/request (+${(100 * (on.cpuUs! / off.cpuUs! - 1)).toFixed(1)}%)`,
       );
     }

@@ -26,6 +26,7 @@ import path from 'node:path';
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
+import { blockRatios } from '../lib/abba.js';
 import { ROOT, scratchDatabase, spawnServer, type Child } from '../lib/scratch.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -222,12 +223,13 @@ function reportTracingCost(mode: string, traced: Cells, untraced: Cells): void {
   const ratios = traced.rps.map((x, r) => x / untraced.rps[r]!);
   const half = Math.floor(ratios.length / 2);
   const late = ratios.slice(half);
-  const pctCost = (ratio: number) => `${(100 * (1 - ratio)).toFixed(1)}%`;
+  const blocks = blockRatios(ratios);
   const cpuRatio = median(untraced.totalUs) / median(traced.totalUs);
   const lateCpu = median(untraced.totalUs.slice(half)) / median(traced.totalUs.slice(half));
   console.log(
     `${mode}: tracing's cost (issue 8 target ≤ 10%):\n` +
-      `  throughput, ratio of medians ${pctCost(median(traced.rps) / median(untraced.rps))}; ` +
+      `  throughput, median over ABBA blocks ${blocks.length ? pctCost(median(blocks)) : 'n/a'} ` +
+      `(blocks ${blocks.map((x) => x.toFixed(2)).join(' ')}); ratio of medians ${pctCost(median(traced.rps) / median(untraced.rps))}; ` +
       `median of per-round ratios ${pctCost(median(ratios))} (rounds ${ratios.map((x) => x.toFixed(2)).join(' ')}); ` +
       `second half of the rounds ${pctCost(median(late))}\n` +
       `  all CPU per request traced/untraced ${Math.round(median(traced.totalUs))}/${Math.round(median(untraced.totalUs))} µs: ` +
@@ -240,6 +242,7 @@ function reportTracingCost(mode: string, traced: Cells, untraced: Cells): void {
 }
 
 const geomean = (xs: number[]) => Math.exp(xs.reduce((a, x) => a + Math.log(x), 0) / xs.length);
+const pctCost = (ratio: number) => `${(100 * (1 - ratio)).toFixed(1)}%`;
 
 /**
  * Tracing's cost over several traced and untraced processes: per round, the
@@ -251,12 +254,14 @@ function reportPooled(mode: string, traced: number[][], untraced: number[][]): v
   const rounds = traced[0]!.length;
   const at = (cells: number[][], r: number) => geomean(cells.map((c) => c[r]!));
   const ratios = Array.from({ length: rounds }, (_, r) => at(traced, r) / at(untraced, r));
+  const blocks = blockRatios(ratios);
   const aa = (cells: number[][]) =>
-    cells.length < 2 ? 'n/a' : median(cells[0]!.map((x, r) => x / cells[1]![r]!)).toFixed(3);
+    cells.length < 2 ? 'n/a' : median(blockRatios(cells[0]!.map((x, r) => x / cells[1]![r]!))).toFixed(3);
   console.log(
     `${mode}, pooled over ${traced.length} traced and ${untraced.length} untraced processes: ` +
-      `tracing costs ${(100 * (1 - median(ratios))).toFixed(1)}% (median of per-round ratios; ` +
-      `rounds ${ratios.map((x) => x.toFixed(2)).join(' ')}); A/A median ratios: traced ${aa(traced)}, untraced ${aa(untraced)}`,
+      `tracing costs ${blocks.length ? pctCost(median(blocks)) : 'n/a'} (median over ABBA blocks of two rounds; ` +
+      `blocks ${blocks.map((x) => x.toFixed(2)).join(' ')}); median of per-round ratios ${pctCost(median(ratios))} ` +
+      `(rounds ${ratios.map((x) => x.toFixed(2)).join(' ')}); A/A median ratios over blocks: traced ${aa(traced)}, untraced ${aa(untraced)}`,
   );
 }
 
