@@ -22,6 +22,13 @@ describe('OTEL_SDK_DISABLED=true', () => {
     expect(currentTelemetry()).toBeUndefined();
     const fresh = await api.request('GET', `/api/agent-server/projects/${randomUUID()}`);
     expect(fresh.headers.get('x-trace-id')).toMatch(/^[0-9a-f]{32}$/);
+    // A fresh id per request, never the same one twice.
+    const more = await Promise.all(
+      Array.from({ length: 20 }, () => api.request('GET', '/api/agent-server/health')),
+    );
+    const ids = new Set([fresh, ...more].map((r) => r.headers.get('x-trace-id')));
+    expect(ids.size).toBe(21);
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{32}$/);
     const traceId = randomBytes(16).toString('hex');
     const continued = await api.request('GET', '/api/agent-server/health', undefined, {
       traceparent: `00-${traceId}-${randomBytes(8).toString('hex')}-01`,
