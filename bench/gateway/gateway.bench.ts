@@ -255,8 +255,10 @@ function reportPooled(mode: string, traced: number[][], untraced: number[][]): v
   const at = (cells: number[][], r: number) => geomean(cells.map((c) => c[r]!));
   const ratios = Array.from({ length: rounds }, (_, r) => at(traced, r) / at(untraced, r));
   const blocks = blockRatios(ratios);
-  const aa = (cells: number[][]) =>
-    cells.length < 2 ? 'n/a' : median(blockRatios(cells[0]!.map((x, r) => x / cells[1]![r]!))).toFixed(3);
+  const aa = (cells: number[][]) => {
+    const aaBlocks = cells.length < 2 ? [] : blockRatios(cells[0]!.map((x, r) => x / cells[1]![r]!));
+    return aaBlocks.length ? median(aaBlocks).toFixed(3) : 'n/a';
+  };
   console.log(
     `${mode}, pooled over ${traced.length} traced and ${untraced.length} untraced processes: ` +
       `tracing costs ${blocks.length ? pctCost(median(blocks)) : 'n/a'} (median over ABBA blocks of two rounds; ` +
