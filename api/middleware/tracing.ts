@@ -56,7 +56,7 @@ export function tracing(telemetry: Telemetry | undefined) {
       const incoming = trace.getSpanContext(parent)?.traceId;
       // A random id in the W3C form (a v4 UUID without its dashes: 122 random bits). randomUUID
       // draws on Node's cached entropy; randomBytes(16) asked OpenSSL on every request, 6.6 µs
-      // against 0.7 µs here, ~5% of the main thread of an untraced GET /agents/{id}.
+      // against 0.7 µs here (8% of an untraced GET /agents/{id}'s main thread in a V8 profile).
       ctx.set('X-Trace-Id', incoming ?? randomUUID().replaceAll('-', ''));
       await next();
       return;
