@@ -54,6 +54,10 @@ export interface Config {
     /** OTEL_EXPORTER_OTLP_ENDPOINT: base URL of an OTLP/HTTP collector; spans also go there when set. */
     otlpEndpoint: string | undefined;
     recordContent: boolean;
+    /** OTEL_TRACES_SAMPLER: the standard sampler names; default parentbased_always_on (every trace). */
+    sampler: TracesSampler;
+    /** OTEL_TRACES_SAMPLER_ARG: the ratio of the traceidratio samplers, 0 to 1. */
+    samplerRatio: number;
     retentionDays: number;
     pruneIntervalMs: number;
     maxQueueSize: number;
@@ -62,6 +66,17 @@ export interface Config {
     exportTimeoutMs: number;
   };
 }
+
+/** The values of OTEL_TRACES_SAMPLER this server implements (the OpenTelemetry SDK environment names). */
+export const TRACES_SAMPLERS = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+] as const;
+export type TracesSampler = (typeof TRACES_SAMPLERS)[number];
 
 /** Thrown when an environment variable is missing or invalid; its message is one printable line. */
 export class ConfigError extends Error {
@@ -120,6 +135,12 @@ const schema = Joi.object({
   OTEL_SERVICE_NAME: Joi.string().min(1).max(200),
   OTEL_EXPORTER_OTLP_ENDPOINT: Joi.string().uri({ scheme: ['http', 'https'] }),
   OTEL_RECORD_CONTENT: Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off').default(false),
+  // Unlike the SDK's own fallback (warn, then sample everything), an unknown sampler stops start-up:
+  // a typo must not silently change what is stored.
+  OTEL_TRACES_SAMPLER: Joi.string()
+    .valid(...TRACES_SAMPLERS)
+    .default('parentbased_always_on'),
+  OTEL_TRACES_SAMPLER_ARG: Joi.number().min(0).max(1).default(1),
   TRACE_RETENTION_DAYS: Joi.number().min(0.001).max(3650).default(7),
   TRACE_PRUNE_INTERVAL_MS: Joi.number().integer().min(1_000).max(86_400_000).default(3_600_000),
   // The OpenTelemetry batch processor variables, under their standard names (values in ms).
@@ -196,6 +217,8 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
       serviceName: v.OTEL_SERVICE_NAME as string | undefined,
       otlpEndpoint: v.OTEL_EXPORTER_OTLP_ENDPOINT as string | undefined,
       recordContent: v.OTEL_RECORD_CONTENT as boolean,
+      sampler: v.OTEL_TRACES_SAMPLER as TracesSampler,
+      samplerRatio: v.OTEL_TRACES_SAMPLER_ARG as number,
       retentionDays: v.TRACE_RETENTION_DAYS as number,
       pruneIntervalMs: v.TRACE_PRUNE_INTERVAL_MS as number,
       maxQueueSize: v.OTEL_BSP_MAX_QUEUE_SIZE as number,

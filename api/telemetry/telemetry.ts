@@ -14,6 +14,7 @@ import type { Logger } from '../logger.js';
 import { BoundedBatchProcessor, type BatchStats } from './batch-processor.js';
 import { PostgresSpanExporter, pruneSpans } from './postgres-exporter.js';
 import { RoleRoutingTracerProvider } from './role-router.js';
+import { buildSampler } from './sampler.js';
 import { spanToCopyLine, type AnyReadableSpan } from './span-row.js';
 
 export type Role = 'api' | 'worker';
@@ -25,6 +26,8 @@ export const DEFAULT_SERVICE_NAMES: Record<Role, string> = {
 
 export interface TelemetryStats {
   enabled: true;
+  /** OTEL_TRACES_SAMPLER (and its ratio, for the ratio samplers). */
+  sampler: string;
   /** Spans refused by a full queue, over all exporters, since start. */
   dropped_spans: number;
   exporters: Record<string, BatchStats>;
@@ -122,7 +125,13 @@ export class Telemetry {
   stats(): TelemetryStats {
     const exporters = Object.fromEntries(this.processors.map((p) => [p.name, p.stats()]));
     const dropped = Object.values(exporters).reduce((n, s) => n + s.dropped, 0);
-    return { enabled: true, dropped_spans: dropped, exporters };
+    const { sampler, samplerRatio } = this.config.otel;
+    return {
+      enabled: true,
+      sampler: sampler.endsWith('traceidratio') ? `${sampler} ${samplerRatio}` : sampler,
+      dropped_spans: dropped,
+      exporters,
+    };
   }
 
   /** Exports what is queued; gives up after `timeoutMs` so a dead database cannot hold a shutdown. */
@@ -160,6 +169,8 @@ export class Telemetry {
     const resource = resourceFromAttributes({ 'service.name': this.serviceName(role) });
     const provider = new TracerProvider({
       resource,
+      // One sampler per role, both from the same settings.
+      sampler: buildSampler(this.config.otel.sampler, this.config.otel.samplerRatio),
       spanProcessors: [this.spanProcessor],
       // Prompts can be long; a span row stays bounded.
       spanLimits: { attributeValueLengthLimit: 16_384, attributeCountLimit: 128, eventCountLimit: 128 },

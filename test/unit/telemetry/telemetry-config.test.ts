@@ -8,6 +8,8 @@ describe('tracing configuration', () => {
       serviceName: undefined,
       otlpEndpoint: undefined,
       recordContent: false,
+      sampler: 'parentbased_always_on',
+      samplerRatio: 1,
       retentionDays: 7,
       pruneIntervalMs: 3_600_000,
       maxQueueSize: 2048,
@@ -26,12 +28,16 @@ describe('tracing configuration', () => {
       TRACE_RETENTION_DAYS: '30',
       OTEL_BSP_MAX_QUEUE_SIZE: '10',
       OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '50',
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0.25',
     }).otel;
     expect(otel).toMatchObject({
       disabled: true,
       serviceName: 'edge-api',
       otlpEndpoint: 'http://127.0.0.1:4318',
       recordContent: true,
+      sampler: 'parentbased_traceidratio',
+      samplerRatio: 0.25,
       retentionDays: 30,
       maxQueueSize: 10,
       maxExportBatchSize: 10,
@@ -44,6 +50,11 @@ describe('tracing configuration', () => {
       ['TRACE_RETENTION_DAYS', '-1'],
       ['OTEL_BSP_MAX_QUEUE_SIZE', '0'],
       ['OTEL_RECORD_CONTENT', 'perhaps'],
+      ['OTEL_TRACES_SAMPLER', 'jaeger_remote'],
+      ['OTEL_TRACES_SAMPLER', 'ALWAYS_ON'],
+      ['OTEL_TRACES_SAMPLER_ARG', '1.5'],
+      ['OTEL_TRACES_SAMPLER_ARG', '-0.1'],
+      ['OTEL_TRACES_SAMPLER_ARG', 'half'],
     ] as const) {
       expect(() => loadConfig({ [key]: value }), key).toThrow(ConfigError);
       expect(() => loadConfig({ [key]: value })).toThrow(key);

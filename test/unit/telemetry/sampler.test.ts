@@ -1,0 +1,58 @@
+import { context, ROOT_CONTEXT, SpanKind, trace, TraceFlags } from '@opentelemetry/api';
+import { SamplingDecision } from '@opentelemetry/sdk-trace';
+import { describe, expect, it } from 'vitest';
+import { TRACES_SAMPLERS } from '../../../api/config.js';
+import { buildSampler } from '../../../api/telemetry/sampler.js';
+
+// TraceIdRatioBased XORs the id's four 32-bit words and keeps the trace when the result is below ratio × 2³².
+const LOW = '0000000000000000000000000000000a'; // 0x0000000a: kept at any ratio above 0
+const HIGH = 'fffffffe000000000000000000000001'; // 0xffffffff: kept only at ratio 1
+
+function parent(sampled: boolean) {
+  return trace.setSpanContext(ROOT_CONTEXT, {
+    traceId: HIGH,
+    spanId: '00f067aa0ba902b7',
+    traceFlags: sampled ? TraceFlags.SAMPLED : TraceFlags.NONE,
+    isRemote: true,
+  });
+}
+
+function decide(name: (typeof TRACES_SAMPLERS)[number], ratio: number, traceId: string, ctx = ROOT_CONTEXT) {
+  const d = buildSampler(name, ratio).shouldSample(ctx, traceId, 'GET /x', SpanKind.SERVER, {}, []).decision;
+  return d === SamplingDecision.RECORD_AND_SAMPLED;
+}
+
+describe('OTEL_TRACES_SAMPLER', () => {
+  it('builds every standard sampler, deciding root spans as the specification says', () => {
+    const table: Array<[(typeof TRACES_SAMPLERS)[number], number, string, boolean]> = [
+      ['always_on', 1, HIGH, true],
+      ['always_off', 1, LOW, false],
+      ['traceidratio', 0.5, LOW, true],
+      ['traceidratio', 0.5, HIGH, false],
+      ['traceidratio', 0, LOW, false],
+      ['traceidratio', 1, HIGH, true],
+      ['parentbased_always_on', 1, HIGH, true],
+      ['parentbased_always_off', 1, LOW, false],
+      ['parentbased_traceidratio', 0.5, LOW, true],
+      ['parentbased_traceidratio', 0.5, HIGH, false],
+    ];
+    for (const [name, ratio, id, kept] of table)
+      expect(decide(name, ratio, id), `${name} ${ratio} ${id}`).toBe(kept);
+    // Every accepted name is covered above.
+    expect(new Set(table.map(([n]) => n))).toEqual(new Set(TRACES_SAMPLERS));
+  });
+
+  it('parent-based samplers follow an incoming sampled flag; the others decide by themselves', () => {
+    for (const name of [
+      'parentbased_always_on',
+      'parentbased_always_off',
+      'parentbased_traceidratio',
+    ] as const) {
+      expect(decide(name, 0, HIGH, parent(true)), name).toBe(true);
+      expect(decide(name, 1, HIGH, parent(false)), name).toBe(false);
+    }
+    expect(decide('traceidratio', 0.5, HIGH, parent(true))).toBe(false);
+    expect(decide('always_on', 1, HIGH, parent(false))).toBe(true);
+    expect(context.active()).toBe(ROOT_CONTEXT);
+  });
+});
