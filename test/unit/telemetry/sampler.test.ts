@@ -1,7 +1,7 @@
-import { context, ROOT_CONTEXT, SpanKind, trace, TraceFlags } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, trace, TraceFlags } from '@opentelemetry/api';
 import { SamplingDecision } from '@opentelemetry/sdk-trace';
 import { describe, expect, it } from 'vitest';
-import { TRACES_SAMPLERS } from '../../../api/config.js';
+import { TRACES_SAMPLERS, type TracesSampler } from '../../../api/config.js';
 import { buildSampler } from '../../../api/telemetry/sampler.js';
 
 // TraceIdRatioBased XORs the id's four 32-bit words and keeps the trace when the result is below ratio × 2³².
@@ -17,14 +17,14 @@ function parent(sampled: boolean) {
   });
 }
 
-function decide(name: (typeof TRACES_SAMPLERS)[number], ratio: number, traceId: string, ctx = ROOT_CONTEXT) {
+function decide(name: TracesSampler, ratio: number, traceId: string, ctx = ROOT_CONTEXT) {
   const d = buildSampler(name, ratio).shouldSample(ctx, traceId, 'GET /x', SpanKind.SERVER, {}, []).decision;
   return d === SamplingDecision.RECORD_AND_SAMPLED;
 }
 
 describe('OTEL_TRACES_SAMPLER', () => {
   it('builds every standard sampler, deciding root spans as the specification says', () => {
-    const table: Array<[(typeof TRACES_SAMPLERS)[number], number, string, boolean]> = [
+    const table: Array<[TracesSampler, number, string, boolean]> = [
       ['always_on', 1, HIGH, true],
       ['always_off', 1, LOW, false],
       ['traceidratio', 0.5, LOW, true],
@@ -53,6 +53,5 @@ describe('OTEL_TRACES_SAMPLER', () => {
     }
     expect(decide('traceidratio', 0.5, HIGH, parent(true))).toBe(false);
     expect(decide('always_on', 1, HIGH, parent(false))).toBe(true);
-    expect(context.active()).toBe(ROOT_CONTEXT);
   });
 });
