@@ -12,7 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
-import { blockRatios } from '../lib/abba.js';
+import { blockRatios, pctCost } from '../lib/abba.js';
 import { scratchDatabase, spawnServer } from '../lib/scratch.js';
 
 const DURATION = Number(process.env.BENCH_SECONDS ?? 5);
@@ -191,11 +191,10 @@ try {
       const offRounds = perRound(offTarget);
       const ratios = perRound('GET /agents/{id}').map((x, r) => x / offRounds[r]!);
       const blocks = blockRatios(ratios);
-      const cost = (ratio: number) => `${(100 * (1 - ratio)).toFixed(1)}%`;
       console.log(
         `tracing cost, GET /agents/{id}, ${connections} client(s), ${what}: ` +
-          `${blocks.length ? cost(median(blocks)) : 'n/a'} of throughput (median over ABBA blocks ` +
-          `${blocks.map((x) => x.toFixed(2)).join(' ')}; target <= 10%); median of per-round ratios ${cost(median(ratios))} ` +
+          `${blocks.length ? pctCost(median(blocks)) : 'n/a'} of throughput (median over ABBA blocks ` +
+          `${blocks.map((x) => x.toFixed(2)).join(' ')}; target <= 10%); median of per-round ratios ${pctCost(median(ratios))} ` +
           `(${ratios.map((x) => x.toFixed(2)).join(' ')}); ` +
           `api CPU ${on.cpuUs!.toFixed(0)} vs ${off.cpuUs!.toFixed(0)} µs/request (+${(100 * (on.cpuUs! / off.cpuUs! - 1)).toFixed(1)}%)`,
       );

@@ -26,7 +26,7 @@ import path from 'node:path';
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
-import { blockRatios } from '../lib/abba.js';
+import { blockRatios, pctCost } from '../lib/abba.js';
 import { ROOT, scratchDatabase, spawnServer, type Child } from '../lib/scratch.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -242,7 +242,6 @@ function reportTracingCost(mode: string, traced: Cells, untraced: Cells): void {
 }
 
 const geomean = (xs: number[]) => Math.exp(xs.reduce((a, x) => a + Math.log(x), 0) / xs.length);
-const pctCost = (ratio: number) => `${(100 * (1 - ratio)).toFixed(1)}%`;
 
 /**
  * Tracing's cost over several traced and untraced processes: per round, the

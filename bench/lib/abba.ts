@@ -13,3 +13,6 @@ export function blockRatios(ratios: number[]): number[] {
   for (let r = 0; r + 1 < ratios.length; r += 2) blocks.push(Math.sqrt(ratios[r]! * ratios[r + 1]!));
   return blocks;
 }
+
+/** A throughput ratio (traced / untraced) as the cost it stands for: 0.88 → "12.0%". */
+export const pctCost = (ratio: number) => `${(100 * (1 - ratio)).toFixed(1)}%`;
