@@ -7,7 +7,17 @@ import { builtinModules } from 'node:module';
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', '.data/', 'sandbox-daemon/dist/', 'coverage/'] },
+  {
+    ignores: [
+      'node_modules/',
+      'dist/',
+      '.data/',
+      'sandbox-daemon/dist/',
+      'coverage/',
+      'console/dist/',
+      'console/src/api/schema.d.ts',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -37,5 +47,10 @@ export default tseslint.config(
       ],
     },
   },
-  { files: ['**/*.js', '**/*.mjs'], ...tseslint.configs.disableTypeChecked },
+  {
+    // The web console runs in the browser.
+    files: ['console/src/**/*.{ts,tsx}'],
+    languageOptions: { globals: { ...globals.browser } },
+  },
+  { files: ['**/*.js', '**/*.mjs', '**/*.cjs'], ...tseslint.configs.disableTypeChecked },
 );

@@ -12,7 +12,18 @@ export const searchAttributes = {
   Namespace: 'Keyword',
 } as const;
 
-export type SearchAttributeName = keyof typeof searchAttributes;
+/** One session workflow per agent and conversation. */
+export const sessionWorkflowId = (agentId: string, conversationId: string) =>
+  `session/${agentId}/${conversationId}`;
+
+/** The agent of a session workflow id (`session/<agent_id>/<conversation_id>`), or undefined. */
+export function agentOfSessionWorkflowId(workflowId: string): string | undefined {
+  return /^session\/([^/]+)\//.exec(workflowId)?.[1];
+}
+
+/** By our key, not the client's id: a conversation recreated under the same id is another deletion. */
+export const deleteConversationWorkflowId = (conversationPk: string) =>
+  `conversation-delete/${conversationPk}`;
 
 export interface TemporalSettings {
   address: string;

@@ -1,9 +1,11 @@
-import type { Db } from '../api/db/knex.js';
-import type { Logger } from '../api/logger.js';
-import type { Config } from '../api/config.js';
-import type { SecretBox } from '../api/crypto/secrets.js';
-import type { GatewayPolicyService } from '../api/services/gateway-policy.service.js';
+import type { Db } from '../core/db/knex.js';
+import type { Logger } from '../core/logger.js';
+import type { Config } from '../core/config.js';
+import type { SecretBox } from '../core/crypto/secrets.js';
+import type { GatewayPolicyService } from '../core/metering/gateway-policy.js';
+import type { Client } from '@temporalio/client';
 import type { SandboxManager } from './sandbox/sandbox-manager.js';
+import { createConversationDeleteActivities } from './session/conversation-delete.js';
 import { createSessionActivities } from './session/session-activities.js';
 
 /** What activities close over; built once per worker process. */
@@ -17,6 +19,8 @@ export interface ActivityDeps {
   policy: GatewayPolicyService;
   /** Disabled (every call fails with "sandbox backend is not configured") unless SANDBOX_ENABLED. */
   sandbox: SandboxManager;
+  /** On the worker's connection: deleting a conversation terminates and deletes its session workflows. */
+  temporal?: Client;
 }
 
 /**
@@ -26,6 +30,7 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createSessionActivities(deps),
+    ...createConversationDeleteActivities(deps),
   };
 }
 

@@ -1,17 +1,23 @@
 import { createRequire } from 'node:module';
+import { Client } from '@temporalio/client';
 import { NativeConnection, Runtime, Worker, makeTelemetryFilterString } from '@temporalio/worker';
-import { loadConfigOrExit, type Config } from '../api/config.js';
-import { createDb, type Db } from '../api/db/knex.js';
-import { isMain } from '../api/is-main.js';
-import { createLogger, type Logger } from '../api/logger.js';
-import { temporalWorkerPlugin } from '../api/telemetry/temporal.js';
-import { installTelemetry } from '../api/telemetry/telemetry.js';
+import { loadConfigOrExit, type Config } from '../core/config.js';
+import { createDb, type Db } from '../core/db/knex.js';
+import { isMain } from '../core/is-main.js';
+import { createLogger, type Logger } from '../core/logger.js';
+import { temporalWorkerPlugin } from '../core/telemetry/temporal.js';
+import { installTelemetry } from '../core/telemetry/telemetry.js';
+import { installMetrics, metrics } from '../core/telemetry/metrics.js';
+import { startMetricsServer, type MetricsServer } from '../core/telemetry/metrics/server.js';
+import { TurnsRepository } from '../core/repositories/turns.repository.js';
+import { setEgressPolicy } from '../core/security/egress-agent.js';
 import { temporalSettings } from '../temporal.config.js';
-import { SecretBox } from '../api/crypto/secrets.js';
-import { GatewayPolicyService } from '../api/services/gateway-policy.service.js';
-import { UsageWriter } from '../api/services/usage-writer.js';
+import { SecretBox } from '../core/crypto/secrets.js';
+import { GatewayPolicyService } from '../core/metering/gateway-policy.js';
+import { UsageWriter } from '../core/metering/usage-writer.js';
 import { createActivities } from './index.js';
-import { pruneRunEvents } from './session/run-store.js';
+import { pruneRunEvents } from '../core/repositories/run-store.js';
+import { ConversationsRepository } from '../core/repositories/conversations.repository.js';
 import { createSandboxManager } from './sandbox/create-sandbox-manager.js';
 import { loadSandboxConfig, type SandboxConfig } from './sandbox/sandbox-config.js';
 import { SandboxReaper } from './sandbox/sandbox-reaper.js';
@@ -48,6 +54,8 @@ function installRuntime(logger: Logger): void {
 
 export interface RunningWorker {
   worker: Worker;
+  /** `http://host:port/metrics` when WORKER_METRICS_PORT is set (and metrics are on). */
+  metricsUrl: string | undefined;
   /** Resolves when the worker has stopped polling and finished in-flight activities. */
   done: Promise<void>;
   shutdown(): Promise<void>;
@@ -69,17 +77,24 @@ async function startSandboxes(
 ): Promise<{ manager: SandboxManager; stop(): Promise<void> }> {
   const manager = await createSandboxManager(config, logger.child({ component: 'sandbox' }));
   if (!config.enabled) return { manager, stop: () => manager.close() };
+  const conversations = new ConversationsRepository(db);
   const reaper = new SandboxReaper({
     manager,
     idleMs: config.reapIdleMs,
     logger: logger.child({ component: 'sandbox-reaper' }),
     isConversationLive: async ({ projectId, conversationId }) =>
-      Boolean(await db('conversations').where({ project_id: projectId, id: conversationId }).first('pk')),
+      conversations.exists(projectId, conversationId),
   });
   reaper.start(config.reapIntervalMs);
+  const unobserve = metrics().sandbox.observe({
+    backend: manager.backend,
+    running: () => reaper.lastRunning,
+    ...(manager.poolStats ? { pool: () => manager.poolStats!() } : {}),
+  });
   return {
     manager,
     async stop() {
+      unobserve();
       await reaper.stop();
       await manager.close();
     },
@@ -95,10 +110,13 @@ export async function startWorker(
 ): Promise<RunningWorker> {
   installRuntime(logger);
   const telemetry = installTelemetry('worker', config, logger);
+  const registry = installMetrics('worker', config, logger);
+  setEgressPolicy(config.egress);
   const settings = temporalSettings(config);
   const sandboxes = await startSandboxes(options.sandboxConfig ?? loadSandboxConfig(process.env), logger, db);
   const connection = await NativeConnection.connect({ address: settings.address });
   if (!config.secretsKey) throw new Error('SECRETS_KEY is not set');
+  const temporal = new Client({ connection, namespace: settings.namespace });
   const usage = new UsageWriter(db, logger);
   const activities =
     options.activities ??
@@ -109,6 +127,7 @@ export async function startWorker(
       secrets: new SecretBox(config.secretsKey),
       policy: new GatewayPolicyService(db, usage),
       sandbox: sandboxes.manager,
+      temporal,
     });
   const worker = await Worker.create({
     connection,
@@ -126,8 +145,22 @@ export async function startWorker(
     );
   const pruneTimer = setInterval(pruneRunEventsNow, config.session.runEventsPruneIntervalMs);
   pruneTimer.unref();
+  const turns = new TurnsRepository(db);
+  const unobserveApprovals = metrics().session.observePendingApprovals(() => turns.pendingApprovalCount());
+  let metricsServer: MetricsServer | undefined;
+  if (registry && config.metrics.enabled && config.metrics.workerPort !== undefined) {
+    metricsServer = await startMetricsServer(registry, {
+      port: config.metrics.workerPort,
+      host: config.host,
+      requireToken: config.metrics.requireToken,
+      adminToken: config.adminToken,
+    });
+    logger.info({ url: metricsServer.url }, 'worker metrics listening');
+  }
   const done = worker.run().finally(async () => {
     clearInterval(pruneTimer);
+    unobserveApprovals();
+    await metricsServer?.close();
     await usage.close().catch((err: unknown) => logger.error({ err }, 'final usage flush failed'));
     await connection.close();
     await sandboxes.stop();
@@ -136,6 +169,7 @@ export async function startWorker(
   let stopping: Promise<void> | undefined;
   return {
     worker,
+    metricsUrl: metricsServer?.url,
     done,
     shutdown() {
       stopping ??= (async () => {
@@ -163,7 +197,7 @@ async function main(): Promise<void> {
   const config = loadConfigOrExit(process.env, {
     require: ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'SECRETS_KEY'],
   });
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, undefined, config.logFormat);
   const sandboxConfig = loadSandboxConfigOrExit();
   // Before the pool exists: the pg instrumentation patches the driver when it is next required.
   installTelemetry('worker', config, logger);

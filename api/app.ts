@@ -1,25 +1,31 @@
+import path from 'node:path';
 import { bodyParser } from '@koa/bodyparser';
 import Koa from 'koa';
 import type { AppDeps } from './deps.js';
-import { adminAuth } from './middleware/admin-auth.js';
 import { errorHandler } from './middleware/error-handler.js';
 import { requestContext } from './middleware/request-id.js';
 import { tracing } from './middleware/tracing.js';
-import { currentTelemetry } from './telemetry/telemetry.js';
+import { httpMetrics } from './middleware/metrics.js';
+import { currentTelemetry } from '../core/telemetry/telemetry.js';
 import { ApiRouter } from './http/api-router.js';
+import { serveConsole } from './http/console.js';
 import { buildRouters } from './routes/index.js';
 import { gatewayRouter } from './gateway/gateway.router.js';
 import { meteredPolicy } from './gateway/metered-policy.js';
+
+/** The web console's build output (npm run build:console). */
+const CONSOLE_DIST = path.resolve(import.meta.dirname, '../console/dist');
 
 /** Builds the Koa application. It never listens: server.ts does. */
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa({ proxy: false });
   app.silent = true; // the error handler logs; Koa's default stderr dump would duplicate it
 
+  // Before tracing: GET /metrics is answered untraced and uncounted; every other request is timed.
+  if (deps.config.metrics.enabled) app.use(httpMetrics(deps.config));
   app.use(tracing(currentTelemetry()));
   app.use(requestContext(deps.logger));
   app.use(errorHandler());
-  app.use(adminAuth(deps.config.adminToken));
   app.use(
     bodyParser({
       enableTypes: ['json'],
@@ -28,9 +34,11 @@ export function createApp(deps: AppDeps): Koa {
     }),
   );
 
+  app.use(serveConsole(CONSOLE_DIST));
   app.use(gatewayRouter(deps, { policy: meteredPolicy(deps.db, deps.usage) }).routes());
-  const router = ApiRouter.mountAll(buildRouters(deps));
+  const routers = buildRouters(deps);
+  const router = ApiRouter.mountAll(routers, { adminToken: deps.config.adminToken });
   app.use(router.routes());
-  app.use(router.allowedMethods({ throw: true }));
+  for (const mw of ApiRouter.allowedMethods(routers, router, deps.config.adminToken)) app.use(mw);
   return app;
 }

@@ -1,9 +1,9 @@
 import { ChangeFeed } from './cache/change-feed.js';
-import type { Config } from './config.js';
-import { SecretBox } from './crypto/secrets.js';
-import { createDb, type Db } from './db/knex.js';
-import type { Logger } from './logger.js';
-import { UsageWriter } from './services/usage-writer.js';
+import type { Config } from '../core/config.js';
+import { SecretBox } from '../core/crypto/secrets.js';
+import { createDb, type Db } from '../core/db/knex.js';
+import type { Logger } from '../core/logger.js';
+import { UsageWriter } from '../core/metering/usage-writer.js';
 import { TemporalClientHolder } from './temporal/client.js';
 import { temporalSettings } from '../temporal.config.js';
 

@@ -1,12 +1,14 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
-import { loadConfigOrExit, type Config } from './config.js';
-import { verifySecretsKey, WrongSecretsKeyError } from './crypto/secrets-check.js';
+import { loadConfigOrExit, type Config } from '../core/config.js';
+import { verifySecretsKey, WrongSecretsKeyError } from '../core/crypto/secrets-check.js';
 import { closeDeps, createDeps, type AppDeps } from './deps.js';
-import { isMain } from './is-main.js';
-import { createLogger, type Logger } from './logger.js';
-import { currentTelemetry, installTelemetry } from './telemetry/telemetry.js';
+import { isMain } from '../core/is-main.js';
+import { createLogger, type Logger } from '../core/logger.js';
+import { setEgressPolicy } from '../core/security/egress-agent.js';
+import { currentTelemetry, installTelemetry } from '../core/telemetry/telemetry.js';
+import { installMetrics } from '../core/telemetry/metrics.js';
 
 export interface ApiServer {
   url: string;
@@ -23,6 +25,10 @@ export async function startApiServer(
 ): Promise<ApiServer> {
   // Before the pools exist: the pg instrumentation patches the driver when it is next required.
   installTelemetry('api', config, logger);
+  // Process-wide as well (first call wins); recording sites find it through metrics().
+  installMetrics('api', config, logger);
+  // Process-wide like telemetry: provider and MCP calls connect through it (see core/security/).
+  setEgressPolicy(config.egress);
   const deps = givenDeps ?? createDeps(config, logger);
   const app = createApp(deps);
   // Handlers still running when the listener closes (their clients may be gone)
@@ -86,7 +92,7 @@ async function main(): Promise<void> {
   const config = loadConfigOrExit(process.env, {
     require: ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'SECRETS_KEY'],
   });
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, undefined, config.logFormat);
   installTelemetry('api', config, logger);
   const deps = createDeps(config, logger);
   try {

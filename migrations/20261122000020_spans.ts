@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 
 /**
  * Finished spans from every process (api, worker), written in batches by
- * api/telemetry/postgres-exporter.ts and pruned after TRACE_RETENTION_DAYS.
+ * core/telemetry/postgres-exporter.ts and pruned after TRACE_RETENTION_DAYS.
  * No foreign keys: spans outlive (and may precede) the rows they mention, and
  * a delete of a project must never wait on its traces.
  */

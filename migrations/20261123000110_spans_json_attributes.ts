@@ -5,7 +5,7 @@ import type { Knex } from 'knex';
  * of `jsonb` (parsed into a binary tree with its keys sorted). Every span
  * pays for the parse on insert. Reads are rare: the trace detail returns the
  * text as it is, and the model statistics cast the CLIENT spans of their
- * window to jsonb once (api/repositories/traces.repository.ts). Postgres
+ * window to jsonb once (core/repositories/traces.repository.ts). Postgres
  * backend CPU per stored span, COPY into a 1M-span table: 11.1 µs as jsonb
  * (bench/traces/span-store.bench.ts BENCH_WITH_JSONB=true, twice) → 8.0 and
  * 8.4 µs as json. Parsed alone, a gateway server span's attributes take

@@ -1,4 +1,4 @@
-/** Daemon settings, read once from the environment at start-up (§4.11, §8). */
+/** Daemon settings, read once from the environment at start-up (docs/configuration.md#sandboxes). */
 export interface DaemonConfig {
   /** Bearer token every request except /health must present. */
   token: string;
@@ -18,7 +18,7 @@ export interface DaemonConfig {
   maxJsonBytes: number;
   /** Start commands through the Python fork server when python3 exists (SANDBOX_FORK_SERVER=0 turns it off). */
   forkServer: boolean;
-  /** A pool sandbox waiting to be claimed by a session (POST /claim); see server.ts. */
+  /** A pool sandbox waiting to be claimed by a session (POST /claim); see handlers/claim.ts. */
   pool: boolean;
   /** How long the result of a finished execution with an `id` is kept for a repeat request (operations/exec-registry.ts). */
   execRetentionMs: number;

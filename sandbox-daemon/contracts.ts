@@ -1,11 +1,12 @@
 /**
- * Wire contracts of the daemon (§2.10, §4.11). The manager keeps its own copy
- * of these shapes (activities/sandbox/daemon-client.ts): nothing outside this
- * folder imports daemon code except tests.
+ * Wire contracts of the daemon (docs/interface.md#sandbox-daemon): request and answer shapes, and
+ * the exec body validation. The platform (activities/sandbox/) imports the
+ * shapes as types only; nothing else outside this folder imports daemon code
+ * except tests.
  */
 import { BadRequestError } from './errors.js';
 
-/** Body of POST /exec/bash. `timeout` is in seconds (DESIGN.md: request fields named timeout are seconds). */
+/** Body of POST /exec/bash. `timeout` is in seconds (docs/api.md#durations: request fields named timeout are seconds). */
 export interface ExecBashRequest {
   command: string;
   workdir?: string;
@@ -26,7 +27,7 @@ export interface ExecPythonRequest extends Omit<ExecBashRequest, 'command'> {
   script: string;
 }
 
-/** §2.10 plus the flags the issue adds; the extra flags are present only when true. */
+/** The sandbox tool's result plus the daemon's flags; the extra flags are present only when true. */
 export interface CommandResult {
   stdout: string;
   stderr: string;
@@ -37,6 +38,21 @@ export interface CommandResult {
   stderr_truncated?: true;
   /** This request started nothing: the result is that of the execution with the same `id`, started by an earlier request. */
   reused?: true;
+}
+
+/** GET /health (no token). `running`: requests in flight; `pool` only on a pool sandbox. */
+export interface HealthResponse {
+  status: 'ok';
+  version: string;
+  running: number;
+  idle_ms: number;
+  pool?: 'claimed' | 'waiting';
+}
+
+/** Body of POST /claim (pool sandboxes): the session's token and idle timeout. Answer: `{claimed: true}`. */
+export interface ClaimRequest {
+  token: string;
+  idle_timeout_ms: number;
 }
 
 export interface ErrorBody {
@@ -59,7 +75,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 
 /**
  * Validates the shared exec fields. Unknown fields are rejected, as the API
- * does (DESIGN.md), so a typo such as `timout` fails loudly instead of being ignored.
+ * does (docs/api.md#errors), so a typo such as `timout` fails loudly instead of being ignored.
  */
 export function parseExecBody(
   body: unknown,

@@ -30,7 +30,7 @@ export class PathEscapeError extends DaemonError {
 }
 
 /** Thrown when the bearer token is missing or wrong (401). */
-export class UnauthorizedError extends DaemonError {
+export class InvalidTokenError extends DaemonError {
   constructor() {
     super(401, 'unauthorized', 'missing or invalid bearer token');
   }
@@ -40,6 +40,13 @@ export class UnauthorizedError extends DaemonError {
 export class FileNotFoundError extends DaemonError {
   constructor(path: string) {
     super(404, 'not_found', `no such file: ${path}`);
+  }
+}
+
+/** Thrown when a route exists but not for the request's method (405); `allowed` lists its methods. */
+export class MethodNotAllowedError extends DaemonError {
+  constructor(allowed: string) {
+    super(405, 'method_not_allowed', `allowed: ${allowed}`);
   }
 }
 

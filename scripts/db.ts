@@ -1,6 +1,6 @@
 /** `npm run db:migrate` / `npm run db:rollback [--all]` against DATABASE_URL. */
-import { loadConfigOrExit } from '../api/config.js';
-import { createDb, migrateLatest, rollback } from '../api/db/knex.js';
+import { loadConfigOrExit } from '../core/config.js';
+import { createDb, migrateLatest, rollback } from '../core/db/knex.js';
 
 const command = process.argv[2];
 const config = loadConfigOrExit(process.env, { require: ['DATABASE_URL'] });

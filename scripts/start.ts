@@ -5,18 +5,27 @@
  * unset, then migrations, the API and a worker in this process.
  */
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
-import { chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { constants as fsConstants, existsSync } from 'node:fs';
+import { access, chmod, mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { loadConfigOrExit } from '../api/config.js';
-import { createDb, migrateLatest } from '../api/db/knex.js';
-import { createLogger } from '../api/logger.js';
+import { ConfigError, loadConfig, loadConfigOrExit } from '../core/config.js';
+import { createDb, migrateLatest } from '../core/db/knex.js';
+import { createLogger } from '../core/logger.js';
 import { createDeps } from '../api/deps.js';
 import { preflight, startApiServer } from '../api/server.js';
-import { installTelemetry } from '../api/telemetry/telemetry.js';
+import { installTelemetry } from '../core/telemetry/telemetry.js';
 import { loadSandboxConfigOrExit, startWorker } from '../activities/worker.js';
+import { ensureConsoleBuilt } from './lib/console-build.js';
 import { startEmbeddedPostgres } from './lib/embedded-postgres.js';
 import { ensureTemporalCli, startTemporalDevServer } from './lib/temporal-dev-server.js';
+import {
+  assertPortFree,
+  describePortHolder,
+  oneLine,
+  PortInUseError,
+  portFix,
+  StartupError,
+} from './lib/startup-errors.js';
 
 async function localSecretsKey(dataDir: string): Promise<string> {
   const file = path.join(dataDir, 'secrets.key');
@@ -27,13 +36,45 @@ async function localSecretsKey(dataDir: string): Promise<string> {
   return key;
 }
 
+/** What start-up was doing, for a failure that does not say so itself, with the usual fix. */
+const STEPS = {
+  dataDir: ['preparing DATA_DIR', 'set DATA_DIR to a writable directory'],
+  postgres: ['starting the embedded PostgreSQL', 'set DATABASE_URL to use your own PostgreSQL'],
+  temporalCli: ['finding or building the Temporal CLI', 'set TEMPORAL_CLI_PATH to a temporal binary'],
+  temporal: ['starting the Temporal dev server', 'set TEMPORAL_ADDRESS to use your own Temporal'],
+  migrations: ['applying migrations', 'check DATABASE_URL and that its PostgreSQL is reachable'],
+  worker: ['starting the worker', 'check TEMPORAL_ADDRESS and that its Temporal server is reachable'],
+  api: ['starting the API', 'check SECRETS_KEY, PORT and HOST'],
+  console: ['building the web console', 'run npm run build:console to see why'],
+} as const;
+type Step = keyof typeof STEPS;
+
+/** One line naming the cause and the fix, never a stack trace. */
+function failureLine(step: Step, err: unknown): string {
+  if (err instanceof StartupError || err instanceof ConfigError) return `start-up failed: ${err.message}`;
+  const [doing, fix] = STEPS[step];
+  return `start-up failed while ${doing}: ${oneLine(err)} (${fix})`;
+}
+
+async function writableDataDir(dir: string): Promise<void> {
+  try {
+    // One level at a time: a recursive mkdir loops forever where creating is refused with ENOENT (/proc).
+    const missing: string[] = [];
+    for (let p = dir; !existsSync(p); p = path.dirname(p)) missing.unshift(p);
+    for (const p of missing) await mkdir(p);
+    await access(dir, fsConstants.W_OK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? oneLine(err);
+    throw new StartupError(`DATA_DIR ${dir} is not writable (${code}): set DATA_DIR to a writable directory`);
+  }
+}
+
 async function main(): Promise<void> {
   const env = { ...process.env };
   const first = loadConfigOrExit(env);
   const sandboxConfig = loadSandboxConfigOrExit(env);
-  const logger = createLogger(first.logLevel);
+  const logger = createLogger(first.logLevel, undefined, first.logFormat);
   const dataDir = path.resolve(first.dataDir);
-  await mkdir(dataDir, { recursive: true });
 
   const stops: Array<() => Promise<void>> = [];
   let shuttingDown = false;
@@ -48,22 +89,39 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void shutdown(0));
   process.on('SIGTERM', () => void shutdown(0));
 
+  let step: Step = 'dataDir';
   try {
+    await writableDataDir(dataDir);
     env.SECRETS_KEY ??= await localSecretsKey(dataDir);
+    // Before minutes of PostgreSQL and Temporal: the API's port must be free.
+    step = 'api';
+    await assertPortFree(first.port, 'API', portFix('PORT'), first.host);
+
+    // Seconds, and only when console/ changed since the last build.
+    step = 'console';
+    await ensureConsoleBuilt((line) => logger.info(line));
 
     if (!env.DATABASE_URL) {
+      step = 'postgres';
       logger.info({ port: first.embeddedPostgresPort }, 'starting embedded PostgreSQL');
       const pg = await startEmbeddedPostgres({
         dataDir: path.join(dataDir, 'postgres'),
         port: first.embeddedPostgresPort,
         database: 'agent_server',
+        portEnv: 'EMBEDDED_PG_PORT',
+        onLog: (line) => logger.debug({ postgres: line }, 'postgres output'),
+        log: (message) => logger.info(message),
       });
       stops.push(() => pg.stop());
       env.DATABASE_URL = pg.url;
     }
 
     if (!env.TEMPORAL_ADDRESS) {
-      const cliPath = await ensureTemporalCli(first.temporalCliPath);
+      step = 'temporalCli';
+      const cliPath = await ensureTemporalCli(first.temporalCliPath, {
+        onProgress: (line) => logger.info(line),
+      });
+      step = 'temporal';
       logger.info({ cli: cliPath, port: first.temporalPort }, 'starting Temporal dev server');
       const temporal = await startTemporalDevServer({
         cliPath,
@@ -71,34 +129,40 @@ async function main(): Promise<void> {
         uiPort: first.temporalUiPort,
         dbFile: path.join(dataDir, 'temporal.db'),
         pidFile: path.join(dataDir, 'temporal.pid'),
+        portEnv: { port: 'TEMPORAL_PORT', uiPort: 'TEMPORAL_UI_PORT' },
       });
       stops.push(() => temporal.stop());
       env.TEMPORAL_ADDRESS = temporal.address;
       env.TEMPORAL_UI_URL ??= temporal.uiUrl;
     }
 
-    const config = loadConfigOrExit(env);
+    const config = loadConfig(env);
     // Before any pool exists; the worker adds its own role (and service name) to the same pipeline.
     installTelemetry('api', config, logger);
+    step = 'migrations';
     const db = createDb(config.databaseUrl!);
+    stops.push(() => db.destroy());
     const applied = await migrateLatest(db);
     logger.info({ applied }, 'migrations applied');
 
+    step = 'worker';
     const worker = await startWorker(config, logger, db, { sandboxConfig });
-    stops.push(async () => {
-      await worker.shutdown();
-      await db.destroy();
-    });
+    stops.push(() => worker.shutdown());
     worker.done.catch(() => void shutdown(1));
 
+    step = 'api';
     const deps = createDeps(config, logger);
     await preflight(deps);
-    const api = await startApiServer(config, logger, deps);
+    const api = await startApiServer(config, logger, deps).catch(async (err: unknown) => {
+      if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+      throw new PortInUseError(config.port, 'API', await describePortHolder(config.port), portFix('PORT'));
+    });
     stops.push(() => api.close());
 
     const lines = [
       '',
       'agent-server is running',
+      `  Console       ${api.url}/console/`,
       `  API           ${api.url}/api/agent-server`,
       `  Health        ${api.url}/api/agent-server/health/ready`,
       `  API docs      ${api.url}/api/agent-server/docs (OpenAPI: ${api.url}/api/agent-server/openapi.json)`,
@@ -110,10 +174,14 @@ async function main(): Promise<void> {
     ];
     process.stdout.write(lines.filter((l) => l !== '').join('\n') + '\n');
   } catch (err) {
-    logger.error({ err }, 'start-up failed');
-    process.stderr.write(`start-up failed: ${(err as Error).message}\n`);
+    // The whole error (stack included) only at debug level: the user gets one line.
+    logger.debug({ err }, 'start-up failed');
+    process.stderr.write(`${failureLine(step, err)}\n`);
     await shutdown(1);
   }
 }
 
-await main();
+await main().catch((err: unknown) => {
+  process.stderr.write(`start-up failed: ${oneLine(err)}\n`);
+  process.exit(1);
+});

@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { createDb, migrateLatest } from '../api/db/knex.js';
+import { createDb, migrateLatest } from '../core/db/knex.js';
 import { startEmbeddedPostgres, type EmbeddedPg } from '../scripts/lib/embedded-postgres.js';
 import {
   findTemporalCli,

@@ -4,3 +4,4 @@
  * (lint enforces it), no I/O.
  */
 export { sessionWorkflow } from './session.workflow.js';
+export { deleteConversationWorkflow } from './conversation-delete.workflow.js';

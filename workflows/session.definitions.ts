@@ -7,8 +7,7 @@ import { defineQuery, defineUpdate } from '@temporalio/workflow';
 
 export const SESSION_WORKFLOW_TYPE = 'sessionWorkflow';
 
-export const sessionWorkflowId = (agentId: string, conversationId: string) =>
-  `session/${agentId}/${conversationId}`;
+export { sessionWorkflowId } from '../temporal.config.js';
 
 export interface SessionSettings {
   /** The session completes after this long without a message; the next message starts it again. */

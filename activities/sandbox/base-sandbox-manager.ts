@@ -4,8 +4,11 @@
  * The in-process handle cache is only a shortcut: it is never trusted over
  * the backend, so two manager processes stay correct without coordinating.
  */
-import { sandboxEnsureSpan, sandboxExecSpan, sandboxFileSpan } from '../../api/telemetry/tool-spans.js';
-import type { Logger } from '../../api/logger.js';
+import { sandboxEnsureSpan, sandboxExecSpan, sandboxFileSpan } from '../../core/telemetry/tool-spans.js';
+import type { Logger } from '../../core/logger.js';
+import { metrics } from '../../core/telemetry/metrics.js';
+import { errorName } from '../../core/telemetry/metrics/genai.js';
+import type { ExecBashRequest, ExecPythonRequest } from '../../sandbox-daemon/contracts.js';
 import {
   daemonRequest,
   DaemonAuthRejectedError,
@@ -61,7 +64,7 @@ export abstract class BaseSandboxManager implements SandboxManager {
     return deriveToken(this.tokenSecret, name);
   }
 
-  /** §3 rule 1, in a `sandbox.ensure` span saying whether a sandbox was created. */
+  /** The first life-cycle rule (docs/interface.md#sandbox-life-cycle), in a `sandbox.ensure` span saying whether a sandbox was created. */
   ensure(session: SandboxSession, spec: SandboxSpec = {}): Promise<SandboxHandle> {
     return sandboxEnsureSpan(sandboxName(session), () => this.ensureOnce(session, spec));
   }
@@ -71,11 +74,22 @@ export abstract class BaseSandboxManager implements SandboxManager {
     // Ten concurrent calls in one process share one backend round; other processes are arbitrated by the backend.
     let pending = this.inflight.get(name);
     if (!pending) {
+      // Timed and counted once per backend round, however many callers share it.
+      const started = performance.now();
+      const took = () => (performance.now() - started) / 1000;
       pending = this.ensureSandbox(session, spec, name, this.tokenFor(name))
-        .then((handle) => {
-          this.handles.set(name, handle);
-          return handle;
-        })
+        .then(
+          (handle) => {
+            this.handles.set(name, handle);
+            const result = handle.pooled ? 'pool' : handle.created ? 'created' : 'existing';
+            metrics().sandbox.ensured(this.backend, took(), result);
+            return handle;
+          },
+          (err: unknown) => {
+            metrics().sandbox.ensureFailed(this.backend, took(), err);
+            throw err;
+          },
+        )
         .finally(() => this.inflight.delete(name));
       this.inflight.set(name, pending);
     }
@@ -128,7 +142,7 @@ export abstract class BaseSandboxManager implements SandboxManager {
     const timeoutMs =
       (body.timeout !== undefined ? body.timeout * 1000 : this.config.commandTimeoutMs) + HTTP_MARGIN_MS;
     const { attachOnly, ...fields } = body;
-    const payload = {
+    const payload: ExecBashRequest | ExecPythonRequest = {
       ...fields,
       timeout: body.timeout ?? this.config.commandTimeoutMs / 1000,
       ...(attachOnly ? { attach_only: true } : {}),
@@ -136,7 +150,9 @@ export abstract class BaseSandboxManager implements SandboxManager {
     // withDaemon resends only when the request never reached the daemon. With an `id`, a resend to a
     // recreated sandbox starts the command there (it never ran: the old daemon was not reached), or,
     // with attachOnly, answers unknown_execution: the new daemon's registry is empty.
-    return this.withDaemon(session, spec, async (h) => {
+    const started = performance.now();
+    const took = () => (performance.now() - started) / 1000;
+    const result = await this.withDaemon(session, spec, async (h) => {
       const res = await daemonRequest(h.endpoint, {
         method: 'POST',
         path: `/exec/${kind}`,
@@ -147,7 +163,12 @@ export abstract class BaseSandboxManager implements SandboxManager {
       });
       raiseForStatus(res, `exec in sandbox ${h.name}`, body.id);
       return parseCommandResult(res);
+    }).catch((err: unknown) => {
+      metrics().sandbox.command(this.backend, kind, took(), errorName(err));
+      throw err;
     });
+    metrics().sandbox.command(this.backend, kind, took(), result.timed_out ? 'timeout' : undefined);
+    return result;
   }
 
   exec(session: SandboxSession, request: ExecRequest, spec?: SandboxSpec): Promise<CommandResult> {

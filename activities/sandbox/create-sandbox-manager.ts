@@ -1,14 +1,14 @@
 /** Composition: picks the backend from the configuration (SANDBOX_ENABLED, SANDBOX_BACKEND). */
 import type { SandboxLogger } from './base-sandbox-manager.js';
-import { DockerSandboxManager, type DockerSandboxOptions } from './docker-sandbox-manager.js';
+import { DockerSandboxManager, type DockerSandboxOptions } from './docker/manager.js';
 import { SandboxNotConfiguredError } from './errors.js';
-import { KubernetesSandboxManager, type KubernetesSandboxOptions } from './kubernetes-sandbox-manager.js';
-import { ProcessSandboxManager, type ProcessSandboxOptions } from './process-sandbox-manager.js';
+import { KubernetesSandboxManager, type KubernetesSandboxOptions } from './kubernetes/manager.js';
+import { ProcessSandboxManager, type ProcessSandboxOptions } from './process/manager.js';
 import type { SandboxConfig } from './sandbox-config.js';
 import type { SandboxManager } from './sandbox-manager.js';
 import { loadOrCreateTokenSecret } from './sandbox-token.js';
 
-/** Stands in when SANDBOX_ENABLED is off: every call fails with the §7 message. */
+/** Stands in when SANDBOX_ENABLED is off: every call fails with SandboxDisabledError's message. */
 export class DisabledSandboxManager implements SandboxManager {
   readonly backend = 'disabled' as const;
   private fail(): Promise<never> {

@@ -1,10 +1,11 @@
 /**
- * HTTP client for the sandbox daemon (over a Unix socket or TCP). It keeps its
- * own copy of the wire shapes: the manager never imports daemon code.
+ * HTTP client for the sandbox daemon (over a Unix socket or TCP). The wire
+ * shapes are the daemon's own (sandbox-daemon/contracts.ts), imported as types
+ * only: no daemon code runs in the manager.
  * No keep-alive: a Unix-socket connect costs microseconds, and fresh
  * connections avoid the "server closed the idle socket" race on reuse.
  */
-import { traceHeaders } from '../../api/telemetry/tool-spans.js';
+import { traceHeaders } from '../../core/telemetry/tool-spans.js';
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import {
   SandboxExecutionUnknownError,
@@ -12,7 +13,8 @@ import {
   SandboxRequestError,
   SandboxUnavailableError,
 } from './errors.js';
-import type { CommandResult, SandboxEndpoint } from './sandbox-manager.js';
+import type { CommandResult, ErrorBody } from '../../sandbox-daemon/contracts.js';
+import type { SandboxEndpoint } from './sandbox-manager.js';
 
 export interface DaemonResponse {
   status: number;
@@ -109,7 +111,8 @@ export function raiseForStatus(res: DaemonResponse, what: string, executionId?: 
   let code = 'unknown';
   let message = res.body.toString('utf8').slice(0, 500);
   try {
-    const parsed = JSON.parse(message) as { error?: { code?: string; message?: string } };
+    // Checked field by field: the answer may come from something other than our daemon.
+    const parsed = JSON.parse(message) as { error?: Partial<ErrorBody['error']> };
     code = parsed.error?.code ?? code;
     message = parsed.error?.message ?? message;
   } catch {

@@ -14,7 +14,7 @@ export class SandboxError extends Error {
   }
 }
 
-/** Thrown by every call when SANDBOX_ENABLED is unset or false (§7). */
+/** Thrown by every call when SANDBOX_ENABLED is unset or false (docs/configuration.md#sandboxes). */
 export class SandboxNotConfiguredError extends SandboxError {
   override readonly permanent = true;
   constructor() {
@@ -71,6 +71,11 @@ export class SandboxExecutionUnknownError extends SandboxError {
   }
 }
 
+/** Thrown when the daemon refuses the token (401) even after the sandbox was recreated: managers disagree on SANDBOX_TOKEN_SECRET. */
+export class SandboxAuthError extends SandboxError {
+  override readonly permanent = true;
+}
+
 /** Every error class a Temporal activity should not retry, by name. */
 export const NON_RETRYABLE_SANDBOX_ERRORS = [
   SandboxNotConfiguredError.name,
@@ -79,10 +84,5 @@ export const NON_RETRYABLE_SANDBOX_ERRORS = [
   SandboxRequestError.name,
   SandboxFileNotFoundError.name,
   SandboxExecutionUnknownError.name,
-  'SandboxAuthError',
+  SandboxAuthError.name,
 ] as const;
-
-/** Thrown when the daemon refuses the token (401) even after the sandbox was recreated: managers disagree on SANDBOX_TOKEN_SECRET. */
-export class SandboxAuthError extends SandboxError {
-  override readonly permanent = true;
-}

@@ -1,5 +1,5 @@
 /**
- * Sandbox settings from the environment (§8), validated with joi. The API and
+ * Sandbox settings from the environment (docs/configuration.md#sandboxes), validated with joi. The API and
  * the worker both call loadSandboxConfig; a bad value throws one line naming
  * the variable.
  */

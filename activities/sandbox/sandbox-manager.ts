@@ -5,6 +5,7 @@
  * any manager process (or replica) derives the same name without coordination.
  */
 import { createHash } from 'node:crypto';
+import type { CommandResult } from '../../sandbox-daemon/contracts.js';
 import type { SandboxLimits } from './sandbox-config.js';
 
 export interface SandboxSession {
@@ -13,7 +14,7 @@ export interface SandboxSession {
   conversationId: string;
 }
 
-/** A skill mounted read-only at /sandbox/skills/<name>/ (§8). */
+/** A skill mounted read-only at /sandbox/skills/<name>/. */
 export interface SkillMount {
   name: string;
   /** Docker and process backends: a folder on the host holding SKILL.md and friends. */
@@ -47,6 +48,8 @@ export interface SandboxHandle {
   token: string;
   /** True when this call created the sandbox. */
   created: boolean;
+  /** True when it was a pre-started pool sandbox this call claimed (docker). */
+  pooled?: boolean;
 }
 
 export interface SandboxInfo {
@@ -87,18 +90,8 @@ export interface PythonRequest extends Omit<ExecRequest, 'command'> {
   script: string;
 }
 
-/** §2.10 plus the flags the daemon adds when true. */
-export interface CommandResult {
-  stdout: string;
-  stderr: string;
-  exit_code: number;
-  duration_ms: number;
-  timed_out?: true;
-  stdout_truncated?: true;
-  stderr_truncated?: true;
-  /** The request carried an `id` already known to the daemon: this is that execution's result; nothing was started. */
-  reused?: true;
-}
+/** What exec and execPython return: the daemon's answer, as it sends it (sandbox-daemon/contracts.ts). */
+export type { CommandResult };
 
 export interface SandboxManager {
   readonly backend: 'docker' | 'kubernetes' | 'process' | 'disabled';
@@ -124,6 +117,8 @@ export interface SandboxManager {
   close(): Promise<void>;
   /** Housekeeping the reaper runs each pass (docker: prune dead pool sandboxes, refill the pool). */
   maintain?(): Promise<void>;
+  /** Docker: pool sandboxes waiting as last listed (undefined before the first listing), and SANDBOX_POOL_SIZE. */
+  poolStats?(): { waiting: number | undefined; limit: number };
 }
 
 export const LABEL = {

@@ -27,6 +27,8 @@ export interface ReapReport {
 export class SandboxReaper {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<ReapReport> | undefined;
+  /** Running sandboxes the last pass listed (undefined before the first): the running-sandboxes gauge. */
+  lastRunning: number | undefined;
 
   constructor(private readonly options: ReaperOptions) {}
 
@@ -41,7 +43,9 @@ export class SandboxReaper {
     const { manager, logger } = this.options;
     const now = (this.options.now ?? Date.now)();
     const report: ReapReport = { destroyed: [], released: [] };
-    for (const info of await manager.list()) {
+    const infos = await manager.list();
+    this.lastRunning = infos.filter((i) => i.state === 'running').length;
+    for (const info of infos) {
       try {
         if (!(await this.options.isConversationLive(info.session))) {
           await manager.destroy(info.session);

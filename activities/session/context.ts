@@ -2,7 +2,7 @@
  * How a turn's model context is built from the stored thread: pure functions
  * over message rows, so the summarizer rules are unit-tested exactly.
  */
-import type { ContentPart, LlmMessage, ToolCall } from '../llm/types.js';
+import type { ContentPart, LlmMessage, ToolCall } from '../../core/llm/types.js';
 
 export interface StoredMessage {
   id: string;

@@ -1,5 +1,5 @@
-import type { Db } from '../../api/db/knex.js';
-import { appendRunEvent } from './run-store.js';
+import type { Db } from '../../core/db/knex.js';
+import { appendRunEvent } from '../../core/repositories/run-store.js';
 
 /**
  * Turns a model's text stream into `message.delta` run events without

@@ -1,17 +1,17 @@
 /**
  * The tools a turn offers its model: the agent's MCP servers' tools (listed
- * once per turn) and the sandbox's `execute_bash_commands` (§4.10). What was
+ * once per turn) and the sandbox's `execute_bash_commands` (docs/interface.md#the-sandbox-tool). What was
  * offered, and why, is recorded on the run (`runs.tools`); the model's calls
  * are sorted here into what the workflow runs, asks a person about, or
  * answers with an error. Pure functions: no I/O.
  */
-import type { ToolCall, ToolDefinition } from '../llm/types.js';
+import type { ToolCall, ToolDefinition } from '../../core/llm/types.js';
 import type { McpServerListing, OfferedMcpTool } from '../tools/mcp-tools.js';
 import type { ToolCallPlan } from '../../workflows/session.definitions.js';
 
 export const SANDBOX_TOOL_NAME = 'execute_bash_commands';
 
-/** §4.10: one required string parameter, run through a shell so pipes and redirections work. */
+/** One required string parameter, run through a shell so pipes and redirections work. */
 export const SANDBOX_TOOL: ToolDefinition = {
   name: SANDBOX_TOOL_NAME,
   description:

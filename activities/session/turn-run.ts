@@ -3,9 +3,9 @@
  * and a heartbeat while an activity waits on something slow.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { Db } from '../../api/db/knex.js';
-import { findRun, type DbRun } from './run-store.js';
-import type { TurnPlan } from './session-activities.js';
+import type { Db } from '../../core/db/knex.js';
+import { findRun, type DbRun } from '../../core/repositories/run-store.js';
+import type { TurnPlan } from './types.js';
 
 /** The run and the plan its first model call pinned; non-retryable when either is missing. */
 export async function loadTurnRun(db: Db, runId: string): Promise<{ run: DbRun; plan: TurnPlan }> {

@@ -15,8 +15,8 @@ import { randomBytes } from 'node:crypto';
 import { access, chmod, mkdir, readdir, readlink, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Knex } from 'knex';
-import type { Db } from '../../api/db/knex.js';
-import { SkillsRepository, type DbSkill } from '../../api/repositories/skills.repository.js';
+import type { Db } from '../../core/db/knex.js';
+import { SkillsRepository, type DbSkill } from '../../core/repositories/skills.repository.js';
 
 export interface SkillSummary {
   name: string;
@@ -24,7 +24,6 @@ export interface SkillSummary {
 }
 
 const VERSIONS = '.versions';
-const LOCK_CLASS = 0x736b696c; // 'skil': the advisory-lock namespace of skill materialization
 const DIR_MODE = 0o755; // the sandbox user (not the worker's) reads these
 const MAX_ATTEMPTS = 5;
 
@@ -155,10 +154,7 @@ export async function materializeSkills(db: Db, agentId: string, root: string): 
   await mkdirMode(path.join(dir, VERSIONS));
   if (await inSync(dir, await repo.all(agentId))) return dir;
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
-    const done = await db.transaction(async (trx) => {
-      await trx.raw('select pg_advisory_xact_lock(?, hashtext(?))', [LOCK_CLASS, agentId]);
-      return reconcile(repo, trx, agentId, dir);
-    });
+    const done = await repo.withMaterializeLock(agentId, (trx) => reconcile(repo, trx, agentId, dir));
     if (done) return dir;
   }
   throw new Error(`skills of agent ${agentId} kept changing while being written; try again`);

@@ -6,18 +6,19 @@
  */
 import { SpanStatusCode, type Span } from '@opentelemetry/api';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { redactHeaders, type SecretBox } from '../../api/crypto/secrets.js';
-import type { Db } from '../../api/db/knex.js';
-import { McpServersRepository, type DbMcpServer } from '../../api/repositories/mcp-servers.repository.js';
-import { inSpan } from '../../api/telemetry/tool-spans.js';
-import { McpConnectionError } from '../mcp/errors.js';
+import { redactHeaders, type SecretBox } from '../../core/crypto/secrets.js';
+import type { Db } from '../../core/db/knex.js';
+import { McpServersRepository, type DbMcpServer } from '../../core/repositories/mcp-servers.repository.js';
+import { inSpan } from '../../core/telemetry/tool-spans.js';
+import { McpConnectionError } from '../../core/mcp/errors.js';
 import {
+  connectionSecrets,
   describeFailure,
   fetchToolList,
   withMcpClient,
   type McpServerConnection,
   type McpToolInfo,
-} from '../mcp/mcp-client.js';
+} from '../../core/mcp/mcp-client.js';
 import { DEFAULT_MAX_OUTPUT_CHARS, mcpResultText, truncateOutput } from './mcp-result.js';
 import { assignToolNames } from './tool-names.js';
 
@@ -130,33 +131,98 @@ interface EntryListing {
   entry: AgentMcpEntry;
 }
 
-async function listEntry(
-  deps: McpToolDeps,
-  projectId: string,
+/** The listing of an entry whose server could not be listed: no tools, and why. */
+function failedListing(
   entry: AgentMcpEntry,
-  timeoutMs: number,
-): Promise<EntryListing> {
-  const filters = [...entry.tool_filters];
-  const failed = (listing: Partial<McpServerListing> & { error: string }): EntryListing => ({
+  listing: Partial<McpServerListing> & { error: string },
+): EntryListing {
+  return {
     listing: {
       id: entry.mcp_server_id,
       name: '',
       transport: 'streamable_http',
-      filters,
+      filters: [...entry.tool_filters],
       listed: [],
       offered: [],
       ...listing,
     },
     kept: [],
     entry,
-  });
+  };
+}
 
+/** The server's tools (first of each name), or why they could not be listed and the span's error type. */
+async function fetchServerTools(
+  row: DbMcpServer,
+  headers: Record<string, string>,
+  timeoutMs: number,
+): Promise<{ tools: McpToolInfo[] } | { error: string; type: string }> {
+  const deadline = new AbortController();
+  const timer = setTimeout(
+    () => deadline.abort(new Error(`no answer within ${timeoutMs} ms (timed out)`)),
+    timeoutMs,
+  );
+  try {
+    const tools = await withMcpClient(
+      connectionOf(row, headers),
+      (client) =>
+        fetchToolList(client, row.endpoint, {
+          timeoutMs,
+          signal: deadline.signal,
+          secrets: connectionSecrets({ endpoint: row.endpoint, headers }),
+        }).then(dedupeByName),
+      { timeoutMs: Math.min(timeoutMs, CONNECT_TIMEOUT_MS), signal: deadline.signal },
+    );
+    return { tools };
+  } catch (err) {
+    const error = scrub(
+      `MCP server "${row.name}" could not be listed: ${
+        err instanceof McpConnectionError ? err.message : describeFailure(err)
+      }`,
+      headers,
+    );
+    return { error, type: deadline.signal.aborted ? 'timeout' : 'connection' };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** What the entry keeps of the server's tools (its filters) and the listing that records it. */
+function keptTools(
+  entry: AgentMcpEntry,
+  base: Pick<McpServerListing, 'id' | 'name' | 'transport'>,
+  listed: McpToolInfo[],
+): EntryListing {
+  const filters = [...entry.tool_filters];
+  const wanted = new Set(filters);
+  const kept = filters.length === 0 ? listed : listed.filter((t) => wanted.has(t.name));
+  const names = new Set(listed.map((t) => t.name));
+  const unmatched = filters.filter((f) => !names.has(f));
+  return {
+    listing: {
+      ...base,
+      filters,
+      listed: listed.map((t) => t.name),
+      offered: [],
+      ...(unmatched.length > 0 ? { unmatched_filters: unmatched } : {}),
+    },
+    kept,
+    entry,
+  };
+}
+
+async function listEntry(
+  deps: McpToolDeps,
+  projectId: string,
+  entry: AgentMcpEntry,
+  timeoutMs: number,
+): Promise<EntryListing> {
   return inSpan('mcp.tools.list', { 'mcp.server.id': entry.mcp_server_id }, async (span) => {
     const row = await new McpServersRepository(deps.db).findById(entry.mcp_server_id);
     if (!row || row.project_id !== projectId) {
       const error = `no MCP server with id ${entry.mcp_server_id} in this project (it was deleted?)`;
       markError(span, 'not_found', error);
-      return failed({ error });
+      return failedListing(entry, { error });
     }
     span.setAttributes({ 'mcp.server.name': row.name, 'mcp.transport': row.transport });
     const base = { id: row.id, name: row.name, transport: row.transport };
@@ -167,51 +233,17 @@ async function listEntry(
     } catch (err) {
       const error = `the headers of MCP server "${row.name}" cannot be decrypted: ${errorMessage(err)}`;
       markError(span, 'decrypt', error);
-      return failed({ ...base, error });
+      return failedListing(entry, { ...base, error });
     }
 
-    const deadline = new AbortController();
-    const timer = setTimeout(
-      () => deadline.abort(new Error(`no answer within ${timeoutMs} ms (timed out)`)),
-      timeoutMs,
-    );
-    let listed: McpToolInfo[];
-    try {
-      listed = await withMcpClient(
-        connectionOf(row, headers),
-        (client) =>
-          fetchToolList(client, row.endpoint, { timeoutMs, signal: deadline.signal }).then(dedupeByName),
-        { timeoutMs: Math.min(timeoutMs, CONNECT_TIMEOUT_MS), signal: deadline.signal },
-      );
-    } catch (err) {
-      const error = scrub(
-        `MCP server "${row.name}" could not be listed: ${
-          err instanceof McpConnectionError ? err.message : describeFailure(err)
-        }`,
-        headers,
-      );
-      markError(span, deadline.signal.aborted ? 'timeout' : 'connection', error);
-      return failed({ ...base, error });
-    } finally {
-      clearTimeout(timer);
+    const fetched = await fetchServerTools(row, headers, timeoutMs);
+    if ('error' in fetched) {
+      markError(span, fetched.type, fetched.error);
+      return failedListing(entry, { ...base, error: fetched.error });
     }
-
-    const wanted = new Set(filters);
-    const kept = filters.length === 0 ? listed : listed.filter((t) => wanted.has(t.name));
-    const names = new Set(listed.map((t) => t.name));
-    const unmatched = filters.filter((f) => !names.has(f));
-    span.setAttributes({ 'mcp.tools.listed': listed.length, 'mcp.tools.kept': kept.length });
-    return {
-      listing: {
-        ...base,
-        filters,
-        listed: listed.map((t) => t.name),
-        offered: [],
-        ...(unmatched.length > 0 ? { unmatched_filters: unmatched } : {}),
-      },
-      kept,
-      entry,
-    };
+    const result = keptTools(entry, base, fetched.tools);
+    span.setAttributes({ 'mcp.tools.listed': fetched.tools.length, 'mcp.tools.kept': result.kept.length });
+    return result;
   });
 }
 
@@ -277,20 +309,105 @@ function neverSent(err: unknown): boolean {
   return typeof cause?.code === 'string' && NOT_SENT_CODES.has(cause.code);
 }
 
-/**
- * The tool result for a call whose connection failed even after the caller's
- * retries (an McpConnectionError from callMcpTool): tells the model the tool
- * could not be reached.
- */
-export function connectionFailureResult(
-  tool: Pick<OfferedMcpTool, 'server_name' | 'tool'>,
+/** Options of `callMcpTool`. */
+export interface McpCallOptions {
+  timeoutMs?: number;
+  onProgress?: (p: McpProgress) => void;
+  signal?: AbortSignal;
+  /** Output beyond this many characters is cut with a note (default 100,000). */
+  maxOutputChars?: number;
+}
+
+/** What a call did before it ended: whether its request went out, and how many progress notifications came. */
+interface CallState {
+  sent: boolean;
+  progressCount: number;
+}
+
+/** A result for the model and the span's error type (for errors). */
+type Answer = { result: McpCallResult; errorType?: string };
+
+/** The tool's server and its decrypted headers, or the answer when it cannot be reached. */
+async function serverOf(
+  deps: McpToolDeps,
+  tool: Pick<OfferedMcpTool, 'server_id' | 'server_name' | 'tool'>,
+  span: Span,
+): Promise<{ row: DbMcpServer; headers: Record<string, string> } | Answer> {
+  const row = await new McpServersRepository(deps.db).findById(tool.server_id);
+  if (!row) {
+    const output = `the tool "${tool.tool}" is unavailable: MCP server "${tool.server_name}" no longer exists`;
+    return { result: { output, isError: true, notReached: true }, errorType: 'not_found' };
+  }
+  span.setAttribute('mcp.transport', row.transport);
+  try {
+    return { row, headers: headersOf(deps, row) };
+  } catch (err) {
+    const output = `the tool "${tool.tool}" is unavailable: the headers of MCP server "${row.name}" cannot be decrypted (${errorMessage(err)})`;
+    return { result: { output, isError: true, notReached: true }, errorType: 'decrypt' };
+  }
+}
+
+/** Connects and sends the call; progress notifications go to `onProgress` and reset the timeout. */
+function sendCall(
+  server: { row: DbMcpServer; headers: Record<string, string> },
+  name: string,
+  args: Record<string, unknown>,
+  opts: McpCallOptions & { timeoutMs: number },
+  state: CallState,
+) {
+  const { timeoutMs, signal } = opts;
+  return withMcpClient(
+    connectionOf(server.row, server.headers),
+    (client) => {
+      state.sent = true;
+      return client.callTool({ name, arguments: args }, undefined, {
+        timeout: timeoutMs,
+        resetTimeoutOnProgress: true,
+        ...(signal ? { signal } : {}),
+        onprogress: (p) => {
+          state.progressCount += 1;
+          try {
+            opts.onProgress?.({
+              progress: p.progress,
+              ...(p.total !== undefined ? { total: p.total } : {}),
+              ...(p.message !== undefined ? { message: p.message } : {}),
+            });
+          } catch {
+            // A failing progress listener must not fail the call.
+          }
+        },
+      });
+    },
+    { timeoutMs: Math.min(timeoutMs, CONNECT_TIMEOUT_MS), ...(signal ? { signal } : {}) },
+  );
+}
+
+/** A failed call as the model hears of it; throws McpConnectionError when the request never reached the server. */
+function callFailure(
   err: unknown,
-): McpCallResult {
-  return {
-    output: `the tool "${tool.tool}" could not be called: MCP server "${tool.server_name}" is unreachable (${errorMessage(err)})`,
-    isError: true,
-    notReached: true,
-  };
+  server: { row: DbMcpServer; headers: Record<string, string> },
+  tool: string,
+  timeoutMs: number,
+  state: CallState,
+): Answer {
+  const { row, headers } = server;
+  if (err instanceof McpConnectionError || (state.sent && neverSent(err) && !state.progressCount)) {
+    const reason = err instanceof McpConnectionError ? err.message : describeFailure(err);
+    throw new McpConnectionError(scrub(`MCP server "${row.name}": ${reason}`, headers));
+  }
+  if (err instanceof McpError && err.code === (ErrorCode.RequestTimeout as number)) {
+    const output = `the tool "${tool}" on MCP server "${row.name}" timed out: no answer${
+      state.progressCount > 0 ? ' or progress' : ''
+    } within ${timeoutMs} ms`;
+    return { result: { output, isError: true }, errorType: 'timeout' };
+  }
+  const what =
+    err instanceof McpError
+      ? `MCP server "${row.name}" answered the call to "${tool}" with an error: ${err.message}`
+      : err instanceof Error && err.name === 'ZodError'
+        ? `MCP server "${row.name}" sent a malformed result for "${tool}": ${describeFailure(err)}`
+        : `the call to "${tool}" on MCP server "${row.name}" failed: ${describeFailure(err)}`;
+  return { result: { output: scrub(what, headers), isError: true }, errorType: 'protocol' };
 }
 
 /**
@@ -313,116 +430,38 @@ export async function callMcpTool(
   deps: McpToolDeps,
   tool: Pick<OfferedMcpTool, 'server_id' | 'server_name' | 'tool'>,
   args: Record<string, unknown>,
-  opts: {
-    timeoutMs?: number;
-    onProgress?: (p: McpProgress) => void;
-    signal?: AbortSignal;
-    /** Output beyond this many characters is cut with a note (default 100,000). */
-    maxOutputChars?: number;
-  } = {},
+  opts: McpCallOptions = {},
 ): Promise<McpCallResult> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
   const maxChars = opts.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
   const { signal } = opts;
   signal?.throwIfAborted();
 
-  return inSpan(
-    `mcp.tools.call ${tool.tool}`,
-    {
-      'gen_ai.operation.name': 'execute_tool',
-      'gen_ai.tool.name': tool.tool,
-      'mcp.server.id': tool.server_id,
-      'mcp.server.name': tool.server_name,
-    },
-    async (span) => {
-      const done = (result: McpCallResult, errorType?: string): McpCallResult => {
-        span.setAttribute('mcp.tool.is_error', result.isError);
-        if (result.isError) markError(span, errorType ?? 'tool_error', result.output);
-        return { ...result, output: truncateOutput(result.output, maxChars) };
-      };
-
-      const row = await new McpServersRepository(deps.db).findById(tool.server_id);
-      if (!row) {
-        return done(
-          {
-            output: `the tool "${tool.tool}" is unavailable: MCP server "${tool.server_name}" no longer exists`,
-            isError: true,
-            notReached: true,
-          },
-          'not_found',
-        );
-      }
-      span.setAttribute('mcp.transport', row.transport);
-      let headers: Record<string, string>;
-      try {
-        headers = headersOf(deps, row);
-      } catch (err) {
-        return done(
-          {
-            output: `the tool "${tool.tool}" is unavailable: the headers of MCP server "${row.name}" cannot be decrypted (${errorMessage(err)})`,
-            isError: true,
-            notReached: true,
-          },
-          'decrypt',
-        );
-      }
-
-      let progressCount = 0;
-      let sent = false;
-      try {
-        const result = await withMcpClient(
-          connectionOf(row, headers),
-          (client) => {
-            sent = true;
-            return client.callTool({ name: tool.tool, arguments: args }, undefined, {
-              timeout: timeoutMs,
-              resetTimeoutOnProgress: true,
-              ...(signal ? { signal } : {}),
-              onprogress: (p) => {
-                progressCount += 1;
-                try {
-                  opts.onProgress?.({
-                    progress: p.progress,
-                    ...(p.total !== undefined ? { total: p.total } : {}),
-                    ...(p.message !== undefined ? { message: p.message } : {}),
-                  });
-                } catch {
-                  // A failing progress listener must not fail the call.
-                }
-              },
-            });
-          },
-          { timeoutMs: Math.min(timeoutMs, CONNECT_TIMEOUT_MS), ...(signal ? { signal } : {}) },
-        );
-        span.setAttribute('mcp.progress.count', progressCount);
-        const isError = result.isError === true;
-        return done({ output: scrub(mcpResultText(result), headers), isError });
-      } catch (err) {
-        span.setAttribute('mcp.progress.count', progressCount);
-        if (signal?.aborted) throw signal.reason;
-        if (err instanceof McpConnectionError || (sent && neverSent(err) && !progressCount)) {
-          const reason = err instanceof McpConnectionError ? err.message : describeFailure(err);
-          throw new McpConnectionError(scrub(`MCP server "${row.name}": ${reason}`, headers));
-        }
-        if (err instanceof McpError && err.code === (ErrorCode.RequestTimeout as number)) {
-          return done(
-            {
-              output: `the tool "${tool.tool}" on MCP server "${row.name}" timed out: no answer${
-                progressCount > 0 ? ' or progress' : ''
-              } within ${timeoutMs} ms`,
-              isError: true,
-            },
-            'timeout',
-          );
-        }
-        const what =
-          err instanceof McpError
-            ? `MCP server "${row.name}" answered the call to "${tool.tool}" with an error: ${err.message}`
-            : err instanceof Error && err.name === 'ZodError'
-              ? `MCP server "${row.name}" sent a malformed result for "${tool.tool}": ${describeFailure(err)}`
-              : `the call to "${tool.tool}" on MCP server "${row.name}" failed: ${describeFailure(err)}`;
-        return done({ output: scrub(what, headers), isError: true }, 'protocol');
-      }
-    },
-  );
+  const attributes = {
+    'gen_ai.operation.name': 'execute_tool',
+    'gen_ai.tool.name': tool.tool,
+    'mcp.server.id': tool.server_id,
+    'mcp.server.name': tool.server_name,
+  };
+  return inSpan(`mcp.tools.call ${tool.tool}`, attributes, async (span) => {
+    const done = ({ result, errorType }: Answer): McpCallResult => {
+      span.setAttribute('mcp.tool.is_error', result.isError);
+      if (result.isError) markError(span, errorType ?? 'tool_error', result.output);
+      return { ...result, output: truncateOutput(result.output, maxChars) };
+    };
+    const server = await serverOf(deps, tool, span);
+    if ('result' in server) return done(server);
+    const state: CallState = { sent: false, progressCount: 0 };
+    try {
+      const result = await sendCall(server, tool.tool, args, { ...opts, timeoutMs }, state);
+      span.setAttribute('mcp.progress.count', state.progressCount);
+      return done({
+        result: { output: scrub(mcpResultText(result), server.headers), isError: result.isError === true },
+      });
+    } catch (err) {
+      span.setAttribute('mcp.progress.count', state.progressCount);
+      if (signal?.aborted) throw signal.reason;
+      return done(callFailure(err, server, tool.tool, timeoutMs, state));
+    }
+  });
 }

@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import pg from 'pg';
-import type { Db } from '../db/knex.js';
-import type { Logger } from '../logger.js';
-import { RUN_EVENTS_CHANNEL } from '../../activities/session/run-store.js';
+import type { Db } from '../../core/db/knex.js';
+import type { Logger } from '../../core/logger.js';
+import { RUN_EVENTS_CHANNEL } from '../../core/repositories/run-store.js';
 
 /** One channel for every cached table; payload `{"table": …, "id": …}`. */
 export const CHANGE_CHANNEL = 'agent_server_changes';

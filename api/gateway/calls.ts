@@ -1,10 +1,10 @@
-import { buildCall } from '../../activities/llm/adapter.js';
-import { complete, embed, openStream } from '../../activities/llm/client.js';
-import { UnsupportedFeatureError, UpstreamError } from '../../activities/llm/errors.js';
-import { postUpstream, readSse } from '../../activities/llm/http.js';
-import { geminiModelUrl } from '../../activities/llm/providers/gemini/api.js';
-import { ADAPTERS } from '../../activities/llm/providers/index.js';
-import type { ProviderTarget, Usage } from '../../activities/llm/types.js';
+import { buildCall } from '../../core/llm/adapter.js';
+import { complete, embed, openStream } from '../../core/llm/client.js';
+import { redactUpstreamError, UnsupportedFeatureError, UpstreamError } from '../../core/llm/errors.js';
+import { postUpstream, readSse } from '../../core/llm/http.js';
+import { geminiModelUrl } from '../../core/llm/providers/gemini/api.js';
+import { ADAPTERS } from '../../core/llm/providers/index.js';
+import type { ProviderTarget, Usage } from '../../core/llm/types.js';
 import type { Surface } from './surface.js';
 
 type Obj = Record<string, unknown>;
@@ -64,7 +64,14 @@ export async function chatStream(
     const chunks = async function* () {
       let finished = false;
       for await (const sse of readSse(res, target.name)) {
-        for (const ev of parse(sse)) {
+        let events: ReturnType<typeof parse>;
+        try {
+          events = parse(sse);
+        } catch (err) {
+          // An error event is the vendor's own text, which may echo our credentials.
+          throw redactUpstreamError(err, target);
+        }
+        for (const ev of events) {
           if (ev.type === 'finish') finished = true;
           if (ev.type === 'usage') usage = ev.usage;
         }

@@ -1,15 +1,20 @@
 import type { Context } from 'koa';
-import {
-  InvalidLlmRequestError,
-  UnsupportedFeatureError,
-  UpstreamError,
-} from '../../activities/llm/errors.js';
-import { AppError } from '../errors.js';
+import { InvalidLlmRequestError, UnsupportedFeatureError, UpstreamError } from '../../core/llm/errors.js';
+import { AppError } from '../../core/errors.js';
 import { GatewayError, type GatewayErrorKind } from './errors.js';
 import { surfaceOfPath } from './surfaces/index.js';
 import { toGatewayError } from './upstream.js';
 
 export const GATEWAY_PREFIX = '/api/gateway/';
+
+/**
+ * Whether a path is the gateway's, whatever its case: `/API/gateway/…` matches
+ * no route (routing is case-sensitive) but its 404 still comes in the
+ * vendor's shape, which is what an SDK pointed at it can parse.
+ */
+export const isGatewayPath = (path: string): boolean =>
+  path.length >= GATEWAY_PREFIX.length &&
+  path.slice(0, GATEWAY_PREFIX.length).toLowerCase() === GATEWAY_PREFIX;
 
 const KIND_BY_STATUS: Record<number, GatewayErrorKind> = {
   400: 'invalid_request',
@@ -32,6 +37,9 @@ interface HttpLike {
 /** Framework errors (router 404/405, body parser 400/413/415) keep their status, in gateway terms. */
 function fromFramework(err: HttpLike): GatewayError | undefined {
   const status = err instanceof AppError ? err.status : (err.status ?? err.statusCode);
+  // The router's 501 (a method no route has, e.g. PROPFIND) reads as the vendors' 405.
+  if (status === 501)
+    return new GatewayError(405, 'not_found', 'method not allowed on this gateway endpoint');
   if (typeof status !== 'number' || status < 400 || status >= 500) return undefined;
   if (status === 413)
     return new GatewayError(413, 'request_too_large', 'request body exceeds the size limit');

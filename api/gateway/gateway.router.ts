@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { AppDeps } from '../deps.js';
-import { GatewayError } from './errors.js';
+import { GatewayError, invalidRequest } from './errors.js';
 import { Gateway, type GatewayOptions } from './gateway.js';
 import { SURFACES } from './surfaces/index.js';
 
@@ -22,13 +22,22 @@ function geminiTarget(ctx: Context): { model: string; action: string } {
   const colon = rest.lastIndexOf(':');
   const action = colon > 0 ? rest.slice(colon + 1) : '';
   if (!GEMINI_ACTIONS.has(action)) throw new GatewayError(404, 'not_found', `no such method: ${rest}`);
-  return { model: decodeURIComponent(rest.slice(0, colon)), action };
+  return { model: decodeModel(rest.slice(0, colon)), action };
+}
+
+/** The model's path segment, percent-decoded; malformed escapes (or a lone surrogate's bytes) are a 400. */
+function decodeModel(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw invalidRequest('the model in the path is not valid percent-encoded UTF-8');
+  }
 }
 
 /** The vendor-compatible surfaces, mounted before the configuration API. */
 export function gatewayRouter(deps: AppDeps, opts: GatewayOptions = {}): Router {
   const gateway = new Gateway(deps, opts);
-  const router = new Router({ prefix: '/api/gateway' });
+  const router = new Router({ prefix: '/api/gateway', sensitive: true });
   const { openai, anthropic, gemini } = SURFACES;
   const modelOf = (ctx: Context) => {
     const model = (ctx.request.body as { model?: unknown } | undefined)?.model;

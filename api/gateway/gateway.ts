@@ -1,23 +1,21 @@
 import { context } from '@opentelemetry/api';
 import type { Context } from 'koa';
-import type { Usage } from '../../activities/llm/types.js';
+import type { Usage } from '../../core/llm/types.js';
 import type { AppDeps } from '../deps.js';
-import type { DbProvider } from '../db/llm-config.tables.js';
+import type { DbProvider } from '../../core/db/llm-config.tables.js';
 import { chatJson, chatStream, embedJson, type JsonAnswer } from './calls.js';
-import { invalidRequest } from './errors.js';
+import { HOPS_HEADER, MAX_GATEWAY_HOPS, parseHops } from '../../core/llm/hops.js';
+import { GatewayError, invalidRequest } from './errors.js';
 import { KeyResolver, type GatewayKey } from './keys.js';
 import { fallbackCandidates, grantedModelNames, resolveModel, type Candidate } from './models.js';
 import { noopPolicy, type Admission, type GatewayPolicy, type Outcome } from './policy.js';
 import type { Surface } from './surface.js';
 import { isObj } from './surfaces/json.js';
 import { writeStream } from './stream-writer.js';
-import {
-  DEFAULT_RETRY,
-  targetOf,
-  toGatewayError,
-  withRetriesAndFallbacks,
-  type RetryOptions,
-} from './upstream.js';
+import { DEFAULT_RETRY, toGatewayError, withRetriesAndFallbacks, type RetryOptions } from './upstream.js';
+import { targetOf } from '../../core/llm/provider-target.js';
+import { metrics } from '../../core/telemetry/metrics.js';
+import type { ModelCallAttributes } from '../../core/telemetry/metrics/genai.js';
 
 export interface GatewayOptions {
   policy?: GatewayPolicy;
@@ -45,6 +43,9 @@ export class Gateway {
   readonly keys: KeyResolver;
   private readonly policy: GatewayPolicy;
   private readonly retry: RetryOptions;
+  /** Models an upstream has answered for, by provider id: model labels (see `attributes`). */
+  private readonly answeredModels = new Map<string, Set<string>>();
+  private answeredCount = 0;
 
   constructor(
     private readonly deps: AppDeps,
@@ -77,77 +78,155 @@ export class Gateway {
   }
 
   async handle(ctx: Context, surface: Surface, op: Operation, asked: string, stream: boolean): Promise<void> {
-    const { key, providers } = await this.authorize(ctx, surface);
-    const body: unknown = ctx.request.body;
-    if (!isObj(body)) throw invalidRequest('request body must be a JSON object');
-    const request = body;
-    const primary = resolveModel(key, providers, asked);
-    const candidates = [primary, ...fallbackCandidates(key, providers, primary)];
-    const admission = await this.policy.admit(key, {
-      surface: surface.format,
-      operation: op,
-      stream,
-      provider: {
-        id: primary.provider.id,
-        name: primary.provider.name,
-        type: primary.provider.provider_type,
-      },
-      model: primary.model,
-      max_output_tokens: maxOutputTokens(request),
-      body: request,
-    });
-    const started = performance.now();
-    const controller = new AbortController();
-    ctx.res.on('close', () => {
-      if (!ctx.res.writableFinished) controller.abort();
-    });
+    // For the metrics (recorded in `finally`), filled in as the pipeline gets there.
+    const entered = performance.now();
+    let key: GatewayKey | undefined;
+    let primary: Candidate | undefined;
     let answeredBy: Candidate | undefined;
-    const outcome = (status: number, error?: string): Outcome => ({
-      status,
-      provider: answeredBy && { id: answeredBy.provider.id, name: answeredBy.provider.name },
-      model: answeredBy?.model,
-      latency_ms: performance.now() - started,
-      error,
-    });
-    const callContext = this.policy.callContext?.(admission) ?? context.active();
-    const attempt = <T>(fn: (c: Candidate) => Promise<T>) =>
-      context
-        .with(callContext, () =>
-          withRetriesAndFallbacks(candidates, (c) => fn(c), this.retry, controller.signal),
-        )
-        .then((r) => {
-          answeredBy = r.candidate;
-          return r.value;
-        });
-    // Usage and counters are written after the answer has gone, not before it.
-    const settle = (usage: Usage | undefined, out: Outcome) => this.settleLater(admission, usage, out);
+    let upstreamMs: number | undefined;
+    let usage: Usage | undefined;
+    let labels: ModelCallAttributes | undefined;
+    let status = 200;
     try {
-      if (stream) {
-        const opened = await attempt((c) =>
-          chatStream(surface, targetOf(c.provider, this.deps.secrets), c.model, request, controller.signal),
+      const hops = incomingHops(ctx);
+      const authorized = await this.authorize(ctx, surface);
+      key = authorized.key;
+      const body: unknown = ctx.request.body;
+      if (!isObj(body)) throw invalidRequest('request body must be a JSON object');
+      const request = body;
+      primary = resolveModel(key, authorized.providers, asked);
+      const candidates = [primary, ...fallbackCandidates(key, authorized.providers, primary)];
+      const admission = await this.policy.admit(key, {
+        surface: surface.format,
+        operation: op,
+        stream,
+        provider: {
+          id: primary.provider.id,
+          name: primary.provider.name,
+          type: primary.provider.provider_type,
+        },
+        model: primary.model,
+        max_output_tokens: maxOutputTokens(request),
+        body: request,
+      });
+      const started = performance.now();
+      const controller = new AbortController();
+      ctx.res.on('close', () => {
+        if (!ctx.res.writableFinished) controller.abort();
+      });
+      const outcome = (s: number, error?: string): Outcome => {
+        status = s;
+        upstreamMs = performance.now() - started;
+        if (metrics().enabled) labels = this.attributes(surface, op, key, answeredBy ?? primary, s);
+        return {
+          status: s,
+          provider: answeredBy && { id: answeredBy.provider.id, name: answeredBy.provider.name },
+          model: answeredBy?.model,
+          latency_ms: upstreamMs,
+          error,
+          labels,
+        };
+      };
+      const callContext = this.policy.callContext?.(admission) ?? context.active();
+      const attempt = <T>(fn: (c: Candidate) => Promise<T>) =>
+        context
+          .with(callContext, () =>
+            withRetriesAndFallbacks(candidates, (c) => fn(c), this.retry, controller.signal),
+          )
+          .then((r) => {
+            answeredBy = r.candidate;
+            return r.value;
+          });
+      // Usage and counters are written after the answer has gone, not before it.
+      const settle = (used: Usage | undefined, out: Outcome) => {
+        usage = used;
+        this.settleLater(admission, used, out);
+      };
+      try {
+        if (stream) {
+          const opened = await attempt((c) =>
+            chatStream(
+              surface,
+              targetOf(c.provider, this.deps.secrets, hops),
+              c.model,
+              request,
+              controller.signal,
+            ),
+          );
+          const result = await writeStream(ctx, surface, request, opened, controller);
+          settle(opened.usage(), outcome(result.status, result.error));
+          return;
+        }
+        const call = op === 'chat' ? chatJson : embedJson;
+        const answer: JsonAnswer = await attempt((c) =>
+          call(surface, targetOf(c.provider, this.deps.secrets, hops), c.model, request, controller.signal),
         );
-        const result = await writeStream(ctx, surface, request, opened, controller);
-        settle(opened.usage(), outcome(result.status, result.error));
-        return;
+        ctx.body = answer.body;
+        settle(answer.usage, outcome(200));
+      } catch (err) {
+        if (controller.signal.aborted) {
+          // The caller left: nobody to answer, and not a server failure worth an error log.
+          settle(undefined, outcome(499, 'client disconnected'));
+          ctx.status = 499; // nginx's "client closed request", for the request log
+          ctx.respond = false;
+          return;
+        }
+        const gerr = toGatewayError(err);
+        settle(undefined, outcome(gerr.status, gerr.message));
+        throw err;
       }
-      const call = op === 'chat' ? chatJson : embedJson;
-      const answer: JsonAnswer = await attempt((c) =>
-        call(surface, targetOf(c.provider, this.deps.secrets), c.model, request, controller.signal),
-      );
-      ctx.body = answer.body;
-      settle(answer.usage, outcome(200));
     } catch (err) {
-      if (controller.signal.aborted) {
-        // The caller left: nobody to answer, and not a server failure worth an error log.
-        settle(undefined, outcome(499, 'client disconnected'));
-        ctx.status = 499; // nginx's "client closed request", for the request log
-        ctx.respond = false;
-        return;
-      }
-      const gerr = toGatewayError(err);
-      settle(undefined, outcome(gerr.status, gerr.message));
+      // Refused before anything went upstream (authentication, model, limits…).
+      if (upstreamMs === undefined) status = toGatewayError(err).status;
       throw err;
+    } finally {
+      if (metrics().enabled)
+        metrics().gateway.end(
+          labels ?? this.attributes(surface, op, key, answeredBy ?? primary, status),
+          status,
+          upstreamMs === undefined ? undefined : upstreamMs / 1000,
+          upstreamMs === undefined ? undefined : Math.max(0, performance.now() - entered - upstreamMs) / 1000,
+          usage,
+        );
     }
+  }
+
+  /**
+   * The request's labels. The model is caller text under a wildcard grant, so
+   * it is a label only when configuration names it (a grant or a fallback)
+   * or an upstream has answered for it in this process (vendors' catalogs are
+   * bounded); otherwise `_OTHER`.
+   */
+  private attributes(
+    surface: Surface,
+    op: Operation,
+    key: GatewayKey | undefined,
+    c: Candidate | undefined,
+    status: number,
+  ): ModelCallAttributes {
+    let model: string | undefined;
+    if (c && key) {
+      let answered = this.answeredModels.get(c.provider.id);
+      if (status < 400 && !answered?.has(c.model) && this.answeredCount < 1_000) {
+        if (!answered) this.answeredModels.set(c.provider.id, (answered = new Set()));
+        answered.add(c.model);
+        this.answeredCount++;
+      }
+      model =
+        answered?.has(c.model) ||
+        key.grants.some((g) => g.provider_id === c.provider.id && g.model_names.includes(c.model)) ||
+        key.fallbacks.includes(`${c.provider.name}/${c.model}`)
+          ? c.model
+          : '_OTHER';
+    }
+    return metrics().genai.attributes({
+      operation: op === 'embed' ? 'embeddings' : 'chat',
+      surface: surface.format,
+      providerType: c?.provider.provider_type,
+      providerName: c?.provider.name,
+      model,
+      keyId: key && this.deps.config.metrics.perKey ? key.id : undefined,
+    });
   }
 
   /**
@@ -162,6 +241,20 @@ export class Gateway {
       .settle(admission, usage, out)
       .catch((err: unknown) => this.deps.logger.error({ err }, 'settling a gateway call failed'));
   }
+}
+
+/** Refuses a request that has looped through gateways (a 4xx: the official SDKs retry every 5xx). */
+function incomingHops(ctx: Context): number {
+  const hops = parseHops(ctx.get(HOPS_HEADER));
+  if (hops === undefined) throw invalidRequest(`${HOPS_HEADER} must be a non-negative integer`);
+  if (hops >= MAX_GATEWAY_HOPS)
+    throw new GatewayError(
+      400,
+      'invalid_request',
+      `request refused: it has already passed through the gateway ${hops} times (${HOPS_HEADER}); ` +
+        "a provider's base_url probably points back at this gateway",
+    );
+  return hops;
 }
 
 function maxOutputTokens(body: Record<string, unknown>): number | undefined {

@@ -1,8 +1,10 @@
 import { ReadCache, type ChangeFeed } from '../cache/change-feed.js';
-import type { Db } from '../db/knex.js';
-import { ProvidersTableName, type DbProvider } from '../db/llm-config.tables.js';
+import type { Db } from '../../core/db/knex.js';
+import type { DbProvider } from '../../core/db/llm-config.tables.js';
+import { ProvidersRepository } from '../../core/repositories/providers.repository.js';
 import { findVirtualKeyBySecret, hashVirtualKeySecret } from '../services/virtual-keys.service.js';
 import { unauthorized } from './errors.js';
+import { registerKeyCache } from './key-invalidation.js';
 
 /** A virtual key as the gateway enforces it. */
 export interface GatewayKey {
@@ -13,18 +15,6 @@ export interface GatewayKey {
   budget: { max_usd: number; period: string } | null;
   fallbacks: string[];
   grants: Array<{ provider_id: string; model_names: string[] }>;
-}
-
-/** One resolver per app (each app has its own Db), so a writer can clear its own app's cache. */
-const resolversByDb = new WeakMap<Db, KeyResolver>();
-
-/**
- * Read-your-writes for the replica that made a key change: the notification
- * reaches this process's LISTEN connection a moment after the commit, so the
- * writer clears its own cache at once. Other replicas rely on the notification.
- */
-export function keyChanged(db: Db): void {
-  resolversByDb.get(db)?.clear();
 }
 
 /**
@@ -52,7 +42,7 @@ export class KeyResolver {
     feed.subscribe((change) => {
       if (change !== 'all' && change.table === 'virtual_keys') this.cache.clear();
     });
-    resolversByDb.set(db, this);
+    registerKeyCache(db, this);
   }
 
   clear(): void {
@@ -97,6 +87,5 @@ export class KeyResolver {
 export async function loadKeyProviders(db: Db, key: GatewayKey): Promise<DbProvider[]> {
   const ids = key.grants.map((g) => g.provider_id);
   const names = key.fallbacks.map((f) => f.slice(0, f.indexOf('/')));
-  if (ids.length === 0 && names.length === 0) return [];
-  return db(ProvidersTableName).whereIn('id', ids).orWhereIn('name', names);
+  return new ProvidersRepository(db).findByIdsOrNames(ids, names);
 }

@@ -1,18 +1,19 @@
 import { context, trace, type Context } from '@opentelemetry/api';
-import type { Db } from '../db/knex.js';
-import type { UsageWriter } from '../services/usage-writer.js';
+import type { Db } from '../../core/db/knex.js';
+import type { UsageWriter } from '../../core/metering/usage-writer.js';
 import {
   BudgetExceededError,
   GatewayPolicyService,
   RateLimitedError,
   UnpricedModelError,
   type Admission as PolicyAdmission,
-} from '../services/gateway-policy.service.js';
-import { costUsd } from '../services/pricing.js';
-import { startModelCallSpan, type ModelCallSpan } from '../telemetry/genai.js';
-import { GatewayError } from './errors.js';
+} from '../../core/metering/gateway-policy.js';
+import { costUsd } from '../../core/metering/pricing.js';
+import { startModelCallSpan, type ModelCallSpan } from '../../core/telemetry/genai.js';
+import { metrics } from '../../core/telemetry/metrics.js';
+import { GatewayError, invalidRequest } from './errors.js';
 import type { Admission, AdmissionRequest, GatewayPolicy, Outcome } from './policy.js';
-import type { Usage } from '../../activities/llm/types.js';
+import type { Usage } from '../../core/llm/types.js';
 import type { GatewayKey } from './keys.js';
 
 /** When the caller sets no output limit, a chat call is reserved as if it could write this many tokens. */
@@ -24,7 +25,16 @@ export const DEFAULT_MAX_OUTPUT_TOKENS = 4_096;
  * charged is what the provider reports.
  */
 export function estimateInputTokens(body: Record<string, unknown>): number {
-  return Math.ceil(JSON.stringify(body).length / 4);
+  let json: string;
+  try {
+    json = JSON.stringify(body);
+  } catch (err) {
+    // The first walk over the caller's body, so the one that meets a body nested thousands
+    // deep (JSON.parse took it; recursion overflows the stack): the caller's fault, a 400.
+    if (err instanceof RangeError) throw invalidRequest('request body is nested too deeply');
+    throw err;
+  }
+  return Math.ceil(json.length / 4);
 }
 
 /**
@@ -63,13 +73,14 @@ export function meteredPolicy(db: Db, usageWriter?: UsageWriter): GatewayPolicy 
     settle(admission: Admission, usage: Usage | undefined, outcome: Outcome): Promise<void> {
       const { admission: adm, span } = admission as Metered;
       // The span ends with the call, not with the bookkeeping that follows it.
+      const cost =
+        usage && adm.price ? costUsd(adm.price, usage.input_tokens, usage.output_tokens) : undefined;
       const result = {
         ...(outcome.model ? { responseModel: outcome.model } : {}),
         ...(usage ? { inputTokens: usage.input_tokens, outputTokens: usage.output_tokens } : {}),
-        ...(usage && adm.price
-          ? { costUsd: costUsd(adm.price, usage.input_tokens, usage.output_tokens) }
-          : {}),
+        ...(cost !== undefined ? { costUsd: cost } : {}),
       };
+      if (cost !== undefined && outcome.labels) metrics().gateway.cost(outcome.labels, cost);
       if (outcome.status >= 400)
         span.fail(new Error(outcome.error ?? `HTTP ${outcome.status}`), String(outcome.status), result);
       else span.end(result);

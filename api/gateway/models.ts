@@ -1,4 +1,5 @@
-import type { DbProvider } from '../db/llm-config.tables.js';
+import type { DbProvider } from '../../core/db/llm-config.tables.js';
+import { unstorable } from '../http/input-guard.js';
 import { forbidden, invalidRequest } from './errors.js';
 import type { GatewayKey } from './keys.js';
 
@@ -19,6 +20,12 @@ const grants = (g: { model_names: string[] }, model: string) =>
  */
 export function resolveModel(key: GatewayKey, providers: DbProvider[], asked: string): Candidate {
   if (!asked) throw invalidRequest('model is required');
+  // No model id has one, and the price lookup and the usage row (Postgres) could not take it.
+  const bad = unstorable(asked);
+  if (bad)
+    throw invalidRequest(
+      `model must not contain ${bad === 'string.nul' ? 'a NUL character' : 'an unpaired surrogate'}`,
+    );
   const byId = new Map(providers.map((p) => [p.id, p]));
   const granted = key.grants.flatMap((g) => {
     const provider = byId.get(g.provider_id);

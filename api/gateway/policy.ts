@@ -1,6 +1,7 @@
 import type { Context } from '@opentelemetry/api';
-import type { ProviderFormat, Usage } from '../../activities/llm/types.js';
+import type { ProviderFormat, Usage } from '../../core/llm/types.js';
 import type { GatewayKey } from './keys.js';
+import type { ModelCallAttributes } from '../../core/telemetry/metrics/genai.js';
 
 /** What is known about a request before the upstream call. */
 export interface AdmissionRequest {
@@ -22,6 +23,8 @@ export interface Outcome {
   model?: string;
   latency_ms: number;
   error?: string;
+  /** The request's metric labels, for what the policy records (cost); absent with metrics off. */
+  labels?: ModelCallAttributes | undefined;
 }
 
 /** Opaque to the pipeline: whatever admit() reserved, handed back to settle(). */
@@ -42,7 +45,7 @@ export interface GatewayPolicy {
   /**
    * The context the upstream call runs in: the policy's model-call span as
    * the active span, so the vendor request propagates it and the HTTP client
-   * adds no second CLIENT span (api/telemetry/model-call-context.ts).
+   * adds no second CLIENT span (core/telemetry/model-call-context.ts).
    */
   callContext?(admission: Admission): Context;
   settle(admission: Admission, usage: Usage | undefined, outcome: Outcome): Promise<void>;

@@ -5,7 +5,7 @@ import type {
   LlmResponse,
   LlmStreamEvent,
   ProviderFormat,
-} from '../../activities/llm/types.js';
+} from '../../core/llm/types.js';
 import type { GatewayError } from './errors.js';
 
 /** Turns internal stream events into the surface's SSE text, one event at a time. */

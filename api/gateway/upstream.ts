@@ -1,27 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  InvalidLlmRequestError,
-  UnsupportedFeatureError,
-  UpstreamError,
-} from '../../activities/llm/errors.js';
-import type { ProviderTarget } from '../../activities/llm/types.js';
-import type { SecretBox } from '../crypto/secrets.js';
-import type { DbProvider } from '../db/llm-config.tables.js';
+import { InvalidLlmRequestError, UnsupportedFeatureError, UpstreamError } from '../../core/llm/errors.js';
+import { EgressDeniedError } from '../../core/security/egress-policy.js';
 import { GatewayError, invalidRequest } from './errors.js';
 import type { Candidate } from './models.js';
-
-/** Decrypts the provider's key just for this call; the target never leaves the request. */
-export function targetOf(provider: DbProvider, secrets: SecretBox): ProviderTarget {
-  return {
-    name: provider.name,
-    type: provider.provider_type,
-    base_url: provider.base_url,
-    api_key: provider.api_key_enc ? secrets.decrypt(provider.api_key_enc) : null,
-    headers: provider.headers_enc ? secrets.decryptJson<Record<string, string>>(provider.headers_enc) : {},
-    connect_timeout_ms: provider.connect_timeout_ms,
-    timeout_ms: provider.timeout_ms,
-  };
-}
 
 export interface RetryOptions {
   /** Retries after the first attempt, per candidate. */
@@ -85,6 +66,8 @@ const UPSTREAM_KIND: Record<number, GatewayError['kind']> = {
  */
 export function toGatewayError(err: unknown): GatewayError {
   if (err instanceof GatewayError) return err;
+  // The server's own policy refuses the provider: a 4xx, since the SDKs retry every 5xx in vain.
+  if (err instanceof EgressDeniedError) return new GatewayError(403, 'permission', err.message);
   if (err instanceof UnsupportedFeatureError || err instanceof InvalidLlmRequestError)
     return invalidRequest(err.message);
   if (err instanceof UpstreamError) {

@@ -1,6 +1,7 @@
 import Router from '@koa/router';
 import type Joi from 'joi';
 import type { Context, Middleware } from 'koa';
+import { adminAuth } from '../middleware/admin-auth.js';
 import { validate, type RequestSchemas, type Validated } from '../middleware/validate.js';
 
 export type HttpMethod = 'get' | 'post' | 'patch' | 'put' | 'delete';
@@ -19,6 +20,8 @@ export interface RouteSpec {
   produces?: string;
   /** Request bodies other than JSON (e.g. application/zip). */
   consumes?: string[];
+  /** Open without ADMIN_TOKEN (health, the OpenAPI document, the docs page); every other route needs it when set. */
+  public?: boolean;
 }
 
 export interface RegisteredRoute extends RouteSpec {
@@ -63,9 +66,40 @@ export class ApiRouter {
     return this;
   }
 
-  static mountAll(routers: ApiRouter[]): Router {
-    const root = new Router();
-    for (const r of routers) for (const m of r.mountable) root[m.method](m.fullPath, ...m.chain);
+  /**
+   * Case-sensitive, like the paths we document: `/API/agent-server/…` matches
+   * nothing rather than reaching a route by another spelling. The admin guard
+   * runs first in each non-public route's chain, so it covers exactly what
+   * the router matched.
+   */
+  static mountAll(routers: ApiRouter[], opts: { adminToken?: string | undefined } = {}): Router {
+    const root = new Router({ sensitive: true });
+    const guard = adminAuth(opts.adminToken);
+    for (const r of routers)
+      for (const m of r.mountable) {
+        const chain = guard && !m.public ? [guard, ...m.chain] : m.chain;
+        root[m.method](m.fullPath, ...chain);
+      }
     return root;
+  }
+
+  /**
+   * The router's OPTIONS and 405 answers, behind the same guard: a path that
+   * matched a guarded route by another method tells nothing (not even its
+   * methods) without the token. Mount after `router.routes()`.
+   */
+  static allowedMethods(routers: ApiRouter[], router: Router, adminToken: string | undefined): Middleware[] {
+    // @koa/router types its middleware for router contexts; Koa's app.use takes it as any middleware.
+    const allowed = router.allowedMethods({ throw: true }) as unknown as Middleware;
+    const guard = adminAuth(adminToken);
+    if (!guard) return [allowed];
+    const open = new Set(routers.flatMap((r) => r.mountable.filter((m) => m.public).map((m) => m.fullPath)));
+    const guardUnanswered: Middleware = async (ctx, next) => {
+      await next();
+      const matched = (ctx as { matched?: Array<{ path: string }> }).matched ?? [];
+      if (ctx.body == null && matched.some((layer) => !open.has(layer.path)))
+        await guard(ctx, async () => {});
+    };
+    return [allowed, guardUnanswered];
   }
 }

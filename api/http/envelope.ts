@@ -1,7 +1,7 @@
 import type { Context } from 'koa';
-import { STATUS_MESSAGES } from '../errors.js';
+import { STATUS_MESSAGES } from '../../core/errors.js';
 
-/** The response envelope of the interface (§2.1). */
+/** The response envelope (docs/api.md#envelope). */
 export interface Envelope<T = unknown> {
   error: boolean;
   message: string;
@@ -24,7 +24,7 @@ export function failure(status: number, details: Record<string, unknown> = {}): 
   };
 }
 
-/** Every success is 200, creates included (§4.1). */
+/** Every success is 200, creates included (docs/api.md#envelope). */
 export function ok<T>(ctx: Context, data: T): void {
   ctx.status = 200;
   ctx.body = success(data);

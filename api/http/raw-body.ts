@@ -1,5 +1,5 @@
 import type { Context } from 'koa';
-import { AppError, STATUS_MESSAGES } from '../errors.js';
+import { AppError, STATUS_MESSAGES } from '../../core/errors.js';
 
 function tooLarge(ctx: Context, limit: number): AppError {
   // The rest of the body stays unread: the connection cannot be reused.

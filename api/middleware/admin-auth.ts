@@ -1,27 +1,23 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { Context, Next } from 'koa';
-import { UnauthorizedError } from '../errors.js';
-
-const OPEN_PATHS = [
-  /^\/api\/agent-server\/health(\/ready)?\/?$/,
-  /^\/api\/agent-server\/openapi\.json$/,
-  /^\/api\/agent-server\/docs\/?$/,
-];
+import type { Context, Middleware, Next } from 'koa';
+import { UnauthorizedError } from '../../core/errors.js';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
-/** When ADMIN_TOKEN is set, the configuration API requires it as a Bearer token (health and docs stay open). */
-export function adminAuth(adminToken: string | undefined) {
-  const expected = adminToken ? digest(adminToken) : undefined;
+/**
+ * The ADMIN_TOKEN check, as a guard in front of a matched route (ApiRouter
+ * puts it before every route not declared `public`). It is decided by what
+ * the router matched, never by comparing the raw path with a prefix: a path
+ * spelled another way (`/API/…`, `//`, `%70`) either matches no route or is
+ * guarded like the canonical one. Undefined when no token is configured.
+ */
+export function adminAuth(adminToken: string | undefined): Middleware | undefined {
+  if (!adminToken) return undefined;
+  const expected = digest(adminToken);
   return async function adminAuthMiddleware(ctx: Context, next: Next): Promise<void> {
-    if (
-      expected &&
-      ctx.path.startsWith('/api/agent-server/') &&
-      !OPEN_PATHS.some((re) => re.test(ctx.path))
-    ) {
-      const match = /^Bearer\s+(.+)$/i.exec(ctx.get('authorization'));
-      if (!match || !timingSafeEqual(digest(match[1]!.trim()), expected)) throw new UnauthorizedError();
-    }
+    const match = /^Bearer\s+(.+)$/i.exec(ctx.get('authorization'));
+    // Digests of equal length, so timingSafeEqual never throws and the compare leaks no length.
+    if (!match || !timingSafeEqual(digest(match[1]!.trim()), expected)) throw new UnauthorizedError();
     await next();
   };
 }

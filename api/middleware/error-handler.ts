@@ -1,7 +1,7 @@
 import type { Context, Next } from 'koa';
-import { AppError, NotFoundError, ValidationError } from '../errors.js';
+import { AppError, NotFoundError, STATUS_MESSAGES, ValidationError } from '../../core/errors.js';
 import { failure } from '../http/envelope.js';
-import { GATEWAY_PREFIX, gatewayErrorResponse } from '../gateway/error-response.js';
+import { gatewayErrorResponse, isGatewayPath } from '../gateway/error-response.js';
 
 interface HttpLikeError {
   status?: number;
@@ -13,6 +13,19 @@ interface HttpLikeError {
   message?: string;
 }
 
+/**
+ * Postgres refusing text it cannot store: a NUL in text (22021), `\u0000` in
+ * jsonb (22P05), a lone surrogate in jsonb (22P02 "invalid input syntax for
+ * type json": JSON.stringify writes nothing else that jsonb refuses).
+ */
+function isUnstorableText(err: HttpLikeError): boolean {
+  return (
+    err.code === '22021' ||
+    err.code === '22P05' ||
+    (err.code === '22P02' && /\btype json/.test(err.message ?? ''))
+  );
+}
+
 /** Maps Postgres errors that are the client's doing; everything else stays a 500. */
 function fromPostgres(err: HttpLikeError): AppError | undefined {
   switch (err.code) {
@@ -21,13 +34,23 @@ function fromPostgres(err: HttpLikeError): AppError | undefined {
     case '23503': // foreign_key_violation
       return new AppError(409, 'Conflict', { reason: 'still referenced', constraint: err.constraint });
     default:
+      // validate() refuses such strings with a 400 naming the field; this is the last line
+      // for input that reached Postgres some other way.
+      if (isUnstorableText(err))
+        return new AppError(400, STATUS_MESSAGES[400]!, {
+          reason: 'a value contains a character that cannot be stored (NUL or invalid Unicode)',
+        });
       return undefined;
   }
 }
 
-/** Framework errors (body parser, router) carry an HTTP status; keep it when it is a client error. */
+/**
+ * Framework errors (body parser, router) carry an HTTP status; keep it when it
+ * is a client error, or the router's 501 for a method no route implements.
+ */
 function fromHttpError(err: HttpLikeError): AppError | undefined {
   const status = err.status ?? err.statusCode;
+  if (status === 501) return new AppError(501, STATUS_MESSAGES[501]!);
   if (typeof status !== 'number' || status < 400 || status >= 500) return undefined;
   if (status === 413)
     return new AppError(413, 'Payload too large', { reason: 'request body exceeds the size limit' });
@@ -49,14 +72,21 @@ export function errorHandler() {
       if (ctx.status === 404 && ctx.body == null) throw new NotFoundError();
     } catch (caught) {
       // The gateway imitates each vendor, errors included: its own formatter answers there.
-      if (ctx.path.startsWith(GATEWAY_PREFIX)) return gatewayErrorResponse(ctx, caught);
+      if (isGatewayPath(ctx.path)) return gatewayErrorResponse(ctx, caught);
       const err = caught as HttpLikeError;
       const appErr = caught instanceof AppError ? caught : (fromPostgres(err) ?? fromHttpError(err));
       const status = appErr?.status ?? 500;
       ctx.status = status;
       ctx.body = failure(status, appErr?.expose ? appErr.details : {});
-      if (status >= 500) {
+      // A 501 is the caller's method, not our failure.
+      if (status >= 500 && status !== 501) {
         ctx.state.log.error({ err: caught, request_id: ctx.state.requestId }, 'request failed');
+      } else if (!(caught instanceof AppError) && isUnstorableText(err)) {
+        // A 400 all the same, but some route let such a string through validation.
+        ctx.state.log.warn(
+          { err: caught, request_id: ctx.state.requestId },
+          'unstorable text reached Postgres',
+        );
       }
       ctx.state.error = caught;
     }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Context, Next } from 'koa';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../../core/logger.js';
 
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 

@@ -10,7 +10,8 @@ import {
 } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { Context, Next } from 'koa';
-import type { Telemetry } from '../telemetry/telemetry.js';
+import { redactQuery } from '../../core/security/redact.js';
+import type { Telemetry } from '../../core/telemetry/telemetry.js';
 
 // Used directly rather than through the global API, so an incoming traceparent
 // still gives X-Trace-Id when tracing is disabled.
@@ -28,6 +29,11 @@ const KNOWN_METHODS = new Set([
   'TRACE',
   'CONNECT',
 ]);
+
+/** The method as a bounded label: a known method, else `_OTHER` (span names and metrics). */
+export function httpMethodLabel(method: string): string {
+  return KNOWN_METHODS.has(method) ? method : '_OTHER';
+}
 
 const templates = new Map<string, string>();
 
@@ -51,7 +57,7 @@ export function tracing(telemetry: Telemetry | undefined) {
   const tracer = telemetry?.tracer('api', 'agent-server-http');
   return async function tracingMiddleware(ctx: Context, next: Next): Promise<void> {
     const parent = propagator.extract(ROOT_CONTEXT, ctx.headers, defaultTextMapGetter);
-    const method = KNOWN_METHODS.has(ctx.method) ? ctx.method : '_OTHER';
+    const method = httpMethodLabel(ctx.method);
     if (!tracer) {
       const incoming = trace.getSpanContext(parent)?.traceId;
       // A random id in the W3C form (a v4 UUID without its dashes: 122 random bits). randomUUID
@@ -67,7 +73,8 @@ export function tracing(telemetry: Telemetry | undefined) {
       'url.scheme': ctx.protocol,
       'network.protocol.version': ctx.req.httpVersion,
     };
-    if (ctx.querystring) attributes['url.query'] = ctx.querystring;
+    // Gemini's SDKs may send the virtual key as `?key=`: never record a credential's value.
+    if (ctx.querystring) attributes['url.query'] = redactQuery(ctx.querystring);
     const ua = ctx.get('user-agent');
     if (ua) attributes['user_agent.original'] = ua;
     if (ctx.socket.remoteAddress) attributes['client.address'] = ctx.socket.remoteAddress;

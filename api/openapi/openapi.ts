@@ -1,7 +1,7 @@
 import type Joi from 'joi';
 import { createRequire } from 'node:module';
 import type { RegisteredRoute } from '../http/api-router.js';
-import { STATUS_MESSAGES } from '../errors.js';
+import { STATUS_MESSAGES } from '../../core/errors.js';
 
 type JsonSchema = Record<string, unknown>;
 
@@ -78,6 +78,9 @@ export function buildOpenApi(routes: RegisteredRoute[], info: { version: string 
         500: errorResponse(500),
       },
     };
+    // Optional security: the bearer token applies only when the server sets ADMIN_TOKEN.
+    op.security = route.public ? [] : [{ adminToken: [] }, {}];
+    if (!route.public) (op.responses as Record<number, unknown>)[401] = errorResponse(401);
     if (route.description) op.description = route.description;
     if (route.request?.body) {
       const content: Record<string, unknown> = {
@@ -95,6 +98,9 @@ export function buildOpenApi(routes: RegisteredRoute[], info: { version: string 
       version: info.version,
       description: 'Agent server and LLM gateway: configuration API, gateway, converse and traces.',
     },
+    // Relative to where the document is served, so one cached document fits every host, port and proxy prefix-free
+    // deployment; the paths themselves are absolute (`/api/agent-server/…`).
+    servers: [{ url: '/', description: 'The server that serves this document' }],
     paths,
     components: {
       schemas: { ErrorEnvelope: envelope({ type: 'object' }, true) },

@@ -1,6 +1,6 @@
 import { ReadCache } from '../cache/change-feed.js';
 import type { AppDeps } from '../deps.js';
-import type { AgentWithServers } from '../repositories/agents.repository.js';
+import type { AgentWithServers } from '../../core/repositories/agents.repository.js';
 import { ApiRouter } from '../http/api-router.js';
 import { ok } from '../http/envelope.js';
 import type { Validated } from '../middleware/validate.js';
@@ -23,7 +23,7 @@ export function agentRoutes(deps: AppDeps): ApiRouter {
       {
         method: 'post',
         path: '/',
-        summary: 'Create an agent (§4.1)',
+        summary: 'Create an agent',
         description:
           'Defaults: enable_history true, summarizer_type none, prompt_label latest, max_iterations 20, sandbox disabled. ' +
           'Every id must name a resource of the same project, and the prompt must have a version with the label.',

@@ -2,7 +2,7 @@ import type { AppDeps } from '../deps.js';
 import { ApiRouter } from '../http/api-router.js';
 import { ok } from '../http/envelope.js';
 import type { Validated } from '../middleware/validate.js';
-import { ConversationsRepository } from '../repositories/conversations.repository.js';
+import { ConversationsRepository } from '../../core/repositories/conversations.repository.js';
 import type { Page } from '../schemas/common.schemas.js';
 import * as s from '../schemas/conversations.schemas.js';
 import { ConversationsService } from '../services/conversations.service.js';
@@ -11,12 +11,22 @@ import { temporalUiUrl } from '../services/converse.service.js';
 type ProjectQ = { project_id: string };
 type ScopeQ = { project_id?: string };
 
+/** A DELETE of a conversation with sessions waits this long for a worker to remove them. */
+const DELETE_WAIT_MS = 30_000;
+
 const BY_ID = 'Without `project_id` the id must be unique across projects (else 400 naming `project_id`).';
 
 /** Conversations, plus the threads router beside it (both under the Conversations tag). */
 export function conversationRoutes(deps: AppDeps): ApiRouter[] {
-  const conversations = new ConversationsService(new ConversationsRepository(deps.db), (workflowId) =>
-    temporalUiUrl(deps.config, workflowId),
+  const conversations = new ConversationsService(
+    new ConversationsRepository(deps.db),
+    (workflowId) => temporalUiUrl(deps.config, workflowId),
+    {
+      client: deps.temporal.client,
+      taskQueue: deps.config.temporalTaskQueue,
+      waitMs: DELETE_WAIT_MS,
+      logger: deps.logger,
+    },
   );
   const byId = new ApiRouter('/api/agent-server/conversations', 'Conversations')
     .route<Validated<never, ProjectQ, s.ConversationCreateBody>>(
@@ -75,8 +85,8 @@ export function conversationRoutes(deps: AppDeps): ApiRouter[] {
       {
         method: 'delete',
         path: '/:conversation_id',
-        summary: 'Delete a conversation with its threads and messages',
-        description: BY_ID,
+        summary: 'Delete a conversation with everything recorded of it',
+        description: `${BY_ID} Removes its threads, messages, runs, run events and summaries, stops its sessions (their Temporal histories are deleted), removes their sandboxes and workspaces, and deletes the traces of its turns. Gateway usage rows stay (they belong to virtual keys). Answers 503 when the workers did not finish in time; the deletion goes on and a repeated DELETE waits for it.`,
         request: s.conversationDelete,
       },
       async (ctx, { params, query }) => {
@@ -96,18 +106,30 @@ export function conversationRoutes(deps: AppDeps): ApiRouter[] {
       async (ctx, { params, query }) =>
         ok(ctx, await conversations.listThreads(params.conversation_id, query.project_id, query)),
     );
-  const threads = new ApiRouter('/api/agent-server/threads', 'Conversations').route<
-    Validated<{ id: string }, s.MessagePage>
-  >(
-    {
-      method: 'get',
-      path: '/:id/messages',
-      summary: "List a thread's messages, oldest first",
-      description: 'Page with `after` = the id of the last message received, and `limit`.',
-      request: s.messageList,
-      response: s.messageListResponse,
-    },
-    async (ctx, { params, query }) => ok(ctx, await conversations.listMessages(params.id, query)),
-  );
+  const threads = new ApiRouter('/api/agent-server/threads', 'Conversations')
+    .route<Validated<{ id: string }, s.MessagePage>>(
+      {
+        method: 'get',
+        path: '/:id/messages',
+        summary: "List a thread's messages, oldest first",
+        description: 'Page with `after` = the id of the last message received, and `limit`.',
+        request: s.messageList,
+        response: s.messageListResponse,
+      },
+      async (ctx, { params, query }) => ok(ctx, await conversations.listMessages(params.id, query)),
+    )
+    .route<Validated<{ id: string }, { project_id?: string }>>(
+      {
+        method: 'get',
+        path: '/:id/summaries',
+        summary: "List a thread's summaries, oldest first",
+        description:
+          "What the LLM summarizer wrote as the thread grew; each stands for the messages up to `through_message_id` in the model's context.",
+        request: s.summaryList,
+        response: s.summaryListResponse,
+      },
+      async (ctx, { params, query }) =>
+        ok(ctx, await conversations.listSummaries(params.id, query.project_id)),
+    );
   return [byId, threads];
 }

@@ -1,8 +1,8 @@
 import { once } from 'node:events';
 import type { Context } from 'koa';
-import type { RunEvent } from '../../activities/session/run-store.js';
+import type { RunEvent } from '../../core/repositories/run-store.js';
 import type { AppDeps } from '../deps.js';
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../../core/errors.js';
 import { ApiRouter } from '../http/api-router.js';
 import { ok } from '../http/envelope.js';
 import { openEventStream } from '../http/sse.js';

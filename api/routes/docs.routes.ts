@@ -3,7 +3,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import Joi from 'joi';
 import { ApiRouter, type RegisteredRoute } from '../http/api-router.js';
-import { NotFoundError } from '../errors.js';
+import { NotFoundError } from '../../core/errors.js';
 import { buildOpenApi } from '../openapi/openapi.js';
 
 const require = createRequire(import.meta.url);
@@ -32,6 +32,7 @@ export function docsRoutes(documented: () => RegisteredRoute[]): ApiRouter {
     .route(
       {
         method: 'get',
+        public: true,
         path: '/openapi.json',
         summary: 'This OpenAPI 3.1 document',
         produces: 'application/json',
@@ -42,7 +43,13 @@ export function docsRoutes(documented: () => RegisteredRoute[]): ApiRouter {
       },
     )
     .route(
-      { method: 'get', path: '/docs', summary: 'Human-readable API documentation', produces: 'text/html' },
+      {
+        method: 'get',
+        public: true,
+        path: '/docs',
+        summary: 'Human-readable API documentation',
+        produces: 'text/html',
+      },
       (ctx) => {
         ctx.type = 'html';
         ctx.body = PAGE;
@@ -51,6 +58,7 @@ export function docsRoutes(documented: () => RegisteredRoute[]): ApiRouter {
     .route(
       {
         method: 'get',
+        public: true,
         path: '/docs/assets/:file',
         summary: 'Static assets of the docs page',
         produces: 'application/octet-stream',

@@ -1,9 +1,9 @@
 import Joi from 'joi';
 import type { AppDeps } from '../deps.js';
-import { ServiceUnavailableError } from '../errors.js';
+import { ServiceUnavailableError } from '../../core/errors.js';
 import { ApiRouter } from '../http/api-router.js';
 import { ok } from '../http/envelope.js';
-import { currentTelemetry } from '../telemetry/telemetry.js';
+import { currentTelemetry } from '../../core/telemetry/telemetry.js';
 
 interface CheckResult {
   ok: boolean;
@@ -42,6 +42,7 @@ export function healthRoutes(deps: AppDeps): ApiRouter {
     .route(
       {
         method: 'get',
+        public: true,
         path: '/',
         summary: 'Liveness: the process answers',
         response: Joi.object({ status: Joi.string().valid('ok') }),
@@ -51,6 +52,7 @@ export function healthRoutes(deps: AppDeps): ApiRouter {
     .route(
       {
         method: 'get',
+        public: true,
         path: '/ready',
         summary: 'Readiness: PostgreSQL and Temporal answer; 503 naming what is down',
         response: Joi.object({
@@ -58,9 +60,32 @@ export function healthRoutes(deps: AppDeps): ApiRouter {
           checks: Joi.object().pattern(Joi.string(), check),
           // Tracing is best effort: a full span queue is reported here, never a reason to be unready.
           telemetry: Joi.object({
-            enabled: Joi.boolean(),
+            enabled: Joi.boolean().description('spans are stored; false with OTEL_SDK_DISABLED'),
+            sampler: Joi.string().description('OTEL_TRACES_SAMPLER, with its ratio'),
+            sampling: Joi.object({
+              sampler: Joi.string(),
+              ratio: Joi.number().allow(null),
+              always_stored: Joi.array().items(Joi.string()),
+              keep_slow_ms: Joi.number().integer(),
+              held_traces: Joi.number().integer(),
+              held_spans: Joi.number().integer(),
+              kept_for_error: Joi.number().integer(),
+              kept_for_slowness: Joi.number().integer(),
+              dropped_traces: Joi.number().integer(),
+              lost_spans: Joi.number().integer(),
+            }).description(
+              'the sampling in force: what is stored whatever the sampler says; traces kept and dropped',
+            ),
             dropped_spans: Joi.number().integer(),
             exporters: Joi.object().pattern(Joi.string(), Joi.object()),
+            rollups: Joi.object({
+              interval_ms: Joi.number().integer(),
+              pending_keys: Joi.number().integer(),
+              flushed_rows: Joi.number().integer(),
+              failed_flushes: Joi.number().integer(),
+              dropped_spans: Joi.number().integer(),
+              last_flush_at: Joi.string().allow(null),
+            }).description('the counting behind the trace statistics (absent with METRICS_ENABLED=false)'),
           }),
         }),
       },

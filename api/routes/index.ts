@@ -10,9 +10,11 @@ import { modelRoutes } from './models.routes.js';
 import { projectRoutes } from './projects.routes.js';
 import { promptRoutes } from './prompts.routes.js';
 import { providerRoutes } from './providers.routes.js';
+import { runListRoutes } from './runs.routes.js';
 import { schemaRoutes } from './schemas.routes.js';
 import { skillRoutes } from './skills.routes.js';
 import { traceRoutes } from './traces.routes.js';
+import { usageRoutes } from './usage.routes.js';
 import { virtualKeyRoutes } from './virtual-keys.routes.js';
 import { virtualKeyUsageRoutes } from './virtual-key-usage.routes.js';
 
@@ -35,6 +37,8 @@ export function buildRouters(deps: AppDeps): ApiRouter[] {
     schemaRoutes(deps),
     ...conversationRoutes(deps),
     ...converseRoutes(deps),
+    ...runListRoutes(deps),
+    usageRoutes(deps),
     traceRoutes(deps),
   ];
   routers.push(docsRoutes(() => routers.flatMap((r) => r.routes)));

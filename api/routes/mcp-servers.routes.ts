@@ -37,7 +37,7 @@ export function mcpServerRoutes(deps: AppDeps): ApiRouter {
       {
         method: 'get',
         path: '/:id',
-        summary: 'Get an MCP server (§4.4)',
+        summary: 'Get an MCP server',
         request: s.mcpServerGet,
         response: s.mcpServerResponse,
       },

@@ -2,7 +2,7 @@ import type { AppDeps } from '../deps.js';
 import { ApiRouter } from '../http/api-router.js';
 import { ok } from '../http/envelope.js';
 import type { Validated } from '../middleware/validate.js';
-import { ModelsRepository } from '../repositories/models.repository.js';
+import { ModelsRepository } from '../../core/repositories/models.repository.js';
 import type { Page } from '../schemas/common.schemas.js';
 import * as s from '../schemas/models.schemas.js';
 import { ModelsService } from '../services/models.service.js';

@@ -2,7 +2,7 @@ import type { AppDeps } from '../deps.js';
 import { ApiRouter } from '../http/api-router.js';
 import { ok } from '../http/envelope.js';
 import type { Validated } from '../middleware/validate.js';
-import { ProjectsRepository } from '../repositories/projects.repository.js';
+import { ProjectsRepository } from '../../core/repositories/projects.repository.js';
 import type { Page } from '../schemas/common.schemas.js';
 import * as s from '../schemas/projects.schemas.js';
 import { ProjectsService } from '../services/projects.service.js';

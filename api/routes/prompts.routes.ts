@@ -2,7 +2,7 @@ import type { AppDeps } from '../deps.js';
 import { ApiRouter } from '../http/api-router.js';
 import { ok } from '../http/envelope.js';
 import type { Validated } from '../middleware/validate.js';
-import { PromptsRepository } from '../repositories/prompts.repository.js';
+import { PromptsRepository } from '../../core/repositories/prompts.repository.js';
 import type { Page } from '../schemas/common.schemas.js';
 import * as s from '../schemas/prompts.schemas.js';
 import { PromptsService } from '../services/prompts.service.js';

@@ -2,7 +2,7 @@ import type { AppDeps } from '../deps.js';
 import { ApiRouter } from '../http/api-router.js';
 import { ok } from '../http/envelope.js';
 import type { Validated } from '../middleware/validate.js';
-import { ProvidersRepository } from '../repositories/providers.repository.js';
+import { ProvidersRepository } from '../../core/repositories/providers.repository.js';
 import type { Page } from '../schemas/common.schemas.js';
 import * as s from '../schemas/providers.schemas.js';
 import { ProvidersService } from '../services/providers.service.js';

@@ -2,7 +2,7 @@ import type { AppDeps } from '../deps.js';
 import { ApiRouter } from '../http/api-router.js';
 import { ok } from '../http/envelope.js';
 import type { Validated } from '../middleware/validate.js';
-import { SchemasRepository } from '../repositories/schemas.repository.js';
+import { SchemasRepository } from '../../core/repositories/schemas.repository.js';
 import type { Page } from '../schemas/common.schemas.js';
 import * as s from '../schemas/schemas.schemas.js';
 import { SchemasService } from '../services/schemas.service.js';

@@ -1,6 +1,6 @@
 import type { Context, Next } from 'koa';
 import type { AppDeps } from '../deps.js';
-import { AppError, STATUS_MESSAGES, ValidationError } from '../errors.js';
+import { AppError, STATUS_MESSAGES, ValidationError } from '../../core/errors.js';
 import { ApiRouter } from '../http/api-router.js';
 import { ok } from '../http/envelope.js';
 import { readRawBody } from '../http/raw-body.js';

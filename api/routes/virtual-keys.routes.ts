@@ -2,7 +2,7 @@ import type { AppDeps } from '../deps.js';
 import { ApiRouter } from '../http/api-router.js';
 import { ok } from '../http/envelope.js';
 import type { Validated } from '../middleware/validate.js';
-import { VirtualKeysRepository } from '../repositories/virtual-keys.repository.js';
+import { VirtualKeysRepository } from '../../core/repositories/virtual-keys.repository.js';
 import type { Page } from '../schemas/common.schemas.js';
 import * as s from '../schemas/virtual-keys.schemas.js';
 import { VirtualKeysService } from '../services/virtual-keys.service.js';
@@ -77,7 +77,9 @@ export function virtualKeyRoutes(deps: AppDeps): ApiRouter {
         path: '/:id',
         summary: 'Delete a virtual key',
         description:
-          "Revokes it at once. A key still set as a project's `virtual_key_id` is a 409 naming the projects.",
+          'Revokes it at once and hides it (get, list, update and rotate answer 404; its name can be reused). ' +
+          'Its usage is kept and stays readable at `GET /virtual-keys/{id}/usage`. ' +
+          "A key still set as a project's `virtual_key_id` is a 409 naming the projects.",
         request: s.virtualKeyDelete,
       },
       async (ctx, { params }) => {

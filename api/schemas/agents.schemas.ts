@@ -10,10 +10,22 @@ import {
   uuid,
 } from './common.schemas.js';
 
-export const PROMPT_LABELS = ['production', 'latest'] as const;
-export const SUMMARIZER_TYPES = ['llm', 'sliding_window', 'none'] as const;
-export type PromptLabel = (typeof PROMPT_LABELS)[number];
-export type SummarizerType = (typeof SUMMARIZER_TYPES)[number];
+import { PROMPT_LABELS, SUMMARIZER_TYPES } from '../../core/repositories/types.js';
+import type {
+  McpEntry,
+  PromptLabel,
+  SandboxSettings,
+  SummarizerType,
+} from '../../core/repositories/types.js';
+// Defined in core (the repositories use them too); the API names them from here.
+export {
+  PROMPT_LABELS,
+  SUMMARIZER_TYPES,
+  type McpEntry,
+  type PromptLabel,
+  type SandboxSettings,
+  type SummarizerType,
+};
 
 const label = Joi.string().valid(...PROMPT_LABELS);
 const toolName = Joi.string().pattern(/^[A-Za-z0-9_.\-/:]{1,128}$/, 'tool name');
@@ -88,16 +100,6 @@ export const agentUpdate = {
 };
 export const agentDelete = agentGet;
 
-export interface McpEntry {
-  mcp_server_id: string;
-  tool_filters: string[];
-  tools_requiring_approval: string[];
-}
-export interface SandboxSettings {
-  enabled: boolean;
-  docker_image?: string | null;
-  require_approval: boolean;
-}
 export interface AgentFields {
   name: string;
   description?: string | null;

@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import { name, optionalProjectQuery, pagination, projectQuery, timestamp, uuid } from './common.schemas.js';
-import { VARIABLE_NAME } from '../services/prompt-template.js';
+import { VARIABLE_NAME } from '../../core/prompts/prompt-template.js';
+import { MESSAGE_ROLES } from '../../core/repositories/types.js';
 
 /** Client-chosen conversation ids: 1–128 characters of `[A-Za-z0-9._:-]`. */
 export const conversationId = Joi.string()
@@ -72,10 +73,7 @@ export interface ConversationCreateBody {
   context?: Record<string, unknown>;
 }
 export type ConversationUpdateBody = Omit<ConversationCreateBody, 'id'>;
-export interface ConversationFilter {
-  namespace?: string;
-  agent_id?: string;
-}
+export type { ConversationFilter, Message } from '../../core/repositories/types.js';
 export interface ConversationParams {
   conversation_id: string;
 }
@@ -85,7 +83,7 @@ export interface MessagePage {
   limit: number;
 }
 
-/** A conversation (§2.9 plus its project and context). */
+/** A conversation with its project and context (docs/interface.md#conversations-threads-and-messages). */
 export interface Conversation {
   id: string;
   project_id: string;
@@ -103,18 +101,7 @@ export interface Thread {
   updated_at: string;
 }
 
-export const MESSAGE_ROLES = ['user', 'assistant', 'tool', 'system'] as const;
-
-export interface Message {
-  id: string;
-  thread_id: string;
-  role: (typeof MESSAGE_ROLES)[number];
-  content: unknown;
-  tool_calls?: unknown;
-  tool_call_id?: string;
-  usage?: unknown;
-  created_at: string;
-}
+export { MESSAGE_ROLES } from '../../core/repositories/types.js';
 
 export const conversationResponse = Joi.object({
   id: Joi.string(),
@@ -146,6 +133,38 @@ export const threadListResponse = Joi.array().items(
     agent_id: uuid.allow(null),
     created_at: timestamp,
     updated_at: timestamp,
+  }),
+);
+
+export const summaryList = {
+  params: Joi.object({ id: uuid.required() }),
+  query: Joi.object({ ...optionalProjectQuery }),
+};
+
+/** A summary of a thread's earlier messages (the LLM summarizer writes them as a conversation grows). */
+export interface ThreadSummary {
+  id: string;
+  thread_id: string;
+  run_id: string | null;
+  through_message_id: string | null;
+  content: string;
+  usage: Record<string, unknown> | null;
+  created_at: string;
+}
+
+export const summaryListResponse = Joi.array().items(
+  Joi.object({
+    id: uuid,
+    thread_id: uuid,
+    run_id: uuid.allow(null).description('The run whose turn wrote it'),
+    through_message_id: uuid
+      .allow(null)
+      .description(
+        "The last message it stands for: in the model's context it replaces the messages up to it",
+      ),
+    content: Joi.string(),
+    usage: Joi.object().unknown(true).allow(null).description('Tokens the summarizer used'),
+    created_at: timestamp,
   }),
 );
 

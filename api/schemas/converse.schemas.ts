@@ -116,10 +116,25 @@ export const RUN_STATUSES = [
   'cancelled',
 ] as const;
 
+/** Why a run waits: `{reason, since, timeout_at, details}` while its status is `awaiting_<reason>`. */
+export const pauseResponse = Joi.object({
+  reason: Joi.string().valid('approval'),
+  since: timestamp.allow(null).description('When the run paused'),
+  timeout_at: timestamp
+    .allow(null)
+    .description("When the wait ends by itself (the agent's approval_timeout_ms declines what is undecided)"),
+  details: Joi.object({
+    pending_call_ids: Joi.array()
+      .items(Joi.string())
+      .description('The tool calls still waiting for a decision'),
+  }),
+});
+
 export const runResponse = Joi.object({
   run_id: uuid,
   project_id: uuid,
   agent_id: uuid.allow(null),
+  agent_name: Joi.string().allow(null),
   conversation_id: Joi.string(),
   thread_id: uuid,
   message_id: Joi.string(),
@@ -131,6 +146,13 @@ export const runResponse = Joi.object({
   }).allow(null),
   tool_calls: Joi.array().items(Joi.object().unknown(true)),
   usage: Joi.object({ input_tokens: Joi.number().integer(), output_tokens: Joi.number().integer() }),
+  model: Joi.string().allow(null).description('The provider-side model id the turn called'),
+  cost_usd: Joi.number()
+    .allow(null)
+    .description(
+      "Estimated: the run's tokens at its model's price (its Model's `pricing`, else the shipped list price); " +
+        'null when no price is known. Exact gateway costs are in the usage endpoints.',
+    ),
   error: Joi.object({ code: Joi.string(), message: Joi.string(), details: Joi.any() }).allow(null),
   warnings: Joi.array().items(Joi.string()),
   prompt_version_id: uuid.allow(null),
@@ -149,14 +171,30 @@ export const runResponse = Joi.object({
   approvals: Joi.array()
     .items(Joi.object().unknown(true))
     .description("Decisions taken on this run's tool calls: id, step, decision, by (user or timeout), at"),
+  pause: pauseResponse
+    .allow(null)
+    .description('While the run waits for someone: why, since when, until when'),
   created_at: timestamp,
+  started_at: timestamp.allow(null).description('When a worker began the turn'),
   finished_at: timestamp.allow(null),
+  duration_ms: Joi.number()
+    .integer()
+    .allow(null)
+    .description('From created_at to finished_at (waits included); null until the run ends'),
 });
+
+export interface RunPause {
+  reason: 'approval';
+  since: string | null;
+  timeout_at: string | null;
+  details: { pending_call_ids: string[] };
+}
 
 export interface RunView {
   run_id: string;
   project_id: string;
   agent_id: string | null;
+  agent_name: string | null;
   conversation_id: string;
   thread_id: string;
   message_id: string;
@@ -164,6 +202,8 @@ export interface RunView {
   output: { role: 'assistant'; content: string; structured?: unknown } | null;
   tool_calls: Array<Record<string, unknown>>;
   usage: { input_tokens: number; output_tokens: number };
+  model: string | null;
+  cost_usd: number | null;
   error: { code: string; message: string; details?: unknown } | null;
   warnings: string[];
   prompt_version_id: string | null;
@@ -173,6 +213,9 @@ export interface RunView {
   tools: Record<string, unknown> | null;
   pending_approvals: Array<Record<string, unknown>>;
   approvals: Array<Record<string, unknown>>;
+  pause: RunPause | null;
   created_at: string;
+  started_at: string | null;
   finished_at: string | null;
+  duration_ms: number | null;
 }

@@ -5,6 +5,7 @@ import {
   optionalProjectQuery,
   pagination,
   projectQuery,
+  sentBackUri,
   timestamp,
   uuid,
 } from './common.schemas.js';
@@ -39,7 +40,9 @@ export const mcpServerGet = { params: idParams, query: Joi.object(optionalProjec
 export const mcpServerUpdate = {
   params: idParams,
   query: Joi.object(optionalProjectQuery),
-  body: Joi.object({ name, endpoint, headers, transport }).min(1).required(),
+  body: Joi.object({ name, endpoint: sentBackUri(endpoint), headers, transport })
+    .min(1)
+    .required(),
 };
 export const mcpServerDelete = mcpServerGet;
 export const mcpServerInspect = mcpServerGet;
@@ -56,11 +59,15 @@ export const mcpServerResponse = Joi.object({
   id: uuid,
   project_id: uuid,
   name: Joi.string(),
-  endpoint: Joi.string(),
+  endpoint: Joi.string().description(
+    'credentials in the URL (user:pass@, ?api_key=…) come back as "[redacted]"; sending it back unchanged keeps them',
+  ),
   headers: Joi.object()
     .pattern(Joi.string(), Joi.string())
     .description(
-      'sensitive values (authorization, cookies, *key*, *token*, *secret*) come back as "[redacted]"',
+      'sensitive values come back as "[redacted]": by name (*auth*, *cookie*, *key*, *token*, *secret*, *pass*, ' +
+        '*credential*, *session*, *signature*, *private*) or by value (an auth scheme such as "Bearer …", a JWT, ' +
+        'a known key format such as "sk-…", a URL with credentials, a random-looking token of 20+ characters)',
     ),
   transport: transport,
   created_at: timestamp,

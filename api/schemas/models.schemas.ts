@@ -9,7 +9,7 @@ import {
   uuid,
 } from './common.schemas.js';
 import { PROVIDER_TYPES } from './providers.schemas.js';
-import type { DbModel, ProviderType } from '../db/llm-config.tables.js';
+import type { DbModel, ProviderType } from '../../core/db/llm-config.tables.js';
 
 /**
  * The sampling parameters every vendor shares are checked; any other key is
@@ -75,7 +75,7 @@ export interface ModelCreateBody {
 }
 export type ModelUpdateBody = Partial<ModelCreateBody>;
 
-/** What the API returns for a model (§2.6, plus `provider_id` and `pricing`). */
+/** What the API returns for a model (docs/interface.md#models). */
 export interface Model {
   id: string;
   project_id: string;

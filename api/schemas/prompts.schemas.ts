@@ -1,9 +1,8 @@
 import Joi from 'joi';
 import { name, optionalProjectQuery, pagination, projectQuery, timestamp, uuid } from './common.schemas.js';
 
-/** Labels an agent may refer to (§2.7). `latest` follows the newest version by itself. */
-export const PROMPT_LABELS = ['production', 'latest'] as const;
-export type PromptLabel = (typeof PROMPT_LABELS)[number];
+import { PROMPT_LABELS, type PromptLabel } from '../../core/repositories/types.js';
+export { PROMPT_LABELS, type PromptLabel } from '../../core/repositories/types.js';
 
 /** Templates are capped at 1 MiB of UTF-8. */
 export const MAX_TEMPLATE_BYTES = 1024 * 1024;
@@ -77,7 +76,7 @@ export interface ScopeQuery {
   project_id?: string;
 }
 
-/** A prompt (§2.8 plus what agents and clients need to refer to it). */
+/** A prompt by name, with what agents and clients need to refer to it (docs/interface.md#prompts). */
 export interface Prompt {
   id: string;
   project_id: string;
@@ -89,7 +88,7 @@ export interface Prompt {
   updated_at: string;
 }
 
-/** A prompt version (§2.7). */
+/** A prompt version (docs/interface.md#prompts). */
 export interface PromptVersion {
   id: string;
   prompt_id: string;

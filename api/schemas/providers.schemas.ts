@@ -1,6 +1,6 @@
 import Joi from 'joi';
-import { idParams, pagination, timestamp, uuid } from './common.schemas.js';
-import type { ProviderType } from '../db/llm-config.tables.js';
+import { idParams, pagination, sentBackUri, timestamp, uuid } from './common.schemas.js';
+import type { ProviderType } from '../../core/db/llm-config.tables.js';
 
 export const PROVIDER_TYPES: readonly ProviderType[] = ['openai', 'anthropic', 'gemini'];
 
@@ -25,6 +25,12 @@ const baseUrl = Joi.string()
   .uri({ scheme: ['http', 'https'] })
   .max(2048)
   .allow(null);
+/** As read back: its credentials may be "[redacted]" (kept when the rest is unchanged). */
+const sentBackBaseUrl = sentBackUri(
+  Joi.string()
+    .uri({ scheme: ['http', 'https'] })
+    .max(2048),
+).allow(null);
 const apiKey = Joi.string().min(1).max(4096).allow(null);
 const connectTimeoutMs = Joi.number().integer().min(1).max(300_000);
 const timeoutMs = Joi.number().integer().min(1).max(3_600_000);
@@ -50,7 +56,7 @@ export const providerUpdate = {
   body: Joi.object({
     name: providerName,
     provider_type: Joi.string().valid(...PROVIDER_TYPES),
-    base_url: baseUrl,
+    base_url: sentBackBaseUrl,
     api_key: apiKey,
     headers,
     connect_timeout_ms: connectTimeoutMs,
@@ -93,7 +99,10 @@ export const providerResponse = Joi.object({
   provider_type: Joi.string().valid(...PROVIDER_TYPES),
   base_url: Joi.string()
     .allow(null)
-    .description("the vendor SDK's base URL; null means the vendor's default"),
+    .description(
+      "the vendor SDK's base URL; null means the vendor's default. Credentials in it (user:pass@, ?key=…) " +
+        `come back as "${REDACTED}"; sending it back unchanged keeps them`,
+    ),
   has_api_key: Joi.boolean(),
   api_key_last4: Joi.string()
     .allow(null)

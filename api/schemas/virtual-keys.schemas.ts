@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import { idParams, name, pagination, timestamp, uuid } from './common.schemas.js';
-import type { DbVirtualKey } from '../db/llm-config.tables.js';
+import type { DbVirtualKey } from '../../core/db/llm-config.tables.js';
+import type { Grant } from '../../core/repositories/types.js';
 
 export const BUDGET_PERIODS = ['day', 'week', 'month', 'total'] as const;
 
@@ -59,10 +60,7 @@ export const virtualKeyUpdate = {
 export const virtualKeyRotate = { params: idParams };
 export const virtualKeyDelete = { params: idParams };
 
-export interface Grant {
-  provider_id: string;
-  model_names: string[];
-}
+export type { Grant } from '../../core/repositories/types.js';
 export interface VirtualKeyCreateBody {
   name: string;
   providers: Grant[];

@@ -1,18 +1,18 @@
 import type { Knex } from 'knex';
 import { notifyChange, type ReadCache } from '../cache/change-feed.js';
-import type { Db } from '../db/knex.js';
+import type { Db } from '../../core/db/knex.js';
 import {
   ConflictError,
   NotFoundError,
   ValidationError,
   type FieldError,
   isUniqueViolation,
-} from '../errors.js';
+} from '../../core/errors.js';
 import {
   AgentsRepository,
   type AgentWithServers,
   type DbAgentWrite,
-} from '../repositories/agents.repository.js';
+} from '../../core/repositories/agents.repository.js';
 import type {
   AgentFields,
   AgentUpdateBody,

@@ -1,11 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import { ConflictError, NotFoundError, ValidationError, isUniqueViolation } from '../errors.js';
+import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
+import {
+  ConflictError,
+  NotFoundError,
+  ServiceUnavailableError,
+  ValidationError,
+  isUniqueViolation,
+} from '../../core/errors.js';
+import type { Logger } from '../../core/logger.js';
 import type {
   ConversationsRepository,
   DbConversation,
   DbMessage,
   DbThread,
-} from '../repositories/conversations.repository.js';
+} from '../../core/repositories/conversations.repository.js';
 import type { Page } from '../schemas/common.schemas.js';
 import type {
   Conversation,
@@ -15,8 +23,15 @@ import type {
   Message,
   MessagePage,
   Thread,
+  ThreadSummary,
 } from '../schemas/conversations.schemas.js';
 import { sessionWorkflowId } from '../../workflows/session.definitions.js';
+import {
+  awaitDeletionUpdate,
+  DELETE_CONVERSATION_WORKFLOW_TYPE,
+  deleteConversationWorkflowId,
+  type DeleteConversationInput,
+} from '../../workflows/conversation-delete.definitions.js';
 import { pickUnique } from './name-lookup.js';
 import { requireProject } from './project-scope.js';
 
@@ -62,6 +77,14 @@ function toMessage(row: DbMessage): Message {
   return message;
 }
 
+export interface DeletionWorkflows {
+  client: Client;
+  taskQueue: string;
+  /** How long a DELETE waits for the worker before answering 503. */
+  waitMs: number;
+  logger?: Logger;
+}
+
 /**
  * Conversations, addressed by the client's string id, with the threads and
  * messages the converse flow writes (read-only here).
@@ -71,6 +94,8 @@ export class ConversationsService {
     private readonly conversations: ConversationsRepository,
     /** Builds an operator's Temporal UI link for a session workflow id. */
     private readonly uiUrl: (workflowId: string) => string = () => '',
+    /** Where deletions of conversations with sessions run (the workers' task queue). */
+    private readonly workflows?: DeletionWorkflows,
   ) {}
 
   async create(projectId: string, body: ConversationCreateBody): Promise<Conversation> {
@@ -135,9 +160,46 @@ export class ConversationsService {
     return toConversation(row);
   }
 
+  /**
+   * Deletes the conversation with everything recorded of it. One that never
+   * had a session goes at once; otherwise a worker does it (a durable
+   * workflow: sessions stopped, sandboxes and workspaces removed, then the
+   * rows and spans), and this waits until the rows are gone. A 503 means it
+   * is under way but not finished: a repeated DELETE waits for the same one.
+   */
   async delete(id: string, projectId: string | undefined): Promise<void> {
     const found = await this.resolve(id, projectId);
-    if (!(await this.conversations.deleteWithHistory(found.pk))) throw new NotFoundError('conversation');
+    const sessions = await this.conversations.sessionsOf(found);
+    if (sessions.length === 0) {
+      if (!(await this.conversations.deleteWithData(found)).deleted) throw new NotFoundError('conversation');
+      return;
+    }
+    if (!this.workflows) throw new ServiceUnavailableError({ temporal: 'no Temporal client' });
+    const { client, taskQueue, waitMs, logger } = this.workflows;
+    const input: DeleteConversationInput = {
+      projectId: found.project_id,
+      conversationPk: found.pk,
+      conversationId: found.id,
+      sessions,
+    };
+    try {
+      await client.withDeadline(Date.now() + waitMs, () =>
+        client.workflow.executeUpdateWithStart(awaitDeletionUpdate, {
+          startWorkflowOperation: new WithStartWorkflowOperation(DELETE_CONVERSATION_WORKFLOW_TYPE, {
+            workflowId: deleteConversationWorkflowId(found.pk),
+            taskQueue,
+            args: [input],
+            workflowIdConflictPolicy: 'USE_EXISTING',
+          }),
+        }),
+      );
+    } catch (err) {
+      logger?.error({ err, conversationPk: found.pk }, 'conversation delete did not finish');
+      throw new ServiceUnavailableError({
+        deletion:
+          'the deletion did not finish in time (it goes on if it was accepted); repeat the DELETE to wait for it',
+      });
+    }
   }
 
   async listThreads(id: string, projectId: string | undefined, page: Page): Promise<Thread[]> {
@@ -159,6 +221,22 @@ export class ConversationsService {
         throw ValidationError.field('after', 'after does not name a message of this thread', 'any.reference');
     }
     return (await this.conversations.listMessages(thread.id, afterSeq, page.limit)).map(toMessage);
+  }
+
+  /** Summaries of a thread's earlier messages, oldest first. */
+  async listSummaries(threadId: string, projectId: string | undefined): Promise<ThreadSummary[]> {
+    const thread = await this.conversations.findThread(threadId);
+    if (!thread || (projectId !== undefined && thread.project_id !== projectId))
+      throw new NotFoundError('thread');
+    return (await this.conversations.listSummaries(thread.id)).map((s) => ({
+      id: s.id,
+      thread_id: s.thread_id,
+      run_id: s.run_id,
+      through_message_id: s.through_message_id,
+      content: s.content,
+      usage: s.usage,
+      created_at: s.created_at.toISOString(),
+    }));
   }
 
   private async resolve(id: string, projectId: string | undefined): Promise<DbConversation> {

@@ -1,4 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { context } from '@opentelemetry/api';
 import {
   WithStartWorkflowOperation,
   WorkflowNotFoundError,
@@ -11,7 +12,7 @@ import {
   TERMINAL_EVENTS,
   type DbRun,
   type RunEvent,
-} from '../../activities/session/run-store.js';
+} from '../../core/repositories/run-store.js';
 import {
   approvalUpdate,
   converseUpdate,
@@ -19,7 +20,6 @@ import {
   sessionWorkflowId,
   type SessionInput,
 } from '../../workflows/session.definitions.js';
-import type { Config } from '../config.js';
 import type { AppDeps } from '../deps.js';
 import {
   ConflictError,
@@ -27,10 +27,12 @@ import {
   NotFoundError,
   ServiceUnavailableError,
   ValidationError,
-} from '../errors.js';
+} from '../../core/errors.js';
 import type { ConverseBody, RunView } from '../schemas/converse.schemas.js';
-import { RunsRepository, type ConverseLookup } from '../repositories/runs.repository.js';
+import { alwaysKeep } from '../../core/telemetry/sampler.js';
+import { RunsRepository, type ConverseLookup } from '../../core/repositories/runs.repository.js';
 import type { RunEventsHub } from './run-events-hub.js';
+import { RunsService } from './runs.service.js';
 
 const SA = {
   ProjectId: defineSearchAttributeKey('ProjectId', SearchAttributeType.KEYWORD),
@@ -39,10 +41,7 @@ const SA = {
   Namespace: defineSearchAttributeKey('Namespace', SearchAttributeType.KEYWORD),
 };
 
-export function temporalUiUrl(config: Config, workflowId: string): string {
-  const base = (config.temporalUiUrl ?? `http://127.0.0.1:${config.temporalUiPort}`).replace(/\/$/, '');
-  return `${base}/namespaces/${encodeURIComponent(config.temporalNamespace)}/workflows/${encodeURIComponent(workflowId)}`;
-}
+export { temporalUiUrl } from './runs.service.js';
 
 /** Where a waiting caller stops: the run ended, or paused for approval. */
 export const STOP_EVENTS: ReadonlySet<string> = new Set([...TERMINAL_EVENTS, 'run.paused']);
@@ -61,12 +60,14 @@ interface Accepted {
  */
 export class ConverseService {
   private readonly runs: RunsRepository;
+  private readonly views: RunsService;
 
   constructor(
     private readonly deps: AppDeps,
     private readonly hub: RunEventsHub,
   ) {
     this.runs = new RunsRepository(deps.db);
+    this.views = new RunsService(deps.db, deps.config);
   }
 
   async submit(projectId: string, body: ConverseBody, traceId: string | undefined): Promise<Accepted> {
@@ -146,25 +147,28 @@ export class ConverseService {
       },
     };
     try {
-      // Accepted is enough: the turn's progress is read from the run's events.
-      await temporal.client.workflow.startUpdateWithStart(converseUpdate, {
-        args: [{ runId: run.id }],
-        updateId: run.message_id,
-        waitForStage: 'ACCEPTED',
-        startWorkflowOperation: new WithStartWorkflowOperation(SESSION_WORKFLOW_TYPE, {
-          workflowId: run.workflow_id,
-          taskQueue: config.temporalTaskQueue,
-          args: [input],
-          workflowIdConflictPolicy: 'USE_EXISTING',
-          memo: { agent_name: agentName },
-          typedSearchAttributes: [
-            { key: SA.ProjectId, value: run.project_id },
-            { key: SA.AgentId, value: run.agent_id! },
-            { key: SA.ConversationId, value: conversationId },
-            { key: SA.Namespace, value: namespace },
-          ],
+      // Accepted is enough: the turn's progress is read from the run's events. An agent
+      // turn's trace is always stored: the Update's span says so to the workflow and its activities.
+      await context.with(alwaysKeep(context.active()), () =>
+        temporal.client.workflow.startUpdateWithStart(converseUpdate, {
+          args: [{ runId: run.id }],
+          updateId: run.message_id,
+          waitForStage: 'ACCEPTED',
+          startWorkflowOperation: new WithStartWorkflowOperation(SESSION_WORKFLOW_TYPE, {
+            workflowId: run.workflow_id,
+            taskQueue: config.temporalTaskQueue,
+            args: [input],
+            workflowIdConflictPolicy: 'USE_EXISTING',
+            memo: { agent_name: agentName },
+            typedSearchAttributes: [
+              { key: SA.ProjectId, value: run.project_id },
+              { key: SA.AgentId, value: run.agent_id! },
+              { key: SA.ConversationId, value: conversationId },
+              { key: SA.Namespace, value: namespace },
+            ],
+          }),
         }),
-      });
+      );
     } catch (err) {
       this.deps.logger.error({ err, runId: run.id }, 'could not deliver the message to its session workflow');
       throw new ServiceUnavailableError({
@@ -262,41 +266,7 @@ export class ConverseService {
     }
   }
 
-  async view(runId: string, projectId?: string): Promise<RunView> {
-    const row = await this.deps
-      .db('runs as r')
-      .join('conversations as c', 'c.pk', 'r.conversation_pk')
-      .where('r.id', runId)
-      .first<(DbRun & { conversation_client_id: string }) | undefined>(
-        'r.*',
-        'c.id as conversation_client_id',
-      );
-    if (!row || (projectId !== undefined && row.project_id !== projectId)) throw new NotFoundError('run');
-    return {
-      run_id: row.id,
-      project_id: row.project_id,
-      agent_id: row.agent_id,
-      conversation_id: row.conversation_client_id,
-      thread_id: row.thread_id,
-      message_id: row.message_id,
-      status: row.status,
-      output: row.output,
-      tool_calls: row.tool_calls,
-      usage: {
-        input_tokens: Number(row.usage.input_tokens ?? 0),
-        output_tokens: Number(row.usage.output_tokens ?? 0),
-      },
-      error: row.error,
-      warnings: row.warnings,
-      prompt_version_id: row.prompt_version_id,
-      trace_id: row.trace_id,
-      workflow_id: row.workflow_id,
-      temporal_ui_url: temporalUiUrl(this.deps.config, row.workflow_id),
-      tools: row.tools,
-      pending_approvals: row.pending_approvals ?? [],
-      approvals: row.approvals,
-      created_at: row.created_at.toISOString(),
-      finished_at: row.finished_at ? row.finished_at.toISOString() : null,
-    };
+  view(runId: string, projectId?: string): Promise<RunView> {
+    return this.views.view(runId, projectId);
   }
 }

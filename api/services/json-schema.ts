@@ -1,5 +1,5 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
-import { ValidationError } from '../errors.js';
+import { ValidationError } from '../../core/errors.js';
 
 /**
  * Compiles a JSON Schema (draft 2020-12) or throws a 400 naming `field` with

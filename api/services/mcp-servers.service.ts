@@ -1,9 +1,19 @@
-import { listMcpTools, type McpServerConnection, type McpToolInfo } from '../../activities/mcp/mcp-client.js';
-import { McpConnectionError } from '../../activities/mcp/errors.js';
-import { redactHeaders, type SecretBox } from '../crypto/secrets.js';
-import type { Db } from '../db/knex.js';
-import { ConflictError, NotFoundError, UpstreamError, isUniqueViolation } from '../errors.js';
-import { McpServersRepository, type DbMcpServer } from '../repositories/mcp-servers.repository.js';
+import { listMcpTools, type McpServerConnection, type McpToolInfo } from '../../core/mcp/mcp-client.js';
+import { McpConnectionError } from '../../core/mcp/errors.js';
+import { redactHeaders, type SecretBox } from '../../core/crypto/secrets.js';
+import type { Db } from '../../core/db/knex.js';
+import {
+  AppError,
+  ConflictError,
+  NotFoundError,
+  STATUS_MESSAGES,
+  BadGatewayError,
+  ValidationError,
+  isUniqueViolation,
+} from '../../core/errors.js';
+import { keepRedactedUrl, redactUrl } from '../../core/security/redact.js';
+import { EgressDeniedError } from '../../core/security/egress-policy.js';
+import { McpServersRepository, type DbMcpServer } from '../../core/repositories/mcp-servers.repository.js';
 import type { Page } from '../schemas/common.schemas.js';
 import type { McpServerCreateBody, McpServerUpdateBody } from '../schemas/mcp-servers.schemas.js';
 import { assertInProject, requireProject } from './project-scope.js';
@@ -42,7 +52,8 @@ export class McpServersService {
       id: row.id,
       project_id: row.project_id,
       name: row.name,
-      endpoint: row.endpoint,
+      // Credentials in the URL (user:pass@, ?api_key=) are shown redacted, like header values.
+      endpoint: redactUrl(row.endpoint),
       headers: redactHeaders(this.headersOf(row)),
       transport: row.transport,
       created_at: row.created_at.toISOString(),
@@ -97,10 +108,18 @@ export class McpServersService {
       );
       headersEnc = this.secrets.encryptJson(next);
     }
+    // Likewise an endpoint sent back as it was shown, its credentials redacted.
+    const endpoint =
+      body.endpoint === undefined ? undefined : keepRedactedUrl(body.endpoint, current.endpoint);
+    if (body.endpoint !== undefined && endpoint === undefined)
+      throw ValidationError.field(
+        'endpoint',
+        '"[redacted]" keeps stored credentials, and the URL around it changed',
+      );
     try {
       const row = await this.repo.update(id, {
         ...(body.name !== undefined ? { name: body.name } : {}),
-        ...(body.endpoint !== undefined ? { endpoint: body.endpoint } : {}),
+        ...(endpoint !== undefined ? { endpoint } : {}),
         ...(body.transport !== undefined ? { transport: body.transport } : {}),
         ...(headersEnc !== undefined ? { headers_enc: headersEnc } : {}),
       });
@@ -135,7 +154,10 @@ export class McpServersService {
     try {
       return { tools: await listMcpTools(conn, { timeoutMs: 10_000 }) };
     } catch (err) {
-      if (err instanceof McpConnectionError) throw new UpstreamError({ reason: err.message });
+      if (err instanceof McpConnectionError) throw new BadGatewayError({ reason: err.message });
+      // The server's egress policy refuses the endpoint: a 4xx, retrying cannot help.
+      if (err instanceof EgressDeniedError)
+        throw new AppError(403, STATUS_MESSAGES[403]!, { reason: err.message });
       throw err;
     }
   }

@@ -1,7 +1,7 @@
-import type { DbModel, DbModelWrite, ProviderType } from '../db/llm-config.tables.js';
-import type { Db } from '../db/knex.js';
-import { ConflictError, NotFoundError, ValidationError, isUniqueViolation } from '../errors.js';
-import type { ModelsRepository } from '../repositories/models.repository.js';
+import type { DbModel, DbModelWrite, ProviderType } from '../../core/db/llm-config.tables.js';
+import type { Db } from '../../core/db/knex.js';
+import { ConflictError, NotFoundError, ValidationError, isUniqueViolation } from '../../core/errors.js';
+import type { ModelsRepository } from '../../core/repositories/models.repository.js';
 import type { Page } from '../schemas/common.schemas.js';
 import type { Model, ModelCreateBody, ModelUpdateBody } from '../schemas/models.schemas.js';
 import { assertInProject, requireProject } from './project-scope.js';
@@ -27,7 +27,8 @@ const nameTaken = () =>
 /**
  * Models are per project. A model pinned to a provider must match its type;
  * without `provider_id` the gateway picks the only provider of the type at
- * call time, so creation never fails for lack of one (§2.6 clients send no provider).
+ * call time, so creation never fails for lack of one (clients may send a model
+ * without a provider: docs/interface.md#models).
  */
 export class ModelsService {
   constructor(

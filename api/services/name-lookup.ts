@@ -1,7 +1,7 @@
-import { NotFoundError, ValidationError } from '../errors.js';
+import { NotFoundError, ValidationError } from '../../core/errors.js';
 
 /**
- * Lookups by name or by a client-chosen string id (DESIGN.md): with
+ * Lookups by name or by a client-chosen string id (docs/api.md#projects): with
  * `project_id` they look in that project; without it they resolve when exactly
  * one project has a match, and are ambiguous (400 naming `project_id`) when
  * several do. Repositories fetch at most two candidates, which is enough to tell.

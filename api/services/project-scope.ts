@@ -1,14 +1,14 @@
-import type { Db } from '../db/knex.js';
-import { NotFoundError } from '../errors.js';
+import type { Db } from '../../core/db/knex.js';
+import { NotFoundError } from '../../core/errors.js';
+import { ProjectsRepository } from '../../core/repositories/projects.repository.js';
 
 /**
- * Project scoping rules (DESIGN.md): project-scoped resources take
+ * Project scoping rules (docs/api.md#projects): project-scoped resources take
  * `?project_id=` on create and list, and an unknown project there is a 404.
  * Get/update/delete by UUID need no project, but one given must match.
  */
 export async function requireProject(db: Db, projectId: string): Promise<void> {
-  const row = await db('projects').where({ id: projectId }).first('id');
-  if (!row) throw new NotFoundError('project');
+  if (!(await new ProjectsRepository(db).exists(projectId))) throw new NotFoundError('project');
 }
 
 /** A resource fetched by id whose project differs from the `project_id` the caller gave does not exist for them. */
@@ -20,8 +20,4 @@ export function assertInProject(
   if (!row || (projectId !== undefined && row.project_id !== projectId)) throw new NotFoundError(what);
 }
 
-export interface Referrer {
-  type: string;
-  id: string;
-  name?: string;
-}
+export type { Referrer } from '../../core/repositories/types.js';

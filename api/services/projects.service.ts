@@ -1,6 +1,6 @@
-import { ConflictError, NotFoundError, ValidationError, isUniqueViolation } from '../errors.js';
-import type { DbProject } from '../db/tables.js';
-import type { ProjectsRepository } from '../repositories/projects.repository.js';
+import { ConflictError, NotFoundError, ValidationError, isUniqueViolation } from '../../core/errors.js';
+import type { DbProject } from '../../core/db/tables.js';
+import type { ProjectsRepository } from '../../core/repositories/projects.repository.js';
 import type { Page } from '../schemas/common.schemas.js';
 import type { Project, ProjectCreateBody, ProjectUpdateBody } from '../schemas/projects.schemas.js';
 
@@ -18,7 +18,7 @@ function toProject(row: DbProject): Project {
 export class ProjectsService {
   constructor(private readonly projects: ProjectsRepository) {}
 
-  /** A dangling `virtual_key_id` is a 400 naming the field (DESIGN.md); `null` clears it. */
+  /** A dangling `virtual_key_id` is a 400 naming the field (docs/api.md#ids-in-requests); null clears it. */
   private async checkVirtualKey(id: string | null | undefined): Promise<void> {
     if (id && !(await this.projects.virtualKeyExists(id))) {
       throw ValidationError.field(

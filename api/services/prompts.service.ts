@@ -1,10 +1,10 @@
-import { ConflictError, NotFoundError, ValidationError, isUniqueViolation } from '../errors.js';
+import { ConflictError, NotFoundError, ValidationError, isUniqueViolation } from '../../core/errors.js';
 import type {
   DbPrompt,
   DbPromptSummary,
   DbVersionWithLabels,
   PromptsRepository,
-} from '../repositories/prompts.repository.js';
+} from '../../core/repositories/prompts.repository.js';
 import type { Page } from '../schemas/common.schemas.js';
 import type {
   Prompt,
@@ -16,7 +16,7 @@ import type {
 } from '../schemas/prompts.schemas.js';
 import { pickUnique } from './name-lookup.js';
 import { requireProject } from './project-scope.js';
-import { TemplateSyntaxError, validateTemplate } from './prompt-template.js';
+import { TemplateSyntaxError, validateTemplate } from '../../core/prompts/prompt-template.js';
 
 function toPrompt(row: DbPromptSummary): Prompt {
   return {
@@ -37,7 +37,7 @@ function toVersion(prompt: DbPrompt, row: DbVersionWithLabels): PromptVersion {
     name: prompt.name,
     version: row.version,
     template: row.template,
-    // §2.7 has one `label`; production is the one that matters when a version holds both.
+    // A version shows one `label` (docs/interface.md#prompts): production when it holds both.
     label: row.labels.includes('production') ? 'production' : row.labels.includes('latest') ? 'latest' : null,
     labels: row.labels,
     variables: variablesOf(row.template),

@@ -1,11 +1,12 @@
 import { notifyChange } from '../cache/change-feed.js';
-import type { SecretBox } from '../crypto/secrets.js';
-import { SecretDecryptionError, redactHeaders } from '../crypto/secrets.js';
-import type { Db } from '../db/knex.js';
-import type { DbProvider, DbProviderUpdate } from '../db/llm-config.tables.js';
-import { ConflictError, NotFoundError, ValidationError, isUniqueViolation } from '../errors.js';
-import type { Logger } from '../logger.js';
-import type { ProvidersRepository } from '../repositories/providers.repository.js';
+import type { SecretBox } from '../../core/crypto/secrets.js';
+import { SecretDecryptionError, redactHeaders } from '../../core/crypto/secrets.js';
+import type { Db } from '../../core/db/knex.js';
+import type { DbProvider, DbProviderUpdate } from '../../core/db/llm-config.tables.js';
+import { ConflictError, NotFoundError, ValidationError, isUniqueViolation } from '../../core/errors.js';
+import { keepRedactedUrl, redactUrl } from '../../core/security/redact.js';
+import type { Logger } from '../../core/logger.js';
+import type { ProvidersRepository } from '../../core/repositories/providers.repository.js';
 import type { Page } from '../schemas/common.schemas.js';
 import {
   REDACTED,
@@ -56,7 +57,8 @@ export class ProvidersService {
       id: row.id,
       name: row.name,
       provider_type: row.provider_type,
-      base_url: row.base_url,
+      // The stored URL keeps its credentials (calls need them); what is shown does not.
+      base_url: row.base_url === null ? null : redactUrl(row.base_url),
       has_api_key: row.api_key_enc !== null,
       api_key_last4: row.api_key_enc !== null ? row.api_key_last4 : null,
       headers: redactHeaders(this.headersOf(row)),
@@ -123,13 +125,26 @@ export class ProvidersService {
     }
   }
 
+  /** A base_url sent back as it was shown (credentials redacted) keeps the stored one; see keepRedactedUrl. */
+  private sentBackBaseUrl(sent: string | null, stored: string | null): string | null {
+    if (sent === null) return null;
+    const url = keepRedactedUrl(sent, stored);
+    if (url === undefined)
+      throw ValidationError.field(
+        'base_url',
+        `"${REDACTED}" keeps the stored credentials, and the URL around it changed`,
+        'any.invalid',
+      );
+    return url;
+  }
+
   async update(id: string, body: ProviderUpdateBody): Promise<Provider> {
     const current = await this.providers.findById(id);
     if (!current) throw new NotFoundError('provider');
     const patch: DbProviderUpdate = {};
     if (body.name !== undefined) patch.name = body.name;
     if (body.provider_type !== undefined) patch.provider_type = body.provider_type;
-    if (body.base_url !== undefined) patch.base_url = body.base_url;
+    if (body.base_url !== undefined) patch.base_url = this.sentBackBaseUrl(body.base_url, current.base_url);
     if (body.connect_timeout_ms !== undefined) patch.connect_timeout_ms = body.connect_timeout_ms;
     if (body.timeout_ms !== undefined) patch.timeout_ms = body.timeout_ms;
     // Rotating the key is an update; `null` removes it.

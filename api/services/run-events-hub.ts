@@ -1,6 +1,6 @@
 import type { ChangeFeed, RunEventNotice } from '../cache/change-feed.js';
-import type { Db } from '../db/knex.js';
-import { readRunEvents, TERMINAL_EVENTS, type RunEvent } from '../../activities/session/run-store.js';
+import type { Db } from '../../core/db/knex.js';
+import { readRunEvents, TERMINAL_EVENTS, type RunEvent } from '../../core/repositories/run-store.js';
 
 /** While nothing is notified, a reader still looks at the table this often (a missed notification costs at most this). */
 const POLL_MS = 1_000;

@@ -3,11 +3,12 @@
  * before anything is inflated, inflated bytes are counted as they arrive (a
  * zip bomb stops at the cap, whatever sizes its headers claim), and symlinks,
  * special files, encrypted entries, absolute paths and ".." are refused
- * without being read. The skill rules themselves are in skill-files.ts.
+ * without being read; every inflated entry must match its CRC-32. The skill rules themselves are in skill-files.ts.
  */
 import type { Readable } from 'node:stream';
+import { crc32 } from 'node:zlib';
 import yauzl, { type Entry, type ZipFile } from 'yauzl';
-import { ValidationError, type FieldError } from '../errors.js';
+import { ValidationError, type FieldError } from '../../core/errors.js';
 import { SKILL_LIMITS, normalizeTree, skillPathProblem, type SkillFile } from './skill-files.js';
 
 // Part of yauzl's API since 2.10 (decodes CP437/UTF-8 names), missing from @types/yauzl.
@@ -148,9 +149,13 @@ export async function readSkillArchive(buf: Buffer): Promise<SkillFile[]> {
       declared += entry.uncompressedSize;
       if (declared > SKILL_LIMITS.totalBytes) throw tooLarge();
       const mode = (entry.externalFileAttributes >>> 16) & 0o777;
+      const content = await inflate(zip, entry, budget);
+      // yauzl checks sizes, not checksums: a damaged or tampered entry would be stored as it inflates.
+      if (crc32(content) !== entry.crc32)
+        throw ValidationError.field(`files.${name}`, 'the entry fails its CRC-32 check', 'skill.archive');
       files.push({
         path,
-        content: await inflate(zip, entry, budget),
+        content,
         executable: entry.versionMadeBy >> 8 === 3 && (mode & 0o111) !== 0,
       });
     }

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { load } from 'js-yaml';
-import type { FieldError } from '../errors.js';
+import type { FieldError } from '../../core/errors.js';
 
 export const SKILL_LIMITS = {
   /** The request body of an upload (zip bytes; JSON bodies fall under MAX_BODY_BYTES). */
@@ -50,6 +50,8 @@ export interface CheckedSkill extends SkillFrontMatter {
 
 // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
 const CONTROL = /[\u0000-\u001f\u007f]/;
+/** Bidirectional overrides, embeddings, isolates and marks: they make `txt.exe` read as `exe.txt` (U+202E). */
+const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 
 /** Why `p` is not an acceptable path inside a skill folder, or undefined when it is. */
 export function skillPathProblem(p: string): string | undefined {
@@ -57,6 +59,7 @@ export function skillPathProblem(p: string): string | undefined {
   if (p.length > SKILL_LIMITS.pathChars)
     return `the path is longer than ${SKILL_LIMITS.pathChars} characters`;
   if (CONTROL.test(p)) return 'the path contains control characters';
+  if (BIDI.test(p)) return 'the path contains bidirectional control characters (e.g. U+202E)';
   if (p.includes('\\')) return 'the path contains a backslash (use "/")';
   if (p.startsWith('/') || /^[A-Za-z]:/.test(p)) return 'the path is absolute';
   const segments = p.split('/');

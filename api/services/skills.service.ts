@@ -1,13 +1,13 @@
-import { NotFoundError, ValidationError, type FieldError } from '../errors.js';
+import { NotFoundError, ValidationError, type FieldError } from '../../core/errors.js';
 import {
   SkillsRepository,
   type DbSkill,
   type DbSkillFileMeta,
   type SkillOwner,
-} from '../repositories/skills.repository.js';
+} from '../../core/repositories/skills.repository.js';
 import type { Page } from '../schemas/common.schemas.js';
 import type { SkillFileValue } from '../schemas/skills.schemas.js';
-import type { Db } from '../db/knex.js';
+import type { Db } from '../../core/db/knex.js';
 import { readSkillArchive } from './skill-archive.js';
 import { SKILL_LIMITS, SKILL_MD, checkSkill, encodeContent, type SkillFile } from './skill-files.js';
 import { assertInProject } from './project-scope.js';

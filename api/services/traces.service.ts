@@ -1,10 +1,11 @@
-import { NotFoundError, ValidationError } from '../errors.js';
+import { NotFoundError, ValidationError } from '../../core/errors.js';
+import { bucketsFromJson, percentiles } from '../../core/telemetry/rollup-histogram.js';
 import type {
   LatencyRow,
   SpanDbRow,
   TimeWindow,
   TracesRepository,
-} from '../repositories/traces.repository.js';
+} from '../../core/repositories/traces.repository.js';
 import type {
   EndpointStatsQuery,
   ModelStatsQuery,
@@ -26,14 +27,31 @@ export interface TreeNode {
 /** Durations to the microsecond, the resolution of the stored timestamps; no float noise on the wire. */
 const round = (n: number | null | undefined) => (n == null ? 0 : Math.round(Number(n) * 1000) / 1000);
 
-function latency<T extends LatencyRow>(row: T): T & { error_rate: number } {
+/**
+ * p50, p95 and p99 of a rollup group, from its merged histogram: within
+ * PERCENTILE_RELATIVE_ERROR (2.2 %) of `percentile_cont` over the exact
+ * durations (core/telemetry/rollup-histogram.ts).
+ */
+function latencyPercentiles(row: LatencyRow): [number, number, number] {
+  const [p50, p95, p99] = percentiles(
+    { count: row.call_count, min: row.min_ms, max: row.max_ms, buckets: bucketsFromJson(row.buckets) },
+    [0.5, 0.95, 0.99],
+  );
+  return [p50!, p95!, p99!];
+}
+
+/** The response fields of a group: counts, error rate, average and max exact; percentiles from the histogram. */
+function latency(row: LatencyRow) {
+  const [p50, p95, p99] = latencyPercentiles(row);
+  const n = row.call_count;
   return {
-    ...row,
-    error_rate: row.call_count > 0 ? round(row.error_count / row.call_count) : 0,
-    avg_ms: round(row.avg_ms),
-    p50_ms: round(row.p50_ms),
-    p95_ms: round(row.p95_ms),
-    p99_ms: round(row.p99_ms),
+    call_count: n,
+    error_count: row.error_count,
+    error_rate: n > 0 ? round(row.error_count / n) : 0,
+    avg_ms: n > 0 ? round(row.sum_ms / n) : 0,
+    p50_ms: round(p50),
+    p95_ms: round(p95),
+    p99_ms: round(p99),
     max_ms: round(row.max_ms),
   };
 }
@@ -60,7 +78,14 @@ export function spanTree(spans: SpanDbRow[]): TreeNode[] {
 }
 
 export class TracesService {
-  constructor(private readonly repo: TracesRepository) {}
+  /**
+   * `beforeStats` runs before each statistics read: this process adds its
+   * latest counts to the rollups first, so what it just served is in the answer.
+   */
+  constructor(
+    private readonly repo: TracesRepository,
+    private readonly beforeStats: () => Promise<void> = () => Promise.resolve(),
+  ) {}
 
   /** Default window: the last 24 hours; an end before the start is the caller's mistake (400). */
   window(q: Window): TimeWindow {
@@ -120,27 +145,42 @@ export class TracesService {
   }
 
   async endpoints(q: EndpointStatsQuery) {
+    const window = this.window(q);
+    await this.beforeStats();
     const rows = await this.repo.endpointStats({
-      ...this.window(q),
+      ...window,
       serviceName: q.service_name,
       spanKind: q.span_kind,
       limit: q.limit,
       offset: q.offset,
     });
-    return rows.map(latency);
+    return rows.map((r) => ({ service_name: r.service_name, span_name: r.span_name, ...latency(r) }));
   }
 
   async services(q: Window) {
-    return (await this.repo.serviceStats(this.window(q))).map(latency);
+    const window = this.window(q);
+    await this.beforeStats();
+    const rows = await this.repo.serviceStats(window);
+    return rows.map((r) => ({ service_name: r.service_name, ...latency(r) }));
   }
 
   async models(q: ModelStatsQuery) {
-    const rows = await this.repo.modelStats({ ...this.window(q), projectId: q.project_id });
-    return rows.map((r) => ({
-      ...r,
-      cost_usd: r.cost_usd == null ? null : Math.round(r.cost_usd * 1e6) / 1e6,
-      p50_ms: round(r.p50_ms),
-      p95_ms: round(r.p95_ms),
-    }));
+    const window = this.window(q);
+    await this.beforeStats();
+    const rows = await this.repo.modelStats({ ...window, projectId: q.project_id });
+    return rows.map((r) => {
+      const [p50, p95] = latencyPercentiles(r);
+      return {
+        provider: r.provider,
+        model: r.model,
+        call_count: r.call_count,
+        error_count: r.error_count,
+        input_tokens: r.input_tokens,
+        output_tokens: r.output_tokens,
+        cost_usd: r.cost_usd == null ? null : Math.round(r.cost_usd * 1e6) / 1e6,
+        p50_ms: round(p50),
+        p95_ms: round(p95),
+      };
+    });
   }
 }

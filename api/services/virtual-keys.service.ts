@@ -1,16 +1,19 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { notifyChange } from '../cache/change-feed.js';
-import { keyChanged } from '../gateway/keys.js';
-import type { Db } from '../db/knex.js';
-import type { DbVirtualKeyWrite } from '../db/llm-config.tables.js';
+import { keyChanged } from '../gateway/key-invalidation.js';
+import type { Db } from '../../core/db/knex.js';
+import type { DbVirtualKeyWrite } from '../../core/db/llm-config.tables.js';
 import {
   ConflictError,
   NotFoundError,
   ValidationError,
   type FieldError,
   isUniqueViolation,
-} from '../errors.js';
-import { VirtualKeysRepository, type VirtualKeyWithGrants } from '../repositories/virtual-keys.repository.js';
+} from '../../core/errors.js';
+import {
+  VirtualKeysRepository,
+  type VirtualKeyWithGrants,
+} from '../../core/repositories/virtual-keys.repository.js';
 import type { Page } from '../schemas/common.schemas.js';
 import type {
   VirtualKey,
@@ -56,8 +59,9 @@ const nameTaken = () =>
   new ConflictError({ field: 'name', reason: 'a virtual key with this name already exists' });
 
 /**
- * The key (with its grants) whose secret this is, or undefined. It checks
- * nothing else: expiry, grants and limits are the gateway's to enforce.
+ * The live key (with its grants) whose secret this is, or undefined (also
+ * for a deleted key, which is revoked). It checks nothing else: expiry,
+ * grants and limits are the gateway's to enforce.
  */
 export async function findVirtualKeyBySecret(db: Db, secret: string): Promise<VirtualKey | undefined> {
   const row = await new VirtualKeysRepository(db).findByHash(hashVirtualKeySecret(secret));
@@ -182,7 +186,12 @@ export class VirtualKeysService {
     return { ...toVirtualKey(row), secret_key: secret };
   }
 
-  /** A key that still meters a project is a 409 naming the projects; its grants go with it. */
+  /**
+   * A soft delete: the key is revoked at once and hidden (get, list, update,
+   * rotate and a second delete answer 404; its name is free again), while its
+   * usage stays readable at /virtual-keys/{id}/usage. A key that still meters
+   * a project is a 409 naming the projects.
+   */
   async delete(id: string): Promise<void> {
     await this.db.transaction(async (trx) => {
       if (!(await this.keys.lockById(id, trx))) throw new NotFoundError('virtual key');
@@ -190,7 +199,7 @@ export class VirtualKeysService {
       if (referencedBy.length > 0) {
         throw new ConflictError({ reason: 'still referenced', referenced_by: referencedBy });
       }
-      await this.keys.delete(id, trx);
+      await this.keys.softDelete(id, trx);
       await notifyChange(trx, 'virtual_keys', id);
     });
     keyChanged(this.db);

@@ -1,6 +1,6 @@
 import { Client, Connection } from '@temporalio/client';
 import type { TemporalSettings } from '../../temporal.config.js';
-import { temporalClientInterceptors } from '../telemetry/temporal.js';
+import { temporalClientInterceptors } from '../../core/telemetry/temporal.js';
 
 /**
  * One lazily-connected Temporal client per process: the API starts (and can

@@ -12,10 +12,11 @@
  *    when the previous turn is done.
  * Targets: one-step overhead ≤ 50 ms p50; first streamed token ≤ 30 ms after the model's first byte.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { spawnTied } from '../../scripts/lib/children.js';
 import { findTemporalCli, startTemporalDevServer } from '../../scripts/lib/temporal-dev-server.js';
 import { openaiSpec } from '../../test/fixtures/vendors/openai.js';
 import type { Reply } from '../../test/fixtures/vendors/scripted-server.js';
@@ -88,11 +89,11 @@ const env = {
   OTEL_SDK_DISABLED: process.env.OTEL_SDK_DISABLED ?? 'false',
 };
 const api = await spawnServer('api/server.ts', env);
-const worker: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'activities/worker.ts'], {
+const worker: ChildProcess = spawnTied(process.execPath, ['--import', 'tsx', 'activities/worker.ts'], {
   cwd: ROOT,
   env: { ...process.env, ...env, LOG_LEVEL: 'info' },
   stdio: ['ignore', 'pipe', 'inherit'],
-});
+}).child;
 await new Promise<void>((resolve) => {
   let out = '';
   worker.stdout!.on('data', (c: Buffer) => {

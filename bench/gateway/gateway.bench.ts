@@ -4,8 +4,12 @@
  * Concurrency 1: a sequential fetch loop (sub-millisecond percentiles) → added
  * latency p50/p99 = gateway − direct. Concurrency 64: autocannon → requests/s,
  * with the server's and Postgres's CPU per request. Each with a plain key and
- * with a key carrying a rate limit and a budget, and (issue 8) through a second
- * API process with tracing off: the traced/untraced throughput ratio. Two
+ * with a key carrying a rate limit and a budget, and through a second
+ * API process with observability off (OTEL_SDK_DISABLED, METRICS_ENABLED=false):
+ * the traced/untraced throughput ratio. Observability's cost (issue 25, ≤ 5%):
+ * cells `default` (the traced process), `always_on`, `otel_sdk_disabled` and
+ * `off`, each its own process, CPU per request (API + Postgres) against `off`
+ * as the median over ABBA blocks (bench/lib/cost-cells.ts). Two
  * processes running the same code can differ here as much as tracing does,
  * so for that figure run more of each (BENCH_VARIANT_ENV, e.g.
  * '[{"OTEL_SDK_DISABLED":"true"},{}]') with BENCH_LIMITED=false and many
@@ -13,7 +17,7 @@
  * Every cell runs BENCH_ROUNDS times, interleaved (every other round in
  * reverse order), and reports the median (our machines are shared and noisy);
  * the load average is printed with each round.
- * Then (issue 4) a soak at 64 connections watching each API process's memory
+ * Then a soak at 64 connections watching each API process's memory
  * from inside: RSS, heap, external every 5 s, the live heap after a full GC at
  * the start and end, RSS growth over the last 60 s.
  * Targets: added p50 ≤ 1 ms at concurrency 1; ≥ 2,000 non-streaming req/s;
@@ -21,12 +25,14 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 import { blockRatios, pctCost } from '../lib/abba.js';
+import { COST_CELL_ENVS, reportCostCells } from '../lib/cost-cells.js';
+import { cpuSeconds, mainThreadCpuSeconds, postgresCpuSeconds } from '../lib/proc-cpu.js';
 import { ROOT, scratchDatabase, spawnServer, type Child } from '../lib/scratch.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -59,6 +65,13 @@ const VARIANT_ENVS: Array<Record<string, string>> = process.env.BENCH_VARIANT_EN
       JSON.parse(process.env.BENCH_VARIANT_ENV) as Record<string, string> | Array<Record<string, string>>,
     ].flat()
   : [];
+/**
+ * `false`: no extra processes for the cost cells (issue 25): `always_on`
+ * (every trace stored) and `otel_sdk_disabled` (tracing off, counting and
+ * metrics on), measured beside `default` (the traced process) and `off` (the
+ * untraced one, everything observability off).
+ */
+const COST_CELLS = process.env.BENCH_COST_CELLS !== 'false';
 /** `false`: no cells of unsampled requests to the traced processes (tracing off in the same process). */
 const SAME_PROCESS = process.env.BENCH_SAME_PROCESS !== 'false';
 /** `false`: no "limit & budget" cells (they take a quarter of the run; the soak still uses that key). */
@@ -106,52 +119,6 @@ async function sequential(t: Target, stream: boolean): Promise<{ p50: number; p9
     if (i >= 100) times.push(performance.now() - started); // first 100 warm up
   }
   return { p50: pct(times, 50), p99: pct(times, 99) };
-}
-
-/**
- * CPU seconds from a /proc stat file: utime + stime, plus cutime + cstime (the
- * children it has waited for) when `withChildren`; 0 when the process is gone.
- */
-function statCpuSeconds(file: string, withChildren = false): number {
-  try {
-    const stat = readFileSync(file, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const own = Number(f[11]) + Number(f[12]);
-    return (withChildren ? own + Number(f[13]) + Number(f[14]) : own) / 100; // clock ticks (USER_HZ = 100)
-  } catch {
-    return 0; // the process ended meanwhile
-  }
-}
-
-/** CPU seconds used so far by a process. */
-const cpuSeconds = (pid: number) => statCpuSeconds(`/proc/${pid}/stat`);
-
-/**
- * CPU seconds of a process's main thread: a Node server's JavaScript runs
- * there, so with its core busy that thread, not the whole process (whose GC
- * helper threads run on the other core), bounds the throughput.
- */
-const mainThreadCpuSeconds = (pid: number) => statCpuSeconds(`/proc/${pid}/task/${pid}/stat`);
-
-/**
- * CPU seconds of every PostgreSQL process: the span and usage inserts cost the
- * database too. A backend that exits during a cell (a pool's idle connection
- * closed) would take its CPU out of the sum, even making it negative, so the
- * CPU of exited children, which the postmaster collects (cutime + cstime), is
- * counted as well.
- */
-function postgresCpuSeconds(): number {
-  let total = 0;
-  for (const pid of readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
-    try {
-      if (readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'postgres') continue;
-      total += statCpuSeconds(`/proc/${pid}/stat`, true);
-    } catch {
-      // gone
-    }
-  }
-  return total;
 }
 
 /** Set once the vendor runs: its CPU is part of every target's per-request total. */
@@ -213,7 +180,7 @@ interface Cells {
 }
 
 /**
- * Issue 8's figure, three ways. Throughput: the ratio of the medians and the
+ * Tracing's cost (target ≤ 10%, bench/RESULTS.md), three ways. Throughput: the ratio of the medians and the
  * median of per-round ratios, over all rounds and over the second half alone
  * (both processes warm; the first rounds can favour either). CPU: all the
  * CPU a request costs on the machine, traced vs untraced, which on saturated
@@ -227,7 +194,7 @@ function reportTracingCost(mode: string, traced: Cells, untraced: Cells): void {
   const cpuRatio = median(untraced.totalUs) / median(traced.totalUs);
   const lateCpu = median(untraced.totalUs.slice(half)) / median(traced.totalUs.slice(half));
   console.log(
-    `${mode}: tracing's cost (issue 8 target ≤ 10%):\n` +
+    `${mode}: tracing's cost (target ≤ 10%):\n` +
       `  throughput, median over ABBA blocks ${blocks.length ? pctCost(median(blocks)) : 'n/a'} ` +
       `(blocks ${blocks.map((x) => x.toFixed(2)).join(' ')}); ratio of medians ${pctCost(median(traced.rps) / median(untraced.rps))}; ` +
       `median of per-round ratios ${pctCost(median(ratios))} (rounds ${ratios.map((x) => x.toFixed(2)).join(' ')}); ` +
@@ -297,7 +264,7 @@ function slope(xs: number[], ys: number[]): number {
 }
 
 /**
- * Issue 4's "no memory growth over a 60-second run": 64 connections through
+ * The target "no memory growth over a 60-second run" (bench/RESULTS.md): 64 connections through
  * the limited key for SOAK seconds after a warm-up, sampling the API's memory
  * every 5 s from inside the process (RSS, V8 heap used/committed, external).
  * The live heap is measured after a forced full GC at the start and the end
@@ -352,7 +319,7 @@ async function soak(t: Target): Promise<void> {
         `  heap used:         ${samples.map((x) => fmt(x.heapUsed)).join(' ')}\n` +
         `  external:          ${samples.map((x) => fmt(x.external)).join(' ')}`,
     );
-    // Issue 4: the last 60 s of the soak (all of it when shorter).
+    // The last 60 s of the soak (all of it when shorter).
     const tail = samples.filter((x) => x.s >= last.s - 60);
     const tailGrowth = MiB(last.rss - tail[0]!.rss);
     const tailSlope = slope(
@@ -380,15 +347,16 @@ const api = await spawnServer(
   { DATABASE_URL: scratch.url, TEMPORAL_ADDRESS: '127.0.0.1:1', LOG_LEVEL: 'error', SECRETS_KEY },
   { probe: true, nodeArgs: API_NODE_ARGS },
 );
-// The same API with tracing off, same database and keys: the cost of tracing in the same run (issue 8).
+// The same API with observability off (no spans stored or counted, no
+// metrics), same database and keys: the cost of observability in the same run.
 const untraced = await spawnServer(
   'api/server.ts',
   {
     DATABASE_URL: scratch.url,
     TEMPORAL_ADDRESS: '127.0.0.1:1',
     LOG_LEVEL: 'error',
-    OTEL_SDK_DISABLED: 'true',
     SECRETS_KEY,
+    ...COST_CELL_ENVS.off,
   },
   { probe: true, nodeArgs: API_NODE_ARGS },
 );
@@ -401,6 +369,24 @@ for (const env of VARIANT_ENVS)
       { probe: true, nodeArgs: API_NODE_ARGS },
     ),
   );
+/** The cost cells beside `default` (api) and `off` (untraced). */
+const costCells: Array<{ name: string; child: Child }> = [];
+if (COST_CELLS)
+  for (const name of ['always_on', 'otel_sdk_disabled'] as const)
+    costCells.push({
+      name,
+      child: await spawnServer(
+        'api/server.ts',
+        {
+          DATABASE_URL: scratch.url,
+          TEMPORAL_ADDRESS: '127.0.0.1:1',
+          LOG_LEVEL: 'error',
+          SECRETS_KEY,
+          ...COST_CELL_ENVS[name],
+        },
+        { probe: true, nodeArgs: API_NODE_ARGS },
+      ),
+    });
 try {
   const post = async (path: string, payload: unknown) => {
     const res = await fetch(`${api.url}/api/agent-server${path}`, {
@@ -444,7 +430,7 @@ try {
       model: 'bench/gpt-4o-mini',
     },
     {
-      name: 'gateway, tracing off',
+      name: 'gateway, observability off',
       pid: untraced.proc.pid!,
       url: `${untraced.url}/api/gateway/openai/v1/chat/completions`,
       headers: { ...json, authorization: `Bearer ${plain.secret_key}` },
@@ -467,7 +453,17 @@ try {
       model: 'bench/gpt-4o-mini',
     }),
   );
-  // Issue 8's "tracing on and off in the same process": each traced process
+  /** Index of the first cost cell's target. */
+  const costIdx = targets.length;
+  for (const { name, child } of costCells)
+    targets.push({
+      name: `gateway, ${name}`,
+      pid: child.proc.pid!,
+      url: `${child.url}/api/gateway/openai/v1/chat/completions`,
+      headers: { ...json, authorization: `Bearer ${plain.secret_key}` },
+      model: 'bench/gpt-4o-mini',
+    });
+  // Tracing on and off in the same process: each traced process
   // also serves requests whose W3C traceparent says "not sampled", so its
   // parent-based sampler records and exports nothing for them. Same process,
   // same JIT, same heap: the process-to-process spread is out of the figure.
@@ -493,6 +489,7 @@ try {
     ['traced', api],
     ['untraced', untraced],
     ...variants.map((v, k) => [`variant ${k + 1}`, v] as const),
+    ...costCells.map((c) => [c.name, c.child] as const),
   ] as const) {
     const m = await child.mem(true);
     console.log(
@@ -572,7 +569,19 @@ try {
         errors: conc[i]!.errors,
       });
     });
-    // Issue 8: the same gateway with tracing off, same run, same rounds.
+    // Observability's cost (issue 25): CPU per request, API + Postgres, per cell.
+    const cell = (name: string, k: number) => ({
+      name,
+      rps: conc[k]!.rps,
+      cpuUs: conc[k]!.cpuUs.map((x, r) => x + conc[k]!.pgUs[r]!),
+      pgUs: conc[k]!.pgUs,
+    });
+    reportCostCells(`${stream ? 'stream' : 'json'}, c=64`, [
+      cell('default', 1),
+      ...costCells.map((c, j) => cell(c.name, costIdx + j)),
+      cell('off', 2),
+    ]);
+    // The same gateway with observability off, same run, same rounds.
     reportTracingCost(stream ? 'stream' : 'json', conc[1]!, conc[2]!);
     // With more than one process on each side: process-to-process differences
     // (JIT, placement) are as large as the effect, so pool them and show A/A.
@@ -605,6 +614,7 @@ try {
   if (SOAK > 0) await soak(targets[3]!);
 } finally {
   for (const v of variants) await v.stop();
+  for (const c of costCells) await c.child.stop();
   await untraced.stop();
   await api.stop();
   vendor.stop();

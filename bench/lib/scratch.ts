@@ -1,10 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { createDb, migrateLatest, type Db } from '../../api/db/knex.js';
+import { createDb, migrateLatest, type Db } from '../../core/db/knex.js';
 import type { MemFigures, ProbeRequest } from './mem-probe.js';
+import { spawnTied } from '../../scripts/lib/children.js';
 import { waitForPort } from '../../scripts/lib/temporal-dev-server.js';
 import { freePort } from '../../test/helpers/ports.js';
 
@@ -78,7 +79,8 @@ export async function spawnServer(
     ...(opts.probe ? ['--import', './bench/lib/mem-probe.ts'] : []),
     entry,
   ];
-  const proc = spawn(process.execPath, args, {
+  // Tied to the bench: it never outlives it, even when the bench fails half-way.
+  const { child: proc } = spawnTied(process.execPath, args, {
     cwd: ROOT,
     env: {
       ...process.env,

@@ -18,8 +18,8 @@ import os from 'node:os';
 import path from 'node:path';
 import Docker from 'dockerode';
 import { daemonHealth, daemonRequest } from '../../activities/sandbox/daemon-client.js';
-import { DockerSandboxManager } from '../../activities/sandbox/docker-sandbox-manager.js';
-import { poolVolumeName } from '../../activities/sandbox/docker-sandbox-pool.js';
+import { DockerSandboxManager } from '../../activities/sandbox/docker/manager.js';
+import { poolVolumeName } from '../../activities/sandbox/docker/pool.js';
 import { loadSandboxConfig } from '../../activities/sandbox/sandbox-config.js';
 import { LABEL, type SandboxSession } from '../../activities/sandbox/sandbox-manager.js';
 

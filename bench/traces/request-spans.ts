@@ -1,7 +1,7 @@
 /** A gateway request's two spans (HTTP server, GenAI client) with the attributes our code sets, for bench/traces. */
 import { randomBytes } from 'node:crypto';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
-import type { AnyReadableSpan } from '../../api/telemetry/span-row.js';
+import type { AnyReadableSpan } from '../../core/telemetry/span-row.js';
 
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
 const PROJECT = '3f1c2b9e-1111-4a5b-9c8d-123456789abc';

@@ -20,7 +20,7 @@ import {
   spanToCopyLine,
   spanToCopyText,
   type AnyReadableSpan,
-} from '../../api/telemetry/span-row.js';
+} from '../../core/telemetry/span-row.js';
 import { scratchDatabase } from '../lib/scratch.js';
 import { requestSpans } from './request-spans.js';
 

@@ -1,5 +1,5 @@
 /**
- * What storing a span costs Postgres: the exporter's COPY (api/telemetry/
+ * What storing a span costs Postgres: the exporter's COPY (core/telemetry/
  * postgres-exporter.ts) against the insert it replaced (one json parameter
  * read by json_to_recordset, with ON CONFLICT DO NOTHING), in the same run,
  * on the same table, interleaved. The spans are a gateway request's pair (the
@@ -19,9 +19,9 @@
 import { readFileSync } from 'node:fs';
 import { SpanKind } from '@opentelemetry/api';
 import type { ExportResult } from '@opentelemetry/core';
-import { createDb } from '../../api/db/knex.js';
-import { PostgresSpanExporter, type ConnectionPool } from '../../api/telemetry/postgres-exporter.js';
-import { spanToCopyLine, type AnyReadableSpan } from '../../api/telemetry/span-row.js';
+import { createDb } from '../../core/db/knex.js';
+import { PostgresSpanExporter, type ConnectionPool } from '../../core/telemetry/postgres-exporter.js';
+import { spanToCopyLine, type AnyReadableSpan } from '../../core/telemetry/span-row.js';
 import { scratchDatabase } from '../lib/scratch.js';
 import { requestSpans } from './request-spans.js';
 

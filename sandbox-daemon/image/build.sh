@@ -24,7 +24,7 @@ VERSION="$(node -p 'require("./package.json").version')"
 TAG="${SANDBOX_IMAGE_TAG:-agent-sandbox:$VERSION}"
 CACHE_DIR="${AGENT_SERVER_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/agent-server}"
 SUITE=bookworm
-# bash and coreutils are in minbase already; named so the list says what §1 promises.
+# bash and coreutils are in minbase already; named so the list says what the sandbox tool promises (docs/interface.md#the-sandbox-tool).
 PACKAGES="bash,coreutils,procps,python3,nodejs,git,curl,ca-certificates"
 
 log() { echo "sandbox-image: $*" >&2; }

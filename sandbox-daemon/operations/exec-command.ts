@@ -1,5 +1,5 @@
 /**
- * Runs one command (bash -c, or a python script on stdin) and collects §2.10.
+ * Runs one command (bash -c, or a python script on stdin) and collects the tool's result (contracts.ts).
  * Each command gets its own process group so a timeout can kill the whole
  * tree it spawned, not just the shell.
  */
@@ -21,7 +21,7 @@ export interface ExecContext {
   forkServer?: ForkServer;
 }
 
-/** §1 promises full bash; fall back to sh only for custom images without it. */
+/** The sandbox tool promises full bash; fall back to sh only for custom images without it. */
 export const SHELL = existsSync('/bin/bash') ? '/bin/bash' : '/bin/sh';
 export const PYTHON = ['/usr/bin/python3', '/usr/local/bin/python3'].find((p) => existsSync(p)) ?? 'python3';
 

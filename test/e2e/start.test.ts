@@ -102,13 +102,17 @@ describe.skipIf(noTemporal())('npm start with embedded defaults', () => {
     expect(await waitExit(first.child, 60_000)).toBe(0);
     expect(await processesMentioning(dataDir)).toEqual([]);
 
-    // Crash: SIGKILL leaves postgres and temporal orphaned; the next start recovers.
+    // Crash: on SIGKILL the kernel stops postgres and temporal with it (parent-death
+    // signal, scripts/lib/children.ts); the next start recovers.
     const second = await start();
     const kept = await fetch(`${base}/projects/${created.data.id}`);
     expect(kept.status).toBe(200);
     second.child.kill('SIGKILL');
     await waitExit(second.child, 10_000);
-    expect((await processesMentioning(dataDir)).length).toBeGreaterThan(0);
+    const deadline = Date.now() + 20_000;
+    while ((await processesMentioning(dataDir)).length > 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 200));
+    expect(await processesMentioning(dataDir)).toEqual([]);
 
     const third = await start();
     expect((await fetch(`${base}/health/ready`)).status).toBe(200);

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { loadConfig, type Config } from '../../api/config.js';
-import { createLogger } from '../../api/logger.js';
+import { loadConfig, type Config } from '../../core/config.js';
+import { createLogger } from '../../core/logger.js';
 import { startApiServer, type ApiServer } from '../../api/server.js';
 import { LogCapture } from './log-capture.js';
 import { databaseUrl, temporalAddress } from './services.js';
@@ -36,7 +36,11 @@ export interface TestApi {
   close(): Promise<void>;
 }
 
-/** Starts the real API on a free port against the run's Postgres and Temporal; logs are captured. */
+/**
+ * Starts the real API on a free port against the run's Postgres and Temporal; logs are captured.
+ * Every trace is stored (`parentbased_always_on`) unless the test sets OTEL_TRACES_SAMPLER: tests
+ * look at the spans of the requests they make.
+ */
 export async function startTestApi(env: Record<string, string | undefined> = {}): Promise<TestApi> {
   const config = loadConfig({
     DATABASE_URL: databaseUrl(),
@@ -44,6 +48,7 @@ export async function startTestApi(env: Record<string, string | undefined> = {})
     SECRETS_KEY: randomBytes(32).toString('base64'),
     PORT: '0',
     LOG_LEVEL: 'info',
+    OTEL_TRACES_SAMPLER: 'parentbased_always_on',
     ...env,
   });
   const logs = new LogCapture();

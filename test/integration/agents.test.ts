@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, type Db } from '../../api/db/knex.js';
+import { createDb, type Db } from '../../core/db/knex.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createProject, uniqueName } from '../helpers/factories.js';
 import { databaseUrl } from '../helpers/services.js';
@@ -90,7 +90,7 @@ describe('Agents API', () => {
     await db.destroy();
   });
 
-  it('creates an agent with the §2.3 request and documented defaults, and reads it back by id and by name', async () => {
+  it('creates an agent with the documented request and documented defaults, and reads it back by id and by name', async () => {
     const w = await world(api, db);
     const name = uniqueName('agent');
     const res = await api.request<AgentData>('POST', `${A}?project_id=${w.projectId}`, {

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, type Db } from '../../api/db/knex.js';
+import { createDb, type Db } from '../../core/db/knex.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createProject, uniqueName } from '../helpers/factories.js';
 import { databaseUrl } from '../helpers/services.js';

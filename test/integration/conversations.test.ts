@@ -111,6 +111,45 @@ describe('Conversations API over real HTTP and Postgres', () => {
     expect((await listOf(project.id, '&namespace=web')).length).toBe(2);
   });
 
+  it("lists a thread's summaries oldest first, each with the last message it stands for", async () => {
+    const project = await createProject(api);
+    const conv = await createConversation(api, project.id);
+    const thread = await insertThread(api, project.id, conv.id);
+    const ids = await insertMessages(api, thread, [
+      { role: 'user', content: 'one' },
+      { role: 'assistant', content: 'two' },
+      { role: 'user', content: 'three' },
+    ]);
+    const empty = await api.request<unknown[]>('GET', `${T}/${thread}/summaries`);
+    expect(empty.body).toMatchObject({ error: false, data: [] });
+    const seqOf = async (id: string) =>
+      (await db(api)('messages').where({ id }).first<{ seq: string }>('seq')).seq;
+    for (const [through, content] of [
+      [ids[2]!, 'later summary'],
+      [ids[0]!, 'first summary'],
+    ] as const)
+      await db(api)('thread_summaries').insert({
+        thread_id: thread,
+        through_seq: await seqOf(through),
+        content,
+        usage: JSON.stringify({ input_tokens: 30, output_tokens: 5 }),
+      });
+    const res = await api.request<Array<{ content: string; through_message_id: string; usage: unknown }>>(
+      'GET',
+      `${T}/${thread}/summaries?project_id=${project.id}`,
+    );
+    expect(res.status).toBe(200);
+    expect(res.body.data.map((x) => [x.content, x.through_message_id])).toEqual([
+      ['first summary', ids[0]],
+      ['later summary', ids[2]],
+    ]);
+    expect(res.body.data[0]!.usage).toEqual({ input_tokens: 30, output_tokens: 5 });
+    const other = await createProject(api);
+    expect((await api.request('GET', `${T}/${thread}/summaries?project_id=${other.id}`)).status).toBe(404);
+    expect((await api.request('GET', `${T}/${randomUUID()}/summaries`)).status).toBe(404);
+    expect((await api.request('GET', `${T}/not-a-uuid/summaries`)).status).toBe(400);
+  });
+
   it('lists threads and pages messages oldest first with after', async () => {
     const project = await createProject(api);
     const prompt = await createPrompt(api, project.id);

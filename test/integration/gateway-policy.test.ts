@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, type Db } from '../../api/db/knex.js';
+import { createDb, type Db } from '../../core/db/knex.js';
 import {
   BudgetExceededError,
   GatewayPolicyService,
@@ -8,7 +8,7 @@ import {
   UnpricedModelError,
   type Admission,
   type MeteredKey,
-} from '../../api/services/gateway-policy.service.js';
+} from '../../core/metering/gateway-policy.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createProject } from '../helpers/factories.js';
 import { createModel, createProvider, createVirtualKey } from '../helpers/factories/config.js';

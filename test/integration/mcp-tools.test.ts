@@ -11,7 +11,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { McpConnectionError } from '../../activities/mcp/errors.js';
+import { McpConnectionError } from '../../core/mcp/errors.js';
 import {
   callMcpTool,
   listAgentMcpTools,
@@ -20,10 +20,10 @@ import {
   type OfferedMcpTool,
 } from '../../activities/tools/mcp-tools.js';
 import { TOOL_NAME_PATTERN } from '../../activities/tools/tool-names.js';
-import { SecretBox } from '../../api/crypto/secrets.js';
-import { createDb, type Db } from '../../api/db/knex.js';
-import { McpServersRepository } from '../../api/repositories/mcp-servers.repository.js';
-import { ProjectsRepository } from '../../api/repositories/projects.repository.js';
+import { SecretBox } from '../../core/crypto/secrets.js';
+import { createDb, type Db } from '../../core/db/knex.js';
+import { McpServersRepository } from '../../core/repositories/mcp-servers.repository.js';
+import { ProjectsRepository } from '../../core/repositories/projects.repository.js';
 import { uniqueName } from '../helpers/factories.js';
 import { databaseUrl } from '../helpers/services.js';
 import {

@@ -35,7 +35,7 @@ describe('Models API over real HTTP and Postgres', () => {
     return { id: agent!.id, name };
   }
 
-  it('creates, reads (§4.5), lists, updates and deletes a model', async () => {
+  it('creates, reads, lists, updates and deletes a model', async () => {
     const project = await createProject(api);
     const provider = await createProvider(api);
     const name = uniqueName('model');
@@ -88,7 +88,7 @@ describe('Models API over real HTTP and Postgres', () => {
     expect((await api.request('GET', `${MODELS}/${m.id}`)).status).toBe(404);
   });
 
-  it('creates a model from the §2.6 fields alone, with empty parameters and no provider', async () => {
+  it('creates a model from the documented fields alone, with empty parameters and no provider', async () => {
     const project = await createProject(api);
     const m = await createModel(api, project.id, { provider_type: 'gemini', model_id: 'gemini-2.0-flash' });
     expect(m).toMatchObject({ provider_type: 'gemini', provider_id: null, parameters: {}, pricing: null });

@@ -62,6 +62,37 @@ describe('OpenAPI document', () => {
     expect(getProject?.parameters).toContainEqual(expect.objectContaining({ name: 'id', in: 'path' }));
   });
 
+  it('names its server (relative, so one document fits every host) and declares the optional bearer scheme', () => {
+    const full = doc as unknown as {
+      servers: Array<{ url: string }>;
+      components: { securitySchemes: Record<string, { type: string; scheme: string }> };
+      paths: Record<string, Record<string, { security?: unknown[] }>>;
+    };
+    expect(full.servers).toEqual([expect.objectContaining({ url: '/' })]);
+    expect(full.components.securitySchemes.adminToken).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(full.paths['/api/agent-server/approvals']?.get?.security).toEqual([{ adminToken: [] }, {}]);
+  });
+
+  it("documents the console's lists: run status as an array of the run statuses, usage buckets", () => {
+    for (const path of [
+      '/api/agent-server/runs',
+      '/api/agent-server/conversations/{conversation_id}/runs',
+      '/api/agent-server/agents/{id}/runs',
+      '/api/agent-server/approvals',
+      '/api/agent-server/usage',
+      '/api/agent-server/virtual-keys/{id}/usage/series',
+    ])
+      expect(doc.paths[path]?.get, path).toBeDefined();
+    const status = doc.paths['/api/agent-server/agents/{id}/runs']!.get!.parameters.find(
+      (p) => p.name === 'status',
+    ) as { schema: { type: string; items: { enum: string[] } } } | undefined;
+    expect(status?.schema.type).toBe('array');
+    expect(status?.schema.items.enum).toEqual(expect.arrayContaining(['awaiting_approval', 'failed']));
+    const bucket = doc.paths['/api/agent-server/usage']!.get!.parameters.find((p) => p.name === 'bucket') as
+      { schema: { enum: string[] } } | undefined;
+    expect(bucket?.schema.enum).toEqual(['hour', 'day']);
+  });
+
   it('serves a human docs page and its assets', async () => {
     const page = await fetch(`${api.url}/api/agent-server/docs`);
     expect(page.headers.get('content-type')).toMatch(/text\/html/);

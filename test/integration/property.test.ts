@@ -2,13 +2,16 @@
  * Property-based: random JSON bodies, path values and query strings against
  * every create/update route of the configuration API. Whatever arrives, the
  * answer is never a 5xx, always the envelope, and a rejected request leaves
- * the whole database exactly as it was. Runs on a database of its own so the
+ * the whole database exactly as it was. Arbitrary Unicode (NUL, lone
+ * surrogates, control and astral characters) goes through every string field,
+ * key and query/path value: what Postgres cannot store is a 400 naming the
+ * field, what it can is stored as sent. Runs on a database of its own so the
  * fingerprint sees only this test's writes.
  */
 import fc from 'fast-check';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { createDb, migrateLatest, type Db } from '../../api/db/knex.js';
+import { createDb, migrateLatest, type Db } from '../../core/db/knex.js';
 import type { RegisteredRoute } from '../../api/http/api-router.js';
 import { buildRouters } from '../../api/routes/index.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
@@ -189,7 +192,12 @@ describe('every create/update route under random input', () => {
       )
       .map((values) => {
         let p = route.fullPath;
-        names.forEach((n, i) => (p = p.replace(`:${n}`, encodeURIComponent(values[i]!) || 'x')));
+        // A segment of only dots would be resolved away by the URL parser (`/versions/.` is `/versions`).
+        const segment = (v: string) => {
+          const encoded = encodeURIComponent(v) || 'x';
+          return /^\.+$/.test(encoded) ? encoded.replaceAll('.', '%2E') : encoded;
+        };
+        names.forEach((n, i) => (p = p.replace(`:${n}`, segment(values[i]!))));
         return p;
       });
   }
@@ -251,6 +259,60 @@ describe('every create/update route under random input', () => {
     );
   }
 
+  /** One code point of any kind, a NUL or a lone surrogate (fast-check's 'binary' never makes the last two). */
+  const hostileUnit = fc.oneof(
+    { arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }), weight: 20 },
+    { arbitrary: fc.constant('\u0000'), weight: 1 },
+    { arbitrary: fc.integer({ min: 0xd800, max: 0xdfff }).map((c) => String.fromCharCode(c)), weight: 1 },
+  );
+  const unicodeString = (minLength = 0) => fc.string({ unit: hostileUnit, minLength, maxLength: 12 });
+  /** What Postgres cannot store as sent (text: NUL; jsonb: NUL and lone surrogates). */
+  const unstorable = (s: string) => s.includes('\u0000') || !s.isWellFormed();
+
+  /** Free-form JSON fields: any key goes, and what is accepted is stored as sent. */
+  const FREE_FORM = new Set(['parameters', 'context', 'headers', 'schema']);
+
+  /**
+   * Every string field of a route: the string leaves of its example body, its
+   * top-level keys that joi types as strings, and a new key under each
+   * free-form object.
+   */
+  function stringPaths(route: RegisteredRoute, example: Record<string, unknown>): string[][] {
+    const paths: string[][] = [];
+    const walk = (v: unknown, path: string[]) => {
+      if (typeof v === 'string') paths.push(path);
+      else if (Array.isArray(v)) v.forEach((x, i) => walk(x, [...path, String(i)]));
+      else if (v && typeof v === 'object') {
+        if (FREE_FORM.has(path[0]!)) paths.push([...path, 'x']);
+        for (const [k, x] of Object.entries(v)) walk(x, [...path, k]);
+      }
+    };
+    walk(example, []);
+    const described = route.request?.body?.describe() as
+      { keys?: Record<string, { type: string }> } | undefined;
+    for (const [k, d] of Object.entries(described?.keys ?? {}))
+      if (d.type === 'string' && !paths.some((p) => p.length === 1 && p[0] === k)) paths.push([k]);
+    return paths;
+  }
+
+  function setAt(body: Record<string, unknown>, path: string[], value: unknown): Record<string, unknown> {
+    const copy = structuredClone(body);
+    let at = copy;
+    for (const k of path.slice(0, -1)) at = (at[k] ??= {}) as Record<string, unknown>;
+    at[path.at(-1)!] = value;
+    return copy;
+  }
+
+  const getAt = (v: unknown, path: string[]) =>
+    path.reduce<unknown>(
+      (at, k) => (at && typeof at === 'object' ? (at as Record<string, unknown>)[k] : undefined),
+      v,
+    );
+
+  /** Percent-encodes every byte of the string's UTF-8 (a lone surrogate is sent as U+FFFD: URLs carry UTF-8). */
+  const encodeAll = (s: string) =>
+    [...Buffer.from(s, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('');
+
   it('never answers 5xx, always the envelope, and a rejection writes nothing', async () => {
     const routes = buildRouters(api.server.deps)
       .flatMap((r) => r.routes)
@@ -277,5 +339,105 @@ describe('every create/update route under random input', () => {
     // The inputs reached both validation and lookups (and sometimes succeeded), not just one early exit.
     expect([...seen.keys()]).toEqual(expect.arrayContaining([200, 400, 404, 409]));
     console.info('statuses seen:', Object.fromEntries(seen));
+  });
+
+  it('arbitrary Unicode in every string field and key of a body: a 400 naming it when unstorable, else stored as sent', async () => {
+    const routes = buildRouters(api.server.deps)
+      .flatMap((r) => r.routes)
+      .filter((r) => ['post', 'patch', 'put'].includes(r.method) && r.request?.body);
+    const seen = { refused: 0, storedAsSent: 0 };
+    let covered = 0;
+    for (const route of routes) {
+      const example = examples[route.fullPath] ?? examples[route.fullPath.replace(/\/:id$/, '')];
+      if (!example) continue;
+      covered++;
+      const paths = stringPaths(route, example);
+      await fc.assert(
+        fc.asyncProperty(
+          pathArb(route),
+          fc.constantFrom(...paths),
+          unicodeString(),
+          fc.boolean(),
+          fc.integer({ min: 0, max: 1_000_000 }),
+          async (path, field, text, asKey, unique) => {
+            // Under a free-form object the string may be a key instead of a value.
+            const keyed = asKey && FREE_FORM.has(field[0]!) && field.length > 1;
+            // Fresh names and ids, so a clean string is not refused as a duplicate.
+            let body = { ...example };
+            for (const k of ['name', 'id'])
+              if (typeof example[k] === 'string') body[k] = `${example[k]}-${unique}`;
+            body = keyed ? setAt(body, field.slice(0, -1), { [text]: 'v' }) : setAt(body, field, text);
+            const named = keyed ? field.slice(0, -1).join('.') : field.join('.');
+            const query = route.fullPath.includes(':') ? '' : `?project_id=${ids.project![0]}`;
+            const before = await fingerprint();
+            const res = await api.request(route.method.toUpperCase(), `${path}${query}`, body);
+            const where = `${route.method} ${path} ${named}=${JSON.stringify(text)}${keyed ? ' (key)' : ''} → ${res.status} ${res.text.slice(0, 300)}`;
+            expect(res.status, where).toBeLessThan(500);
+            expect(res.body, where).toMatchObject({ error: res.status !== 200, status: res.status });
+            if (res.status >= 400) expect(await fingerprint(), where).toBe(before);
+            if (unstorable(text)) {
+              seen.refused++;
+              expect(res.status, where).toBe(400);
+              const fields = (res.body.errorDetails.fields ?? []).filter((f) => f.field === named);
+              expect(
+                fields.map((f) => f.type),
+                where,
+              ).toEqual([expect.stringMatching(/^string\.(nul|surrogate)$/)]);
+            } else if (res.status === 200 && !keyed && FREE_FORM.has(field[0]!) && field[0] !== 'headers') {
+              // Free-form JSON comes back exactly as sent, whatever the characters.
+              seen.storedAsSent++;
+              expect(getAt(res.body.data, field), where).toBe(text);
+            }
+          },
+        ),
+        { numRuns: 40 },
+      );
+    }
+    expect(covered).toBeGreaterThanOrEqual(10);
+    expect(seen.refused).toBeGreaterThan(0);
+    expect(seen.storedAsSent).toBeGreaterThan(0);
+    console.info('unicode in bodies:', seen);
+  });
+
+  it('arbitrary Unicode in every query and path value: a 400 naming it when it holds a NUL, never a 5xx', async () => {
+    const routes = buildRouters(api.server.deps)
+      .flatMap((r) => r.routes)
+      .filter(
+        (r) => ['get', 'delete'].includes(r.method) && !r.produces && (r.request?.query || r.request?.params),
+      );
+    expect(routes.length).toBeGreaterThanOrEqual(20);
+    let refused = 0;
+    for (const route of routes) {
+      const params = [...route.fullPath.matchAll(/:([A-Za-z_]+)/g)].map((m) => m[1]!);
+      const described = route.request?.query?.describe() as { keys?: Record<string, unknown> } | undefined;
+      const queryKeys = Object.keys(described?.keys ?? {});
+      const targets = [
+        ...params.map((n) => ['params', n] as const),
+        ...queryKeys.map((k) => ['query', k] as const),
+      ];
+      await fc.assert(
+        fc.asyncProperty(fc.constantFrom(...targets), unicodeString(1), async ([where, name], text) => {
+          let path = route.fullPath;
+          for (const n of params)
+            path = path.replace(`:${n}`, n === name && where === 'params' ? encodeAll(text) : 'x');
+          const query = where === 'query' ? `?${encodeURIComponent(name)}=${encodeAll(text)}` : '';
+          const res = await api.request(route.method.toUpperCase(), `${path}${query}`);
+          const what = `${route.method} ${path}${query} → ${res.status} ${res.text.slice(0, 300)}`;
+          expect(res.status, what).toBeLessThan(500);
+          expect(res.body, what).toMatchObject({ error: res.status !== 200, status: res.status });
+          // A lone surrogate cannot travel in a URL (it arrives as U+FFFD); a NUL can.
+          if (text.includes('\u0000')) {
+            refused++;
+            expect(res.status, what).toBe(400);
+            expect(
+              res.body.errorDetails.fields?.map((f) => f.field),
+              what,
+            ).toContain(name);
+          }
+        }),
+        { numRuns: 15 },
+      );
+    }
+    expect(refused).toBeGreaterThan(0);
   });
 });

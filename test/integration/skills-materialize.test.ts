@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { agentSkills, materializeSkills } from '../../activities/skills/skills.js';
-import { createDb, type Db } from '../../api/db/knex.js';
+import { createDb, type Db } from '../../core/db/knex.js';
 import { SkillsService } from '../../api/services/skills.service.js';
 import { uniqueName } from '../helpers/factories.js';
 import { databaseUrl } from '../helpers/services.js';

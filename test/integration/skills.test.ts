@@ -264,6 +264,31 @@ describe('skills API', () => {
     expect((await api.request<SkillData[]>('GET', `${A}/${id}/skills`)).body.data).toEqual([]);
   });
 
+  it('refuses an entry whose bytes do not match its CRC-32, and names with bidirectional overrides', async () => {
+    const id = await agent();
+    const ok = { path: 'SKILL.md', content: skillMd('x') };
+    // Stored, not deflated, so the content sits in the archive as written and can be altered in place.
+    const altered = patchName(
+      await zipOf([ok, { path: 'notes.txt', content: 'the original text', compress: false }]),
+      'the original text',
+      'the tampered text',
+    );
+    expect400(await putZip(id, 'x', altered), {
+      field: 'files.notes.txt',
+      message: expect.stringMatching(/CRC-32/) as string,
+    });
+    const spoofed = 'invoice\u202etxt.sh';
+    expect400(await putZip(id, 'x', await zipOf([ok, { path: spoofed, content: 'x' }])), {
+      field: `files.${spoofed}`,
+      message: expect.stringMatching(/bidirectional/) as string,
+    });
+    expect400(await putJson(id, 'x', { files: { 'SKILL.md': skillMd('x'), [spoofed]: 'x' } }), {
+      field: `files.${spoofed}`,
+      type: 'skill.path',
+    });
+    expect((await api.request('GET', `${A}/${id}/skills`)).body.data).toEqual([]);
+  });
+
   it('stops zip bombs at the unpacked cap, whatever their headers claim', async () => {
     const id = await agent();
     const bomb = await zipOf([

@@ -85,6 +85,9 @@ describe('Virtual keys API over real HTTP and Postgres', () => {
     const deleted = await api.request('DELETE', `${VIRTUAL_KEYS}/${key.id}`);
     expect(deleted.body).toEqual({ error: false, message: 'OK', data: {}, status: 200, errorDetails: {} });
     expect((await api.request('GET', `${VIRTUAL_KEYS}/${key.id}`)).status).toBe(404);
+    expect((await api.request('DELETE', `${VIRTUAL_KEYS}/${key.id}`)).status).toBe(404);
+    const after = await api.request<VirtualKeyData[]>('GET', `${VIRTUAL_KEYS}?limit=200`);
+    expect(after.body.data.map((k) => k.id)).not.toContain(key.id);
     expect(await findVirtualKeyBySecret(api.server.deps.db, key.secret_key!)).toBeUndefined();
     expect(await api.server.deps.db('virtual_key_grants').where({ virtual_key_id: key.id })).toEqual([]);
   });

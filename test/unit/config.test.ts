@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../api/config.js';
+import { ConfigError, loadConfig } from '../../core/config.js';
 
 describe('configuration', () => {
   it('applies the documented defaults', () => {
@@ -49,5 +49,14 @@ describe('configuration', () => {
     const key = randomBytes(32).toString('base64');
     expect(loadConfig({ SECRETS_KEY: key }).secretsKey?.length).toBe(32);
     expect(() => loadConfig({ SECRETS_KEY: randomBytes(16).toString('base64') })).toThrowError(/SECRETS_KEY/);
+  });
+
+  it('takes LOG_FORMAT json or pretty (unset: decided by the terminal) and names a bad one', () => {
+    expect(loadConfig({}).logFormat).toBeUndefined();
+    expect(loadConfig({ LOG_FORMAT: 'json' }).logFormat).toBe('json');
+    expect(loadConfig({ LOG_FORMAT: 'pretty' }).logFormat).toBe('pretty');
+    expect(() => loadConfig({ LOG_FORMAT: 'yaml' })).toThrowError(
+      /^Invalid configuration: LOG_FORMAT must be one of \[json, pretty\] \(got "yaml"\)$/,
+    );
   });
 });

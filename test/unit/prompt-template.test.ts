@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { renderTemplate, TemplateSyntaxError, validateTemplate } from '../../api/services/prompt-template.js';
+import { renderTemplate, TemplateSyntaxError, validateTemplate } from '../../core/prompts/prompt-template.js';
 
 describe('validateTemplate', () => {
   it('returns the variables in first-use order, once each', () => {

@@ -1,4 +1,4 @@
-import type { ProviderFormat } from '../../../activities/llm/types.js';
+import type { ProviderFormat } from '../../../core/llm/types.js';
 import type { Surface } from '../surface.js';
 import { anthropicSurface } from './anthropic/index.js';
 import { geminiSurface } from './gemini/index.js';
@@ -12,7 +12,8 @@ export const SURFACES: Record<ProviderFormat, Surface> = {
 
 /** Which surface a gateway path belongs to; other /api/gateway/ paths answer in OpenAI's shape. */
 export function surfaceOfPath(path: string): Surface {
-  if (path.startsWith('/api/gateway/anthropic/')) return anthropicSurface;
-  if (path.startsWith('/api/gateway/gemini/')) return geminiSurface;
+  const p = path.toLowerCase();
+  if (p.startsWith('/api/gateway/anthropic/')) return anthropicSurface;
+  if (p.startsWith('/api/gateway/gemini/')) return geminiSurface;
   return openaiSurface;
 }

@@ -11,7 +11,7 @@ import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import Docker from 'dockerode';
-import { DockerSandboxManager } from '../../../activities/sandbox/docker-sandbox-manager.js';
+import { DockerSandboxManager } from '../../../activities/sandbox/docker/manager.js';
 import { loadSandboxConfig, type SandboxConfig } from '../../../activities/sandbox/sandbox-config.js';
 import type { SandboxSession } from '../../../activities/sandbox/sandbox-manager.js';
 

@@ -1,5 +1,5 @@
 /**
- * Life-cycle rules of §3 on a real engine: idle shutdown then a new container
+ * Life-cycle rules (docs/interface.md#sandbox-life-cycle) on a real engine: idle shutdown then a new container
  * on the same workspace, concurrent ensure from separate OS processes, and the
  * reaper.
  */

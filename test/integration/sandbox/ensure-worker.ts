@@ -5,7 +5,7 @@
  * argv: <session json> <start at epoch ms> <calls> <labels json>
  */
 import Docker from 'dockerode';
-import { DockerSandboxManager } from '../../../activities/sandbox/docker-sandbox-manager.js';
+import { DockerSandboxManager } from '../../../activities/sandbox/docker/manager.js';
 import { loadSandboxConfig } from '../../../activities/sandbox/sandbox-config.js';
 import type { SandboxSession } from '../../../activities/sandbox/sandbox-manager.js';
 

@@ -17,7 +17,7 @@ import {
   SandboxRequestError,
   SandboxUnavailableError,
 } from '../../../activities/sandbox/errors.js';
-import { ProcessSandboxManager } from '../../../activities/sandbox/process-sandbox-manager.js';
+import { ProcessSandboxManager } from '../../../activities/sandbox/process/manager.js';
 import { loadSandboxConfig } from '../../../activities/sandbox/sandbox-config.js';
 import type {
   SandboxHandle,

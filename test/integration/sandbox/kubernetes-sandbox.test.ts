@@ -6,7 +6,7 @@
 import { CoreV1Api, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { SandboxNotReadyError } from '../../../activities/sandbox/errors.js';
-import { KubernetesSandboxManager } from '../../../activities/sandbox/kubernetes-sandbox-manager.js';
+import { KubernetesSandboxManager } from '../../../activities/sandbox/kubernetes/manager.js';
 import { loadSandboxConfig } from '../../../activities/sandbox/sandbox-config.js';
 import { sandboxName } from '../../../activities/sandbox/sandbox-manager.js';
 import { SandboxReaper } from '../../../activities/sandbox/sandbox-reaper.js';

@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProcessSandboxManager } from '../../../activities/sandbox/process-sandbox-manager.js';
+import { ProcessSandboxManager } from '../../../activities/sandbox/process/manager.js';
 import { loadSandboxConfig } from '../../../activities/sandbox/sandbox-config.js';
 import { newSession, repoRoot, silentLogger, TEST_SECRET } from './docker-harness.js';
 

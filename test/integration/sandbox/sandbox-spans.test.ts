@@ -14,7 +14,7 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ProcessSandboxManager } from '../../../activities/sandbox/process-sandbox-manager.js';
+import { ProcessSandboxManager } from '../../../activities/sandbox/process/manager.js';
 import { loadSandboxConfig } from '../../../activities/sandbox/sandbox-config.js';
 import { sandboxName } from '../../../activities/sandbox/sandbox-manager.js';
 import { newSession, repoRoot, silentLogger, TEST_SECRET } from './docker-harness.js';

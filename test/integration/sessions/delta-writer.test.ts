@@ -6,8 +6,8 @@ import {
   pruneRunEvents,
   readRunEvents,
   storeStep,
-} from '../../../activities/session/run-store.js';
-import { createDb, type Db } from '../../../api/db/knex.js';
+} from '../../../core/repositories/run-store.js';
+import { createDb, type Db } from '../../../core/db/knex.js';
 import { databaseUrl } from '../../helpers/services.js';
 
 /** The event log a retried model step writes, on real Postgres. */

@@ -4,9 +4,9 @@ import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { startWorker, type RunningWorker } from '../../../activities/worker.js';
-import { loadConfig } from '../../../api/config.js';
-import { createDb, type Db } from '../../../api/db/knex.js';
-import { createLogger } from '../../../api/logger.js';
+import { loadConfig } from '../../../core/config.js';
+import { createDb, type Db } from '../../../core/db/knex.js';
+import { createLogger } from '../../../core/logger.js';
 import { loadSandboxConfig } from '../../../activities/sandbox/sandbox-config.js';
 import { startTestApi, type Envelope, type TestApi } from '../../helpers/api.js';
 import { createModel, createProvider } from '../../helpers/factories/config.js';
@@ -52,6 +52,8 @@ export function sessionEnv(extra: Record<string, string> = {}): Record<string, s
     TEMPORAL_TASK_QUEUE: `sessions-test-${randomUUID()}`,
     SESSION_MODEL_HEARTBEAT_TIMEOUT_MS: '3000',
     LOG_LEVEL: 'warn',
+    // Every trace stored, as tests look at spans (agent turns would be anyway).
+    OTEL_TRACES_SAMPLER: 'parentbased_always_on',
     ...extra,
   };
 }

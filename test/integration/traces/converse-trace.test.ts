@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { currentTelemetry } from '../../../api/telemetry/telemetry.js';
+import { currentTelemetry } from '../../../core/telemetry/telemetry.js';
 import { noTemporal } from '../../helpers/services.js';
 import { useSessionWorld } from '../sessions/session-harness.js';
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { currentTelemetry } from '../../../api/telemetry/telemetry.js';
+import { currentTelemetry } from '../../../core/telemetry/telemetry.js';
 import { startTestApi, type TestApi } from '../../helpers/api.js';
 
 interface OtlpJson {

@@ -2,14 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, type Db } from '../../../api/db/knex.js';
-import { PostgresSpanExporter } from '../../../api/telemetry/postgres-exporter.js';
+import { createDb, type Db } from '../../../core/db/knex.js';
+import { PostgresSpanExporter } from '../../../core/telemetry/postgres-exporter.js';
 import {
   SPAN_COLUMNS,
   spanToCopyLine,
   toSpanRow,
   type AnyReadableSpan,
-} from '../../../api/telemetry/span-row.js';
+} from '../../../core/telemetry/span-row.js';
 import { databaseUrl } from '../../helpers/services.js';
 
 /** A finished span as the SDK hands it to processors (enough of ReadableSpan for the exporter). */

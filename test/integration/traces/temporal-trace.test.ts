@@ -5,11 +5,11 @@ import { createRequire } from 'node:module';
 import { WithStartWorkflowOperation } from '@temporalio/client';
 import Koa from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../api/config.js';
-import { createDb, type Db } from '../../../api/db/knex.js';
-import { createLogger } from '../../../api/logger.js';
+import { loadConfig } from '../../../core/config.js';
+import { createDb, type Db } from '../../../core/db/knex.js';
+import { createLogger } from '../../../core/logger.js';
 import { tracing } from '../../../api/middleware/tracing.js';
-import { installTelemetry, type Telemetry } from '../../../api/telemetry/telemetry.js';
+import { installTelemetry, type Telemetry } from '../../../core/telemetry/telemetry.js';
 import { TemporalClientHolder } from '../../../api/temporal/client.js';
 import { startWorker, type RunningWorker } from '../../../activities/worker.js';
 import { createTestActivities } from '../../fixtures/test-activities.js';
@@ -47,6 +47,7 @@ describe.skipIf(noTemporal())('a request that starts a workflow is one trace', (
       TEMPORAL_ADDRESS: temporalAddress()!,
       SECRETS_KEY: randomBytes(32).toString('base64'),
       LOG_LEVEL: 'warn',
+      OTEL_TRACES_SAMPLER: 'parentbased_always_on',
     });
     const logger = createLogger('warn');
     telemetry = installTelemetry('api', config, logger)!;

@@ -1,9 +1,14 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { SpanKind } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, type Db } from '../../../api/db/knex.js';
-import { pruneSpans } from '../../../api/telemetry/postgres-exporter.js';
-import { currentTelemetry } from '../../../api/telemetry/telemetry.js';
+import { createDb, type Db } from '../../../core/db/knex.js';
+import { TraceRollupsRepository } from '../../../core/repositories/trace-rollups.repository.js';
+import { pruneSpans } from '../../../core/telemetry/postgres-exporter.js';
+import { PERCENTILE_RELATIVE_ERROR } from '../../../core/telemetry/rollup-histogram.js';
+import { TraceRollups } from '../../../core/telemetry/rollups.js';
+import { currentTelemetry } from '../../../core/telemetry/telemetry.js';
 import { startTestApi, type TestApi } from '../../helpers/api.js';
+import { fakeSpan, type FakeSpanInit } from '../../helpers/fake-span.js';
 import { databaseUrl } from '../../helpers/services.js';
 
 const hex = (bytes: number) => randomBytes(bytes).toString('hex');
@@ -43,6 +48,21 @@ async function seed(db: Db, spans: Seed[]): Promise<void> {
   );
 }
 
+/** Counts spans the way a process does (every span it ends) and adds them to the rollups. */
+async function count(db: Db, spans: FakeSpanInit[]): Promise<void> {
+  const rollups = new TraceRollups(new TraceRollupsRepository(db), { intervalMs: 60_000 });
+  for (const s of spans) rollups.record(fakeSpan(s));
+  await rollups.shutdown();
+  expect(rollups.stats()).toMatchObject({ pending_keys: 0, failed_flushes: 0 });
+}
+
+/** Within the documented relative error of percentile_cont's exact value. */
+const near = (exact: number) => ({
+  asymmetricMatch: (v: unknown) =>
+    typeof v === 'number' && Math.abs(v - exact) <= exact * PERCENTILE_RELATIVE_ERROR + 0.001,
+  toString: () => `${exact} ± ${(PERCENTILE_RELATIVE_ERROR * 100).toFixed(2)} %`,
+});
+
 interface StatRow {
   service_name: string;
   span_name: string;
@@ -73,9 +93,9 @@ describe('traces endpoints', () => {
     await db?.destroy();
   });
 
-  it('computes latency percentiles (linear interpolation) on spans of known durations', async () => {
+  it('counts exactly and reads percentiles from the merged histogram, near percentile_cont', async () => {
     const svc = `seed-${randomUUID()}`;
-    await seed(db, [
+    await count(db, [
       ...[10, 20, 30, 40, 50, 60, 70, 80, 90, 100].map((d, i) => ({
         service: svc,
         name: 'GET /ten',
@@ -89,7 +109,8 @@ describe('traces endpoints', () => {
       `/api/agent-server/traces/stats/endpoints?service_name=${svc}`,
     );
     expect(res.status).toBe(200);
-    // By hand: rank = p * (n - 1); value = lower + fraction * (upper - lower).
+    // percentile_cont by hand: rank = p * (n - 1); value = lower + fraction * (upper - lower).
+    // Counts, errors, average and max are exact; percentiles within the histogram's error.
     expect(res.body.data).toEqual([
       {
         service_name: svc,
@@ -98,9 +119,9 @@ describe('traces endpoints', () => {
         error_count: 1,
         error_rate: 0.1,
         avg_ms: 55,
-        p50_ms: 55, // rank 4.5: 50 + 0.5 * 10
-        p95_ms: 95.5, // rank 8.55: 90 + 0.55 * 10
-        p99_ms: 99.1, // rank 8.91: 90 + 0.91 * 10
+        p50_ms: near(55), // rank 4.5: 50 + 0.5 * 10
+        p95_ms: near(95.5), // rank 8.55: 90 + 0.55 * 10
+        p99_ms: near(99.1), // rank 8.91: 90 + 0.91 * 10
         max_ms: 100,
       },
       {
@@ -110,12 +131,16 @@ describe('traces endpoints', () => {
         error_count: 0,
         error_rate: 0,
         avg_ms: 22,
-        p50_ms: 3, // sorted 1 2 3 4 100, rank 2
-        p95_ms: 80.8, // rank 3.8: 4 + 0.8 * 96
-        p99_ms: 96.16, // rank 3.96: 4 + 0.96 * 96
+        p50_ms: near(3), // sorted 1 2 3 4 100, rank 2
+        p95_ms: near(80.8), // rank 3.8: 4 + 0.8 * 96
+        p99_ms: near(96.16), // rank 3.96: 4 + 0.96 * 96
         max_ms: 100,
       },
     ]);
+    // Spans are not what is counted: the rollups are.
+    expect(
+      await db('spans').where({ service_name: svc }).count<Array<{ count: string }>>('* as count'),
+    ).toEqual([{ count: 0 }]);
   });
 
   it('counts exactly the real requests made, with 5xx as errors and 4xx not', async () => {
@@ -268,46 +293,48 @@ describe('traces endpoints', () => {
     expect(missing.status).toBe(404);
   });
 
-  it('sums model calls per provider and model from GenAI spans', async () => {
+  it('sums model calls per provider and model from GenAI spans, by project too', async () => {
     const model = `model-${randomUUID()}`;
+    const projectId = randomUUID();
     const genai = (input: number, output: number, cost?: number) => ({
       'gen_ai.system': 'openai',
       'gen_ai.request.model': model,
       'gen_ai.usage.input_tokens': input,
       'gen_ai.usage.output_tokens': output,
+      'agent_server.project.id': projectId,
       ...(cost === undefined ? {} : { 'gen_ai.usage.cost_usd': cost }),
     });
-    await seed(db, [
+    await count(db, [
       {
         service: 'w',
         name: `chat ${model}`,
-        kind: 'CLIENT',
+        kind: SpanKind.CLIENT,
         durationMs: 100,
         attributes: genai(10, 5, 0.001),
       },
       {
         service: 'w',
         name: `chat ${model}`,
-        kind: 'CLIENT',
+        kind: SpanKind.CLIENT,
         durationMs: 300,
         attributes: genai(20, 7, 0.002),
       },
       {
         service: 'w',
         name: `chat ${model}`,
-        kind: 'CLIENT',
+        kind: SpanKind.CLIENT,
         durationMs: 200,
         attributes: genai(0, 0),
         error: true,
       },
       // Not a model call: a server span that merely carries the attribute.
-      { service: 'w', name: 'gateway', kind: 'SERVER', durationMs: 999, attributes: genai(1, 1) },
+      { service: 'w', name: 'gateway', kind: SpanKind.SERVER, durationMs: 999, attributes: genai(1, 1) },
     ]);
     const res = await api.request<Array<Record<string, unknown>>>(
       'GET',
       '/api/agent-server/traces/stats/models',
     );
-    expect(res.body.data.find((r) => r.model === model)).toEqual({
+    const expected = {
       provider: 'openai',
       model,
       call_count: 3,
@@ -315,9 +342,20 @@ describe('traces endpoints', () => {
       input_tokens: 30,
       output_tokens: 12,
       cost_usd: 0.003,
-      p50_ms: 200,
-      p95_ms: 290, // rank 1.9: 200 + 0.9 * 100
-    });
+      p50_ms: near(200),
+      p95_ms: near(290), // rank 1.9: 200 + 0.9 * 100
+    };
+    expect(res.body.data.find((r) => r.model === model)).toEqual(expected);
+    const mine = await api.request<Array<Record<string, unknown>>>(
+      'GET',
+      `/api/agent-server/traces/stats/models?project_id=${projectId}`,
+    );
+    expect(mine.body.data).toEqual([expected]);
+    const other = await api.request<unknown[]>(
+      'GET',
+      `/api/agent-server/traces/stats/models?project_id=${randomUUID()}`,
+    );
+    expect(other.body.data).toEqual([]);
   });
 
   it('prunes spans older than the retention', async () => {

@@ -2,8 +2,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { ROOT_CONTEXT } from '@opentelemetry/api';
 import { SamplingDecision, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, type Db } from '../../../api/db/knex.js';
-import { currentTelemetry } from '../../../api/telemetry/telemetry.js';
+import { createDb, type Db } from '../../../core/db/knex.js';
+import { currentTelemetry } from '../../../core/telemetry/telemetry.js';
 import { startTestApi, type TestApi } from '../../helpers/api.js';
 import { databaseUrl } from '../../helpers/services.js';
 

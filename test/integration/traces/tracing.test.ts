@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDb, type Db } from '../../../api/db/knex.js';
-import { currentTelemetry } from '../../../api/telemetry/telemetry.js';
+import { createDb, type Db } from '../../../core/db/knex.js';
+import { currentTelemetry } from '../../../core/telemetry/telemetry.js';
 import { startTestApi, type TestApi } from '../../helpers/api.js';
 import { databaseUrl } from '../../helpers/services.js';
 

@@ -1,18 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { UnsupportedFeatureError } from '../../../activities/llm/errors.js';
-import { toAnthropicRequest } from '../../../activities/llm/providers/anthropic/request.js';
+import { UnsupportedFeatureError } from '../../../core/llm/errors.js';
+import { toAnthropicRequest } from '../../../core/llm/providers/anthropic/request.js';
 import {
   createAnthropicStreamParser,
   fromAnthropicResponse,
-} from '../../../activities/llm/providers/anthropic/response.js';
-import { toGeminiRequest } from '../../../activities/llm/providers/gemini/request.js';
-import {
-  createGeminiStreamParser,
-  fromGeminiResponse,
-} from '../../../activities/llm/providers/gemini/response.js';
-import { toOpenAiRequest } from '../../../activities/llm/providers/openai/request.js';
-import { createOpenAiStreamParser } from '../../../activities/llm/providers/openai/response.js';
-import type { LlmRequest } from '../../../activities/llm/types.js';
+} from '../../../core/llm/providers/anthropic/response.js';
+import { toGeminiRequest } from '../../../core/llm/providers/gemini/request.js';
+import { createGeminiStreamParser, fromGeminiResponse } from '../../../core/llm/providers/gemini/response.js';
+import { toOpenAiRequest } from '../../../core/llm/providers/openai/request.js';
+import { createOpenAiStreamParser } from '../../../core/llm/providers/openai/response.js';
+import type { LlmRequest } from '../../../core/llm/types.js';
 
 /** A two-call turn and both results: the shape every adapter must carry intact. */
 const toolTurn: LlmRequest = {

@@ -112,7 +112,7 @@ describe.each([
       expect(r).toMatchObject({ stdout: 'y\ny\n', stderr: '', exit_code: 0 });
     });
 
-    it('returns the §2.10 object', async () => {
+    it("returns the sandbox tool's result object", async () => {
       const r = await h.exec({ command: 'echo hello; echo oops >&2' });
       expect(r).toEqual({
         status: 200,

@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type Docker from 'dockerode';
-import { DockerSandboxManager } from '../../../activities/sandbox/docker-sandbox-manager.js';
+import { DockerSandboxManager } from '../../../activities/sandbox/docker/manager.js';
 import { loadSandboxConfig } from '../../../activities/sandbox/sandbox-config.js';
 import { sandboxName, type SandboxSession } from '../../../activities/sandbox/sandbox-manager.js';
 

@@ -2,7 +2,7 @@ import { TraceFlags } from '@opentelemetry/api';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace';
 import { describe, expect, it } from 'vitest';
-import { BoundedBatchProcessor } from '../../../api/telemetry/batch-processor.js';
+import { BoundedBatchProcessor } from '../../../core/telemetry/batch-processor.js';
 
 const span = (sampled = true) =>
   ({

@@ -2,8 +2,8 @@ import { context, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startModelCallSpan, withModelCallSpan } from '../../../api/telemetry/genai.js';
-import { mcpSpan, sandboxEnsureSpan, sandboxExecSpan } from '../../../api/telemetry/tool-spans.js';
+import { startModelCallSpan, withModelCallSpan } from '../../../core/telemetry/genai.js';
+import { mcpSpan, sandboxEnsureSpan, sandboxExecSpan } from '../../../core/telemetry/tool-spans.js';
 
 const exporter = new InMemorySpanExporter();
 const provider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] });

@@ -8,7 +8,7 @@ import {
   spanToCopyText,
   toSpanRow,
   type AnyReadableSpan,
-} from '../../../api/telemetry/span-row.js';
+} from '../../../core/telemetry/span-row.js';
 
 describe('span rows', () => {
   it('keeps microseconds, reads the 1.x parent shape of workflow spans, and strips NULs', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../../api/config.js';
+import { ConfigError, loadConfig } from '../../../core/config.js';
 
 describe('tracing configuration', () => {
   it('has defaults', () => {
@@ -8,8 +8,10 @@ describe('tracing configuration', () => {
       serviceName: undefined,
       otlpEndpoint: undefined,
       recordContent: false,
-      sampler: 'parentbased_always_on',
-      samplerRatio: 1,
+      sampler: 'parentbased_traceidratio',
+      samplerRatio: 0.1,
+      keepSlowMs: 10_000,
+      rollupIntervalMs: 5_000,
       retentionDays: 7,
       pruneIntervalMs: 3_600_000,
       maxQueueSize: 2048,
@@ -30,6 +32,8 @@ describe('tracing configuration', () => {
       OTEL_BSP_MAX_EXPORT_BATCH_SIZE: '50',
       OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
       OTEL_TRACES_SAMPLER_ARG: '0.25',
+      TRACE_KEEP_SLOW_MS: '2500',
+      TRACE_ROLLUP_INTERVAL_MS: '1000',
     }).otel;
     expect(otel).toMatchObject({
       disabled: true,
@@ -38,6 +42,8 @@ describe('tracing configuration', () => {
       recordContent: true,
       sampler: 'parentbased_traceidratio',
       samplerRatio: 0.25,
+      keepSlowMs: 2_500,
+      rollupIntervalMs: 1_000,
       retentionDays: 30,
       maxQueueSize: 10,
       maxExportBatchSize: 10,
@@ -55,6 +61,9 @@ describe('tracing configuration', () => {
       ['OTEL_TRACES_SAMPLER_ARG', '1.5'],
       ['OTEL_TRACES_SAMPLER_ARG', '-0.1'],
       ['OTEL_TRACES_SAMPLER_ARG', 'half'],
+      ['TRACE_KEEP_SLOW_MS', '0'],
+      ['TRACE_KEEP_SLOW_MS', 'slow'],
+      ['TRACE_ROLLUP_INTERVAL_MS', '10'],
     ] as const) {
       expect(() => loadConfig({ [key]: value }), key).toThrow(ConfigError);
       expect(() => loadConfig({ [key]: value })).toThrow(key);

@@ -1,11 +1,11 @@
-import { UnsupportedFeatureError } from '../../../../activities/llm/errors.js';
+import { UnsupportedFeatureError } from '../../../../core/llm/errors.js';
 import type {
   ContentPart,
   LlmMessage,
   LlmRequest,
   ProviderFormat,
   ToolChoice,
-} from '../../../../activities/llm/types.js';
+} from '../../../../core/llm/types.js';
 import { invalidRequest } from '../../errors.js';
 import { str } from '../json.js';
 

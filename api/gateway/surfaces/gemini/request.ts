@@ -1,4 +1,4 @@
-import { UnsupportedFeatureError } from '../../../../activities/llm/errors.js';
+import { UnsupportedFeatureError } from '../../../../core/llm/errors.js';
 import type {
   ContentPart,
   LlmMessage,
@@ -7,7 +7,7 @@ import type {
   ResponseFormat,
   ToolCall,
   ToolChoice,
-} from '../../../../activities/llm/types.js';
+} from '../../../../core/llm/types.js';
 import { invalidRequest } from '../../errors.js';
 
 const TRANSLATED = new Set(['contents', 'systemInstruction', 'tools', 'toolConfig', 'generationConfig']);

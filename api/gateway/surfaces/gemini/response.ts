@@ -1,4 +1,4 @@
-import type { FinishReason, LlmResponse, LlmStreamEvent, Usage } from '../../../../activities/llm/types.js';
+import type { FinishReason, LlmResponse, LlmStreamEvent, Usage } from '../../../../core/llm/types.js';
 import type { GatewayError } from '../../errors.js';
 import { sse, type StreamRenderer } from '../../surface.js';
 import { geminiErrorBody } from './errors.js';

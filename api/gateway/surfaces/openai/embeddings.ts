@@ -1,9 +1,5 @@
-import { UnsupportedFeatureError } from '../../../../activities/llm/errors.js';
-import type {
-  EmbeddingRequest,
-  EmbeddingResponse,
-  ProviderFormat,
-} from '../../../../activities/llm/types.js';
+import { UnsupportedFeatureError } from '../../../../core/llm/errors.js';
+import type { EmbeddingRequest, EmbeddingResponse, ProviderFormat } from '../../../../core/llm/types.js';
 import { invalidRequest } from '../../errors.js';
 
 export function parseOpenAiEmbedding(

@@ -1,4 +1,4 @@
-import { UnsupportedFeatureError } from '../../../../activities/llm/errors.js';
+import { UnsupportedFeatureError } from '../../../../core/llm/errors.js';
 import type {
   ContentPart,
   LlmMessage,
@@ -6,7 +6,7 @@ import type {
   ProviderFormat,
   ResponseFormat,
   ToolChoice,
-} from '../../../../activities/llm/types.js';
+} from '../../../../core/llm/types.js';
 import { invalidRequest } from '../../errors.js';
 import { str } from '../json.js';
 

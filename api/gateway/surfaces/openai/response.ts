@@ -1,4 +1,4 @@
-import type { FinishReason, LlmResponse, LlmStreamEvent } from '../../../../activities/llm/types.js';
+import type { FinishReason, LlmResponse, LlmStreamEvent } from '../../../../core/llm/types.js';
 import type { GatewayError } from '../../errors.js';
 import { sse, type StreamRenderer } from '../../surface.js';
 import { openaiErrorBody } from './errors.js';

@@ -1,0 +1,110 @@
+/**
+ * The `runMcpTool` activity: one MCP tool call. MCP calls have no execution
+ * ids in the protocol: a worker crash mid-call repeats the call (at least
+ * once), and only a call that never reached the server is retried otherwise.
+ */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Db } from '../../core/db/knex.js';
+import { McpConnectionError } from '../../core/mcp/errors.js';
+import { appendRunEvent } from '../../core/repositories/run-store.js';
+import { StepMessagesRepository } from '../../core/repositories/step-messages.repository.js';
+import type { ToolCall } from '../../core/llm/types.js';
+import type { ToolCallArgs } from '../../workflows/session.definitions.js';
+import { callMcpTool, type OfferedMcpTool } from '../tools/mcp-tools.js';
+import { errorText, resultStore, TOOL_ATTEMPTS } from './tool-results.js';
+import { parseArguments, type RunTools } from './tools.js';
+import { metrics } from '../../core/telemetry/metrics.js';
+import { errorName } from '../../core/telemetry/metrics/genai.js';
+import { heartbeating, loadTurnRun } from './turn-run.js';
+import type { SessionDeps } from './types.js';
+
+/** The server and its own name of the tool. */
+type McpTarget = Pick<OfferedMcpTool, 'server_id' | 'server_name' | 'tool'>;
+
+/** Runs the call, heartbeating with its progress; what goes back to the model, or a failure to retry. */
+async function callTool(
+  deps: SessionDeps,
+  target: McpTarget,
+  call: ToolCall,
+  args: Record<string, unknown>,
+): Promise<{ output: string; isError: boolean }> {
+  const ctx = Context.current();
+  let progress: unknown;
+  const stop = heartbeating(() => progress);
+  try {
+    return await callMcpTool({ db: deps.db, secrets: deps.secrets }, target, args, {
+      timeoutMs: deps.config.session.mcpToolTimeoutMs,
+      onProgress: (p) => {
+        progress = p;
+        ctx.heartbeat(p);
+      },
+      signal: ctx.cancellationSignal,
+    });
+  } catch (err) {
+    // Cancelled (the workflow no longer wants it): not a result for the model.
+    if (ctx.cancellationSignal.aborted) throw err;
+    // Not reached: safe to send again, until the last attempt, which tells the model.
+    if (err instanceof McpConnectionError && ctx.info.attempt < TOOL_ATTEMPTS) throw err;
+    return { output: `tool "${call.name}" failed: ${errorText(err)}`, isError: true };
+  } finally {
+    stop();
+  }
+}
+
+/** `tool_call.started`, once per call: a retried attempt announces nothing new. */
+async function announceCall(db: Db, runId: string, step: number, call: ToolCall, server: string | undefined) {
+  const attempt = Context.current().info.attempt;
+  const data = { step, id: call.id, name: call.name, server, attempt };
+  await appendRunEvent(db, runId, 'tool_call.started', data, `${step}.tool.${call.id}.started`);
+}
+
+export function createMcpCallActivities(deps: SessionDeps) {
+  const { db } = deps;
+  const steps = new StepMessagesRepository(db);
+
+  return {
+    /**
+     * One MCP tool call. A call the server could not be reached for is
+     * retried (it never arrived); anything else — the tool's own error, a
+     * protocol error, a timeout — goes back to the model as the result.
+     */
+    async runMcpTool({ runId, step, callId }: ToolCallArgs): Promise<{ is_error: boolean }> {
+      const done = await steps.toolResult(runId, step, callId);
+      if (done) return { is_error: Boolean(done.is_error) };
+      const { run, plan } = await loadTurnRun(db, runId);
+      const tools = run.tools as RunTools | null;
+      const call = (await steps.toolCalls(runId, step)).find((c) => c.id === callId);
+      if (!call)
+        throw ApplicationFailure.nonRetryable(`step ${step} has no call ${callId}`, 'tool_call_not_found');
+      const store = resultStore(db, runId, plan.thread_id, step, call);
+      const offered = tools?.offered.find((t) => t.name === call.name && t.kind === 'mcp');
+      if (!offered?.server_id) {
+        await store(`tool "${call.name}" is not available to this agent`, true);
+        return { is_error: true };
+      }
+      const args = parseArguments(call);
+      if (typeof args === 'string') {
+        await store(args, true);
+        return { is_error: true };
+      }
+      await announceCall(db, runId, step, call, offered.server_name);
+      const target = {
+        server_id: offered.server_id,
+        server_name: offered.server_name ?? '',
+        tool: offered.tool ?? call.name,
+      };
+      const started = performance.now();
+      const result = await callTool(deps, target, call, args).catch((err: unknown) => {
+        metrics().session.toolCall('mcp', (performance.now() - started) / 1000, errorName(err));
+        throw err;
+      });
+      metrics().session.toolCall(
+        'mcp',
+        (performance.now() - started) / 1000,
+        result.isError ? 'tool_error' : undefined,
+      );
+      await store(result.output, result.isError, { server: offered.server_name, tool: offered.tool });
+      return { is_error: result.isError };
+    },
+  };
+}

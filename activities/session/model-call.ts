@@ -1,0 +1,60 @@
+/** The `callModel` activity: one model call of the turn. */
+import { targetOf } from '../../core/llm/provider-target.js';
+import { StepMessagesRepository } from '../../core/repositories/step-messages.repository.js';
+import { ThreadHistoryRepository } from '../../core/repositories/thread-history.repository.js';
+import type { ModelStepResult } from '../../workflows/session.definitions.js';
+import { messageText } from './context.js';
+import { nonRetryable } from './failures.js';
+import { threadMessages } from './history.js';
+import { admit } from './metered-call.js';
+import { turnRequest } from './model-request.js';
+import { streamAnswer } from './model-stream.js';
+import { recordStep } from './step-record.js';
+import { stepResult } from './step-result.js';
+import { runToolsRecord, sandboxState, toolDefinitions, type RunTools } from './tools.js';
+import { startStep } from './turn-start.js';
+import type { SessionDeps } from './types.js';
+
+export function createModelCallActivities(deps: SessionDeps) {
+  const steps = new StepMessagesRepository(deps.db);
+  const history = new ThreadHistoryRepository(deps.db);
+
+  return {
+    /**
+     * One model call of the turn, streamed: text deltas become run events as
+     * they arrive; the answer is stored as the step's assistant message. A
+     * retry of a step whose answer is already stored returns it without
+     * calling the model again.
+     */
+    async callModel(runId: string, step: number, summarized = false): Promise<ModelStepResult> {
+      const start = await startStep(deps, runId, step, summarized);
+      if (start.kind === 'result') return start.result;
+      const { row, pinning } = start;
+      const runTools = (row.tools as RunTools | null) ?? runToolsRecord(sandboxState(start.plan));
+      if (!row.j_provider) throw nonRetryable('provider_not_found', `the model's provider no longer exists`);
+      const provider = row.j_provider;
+      const target = targetOf(provider, deps.secrets);
+      const turnPlan = start.plan;
+      // Independent statements go out together: this runs on the turn's critical path.
+      const offered = toolDefinitions(runTools);
+      const [pinned, stored, rows, summary] = await Promise.all([
+        pinning ?? Promise.resolve(turnPlan),
+        steps.answer(runId, step),
+        threadMessages(history, turnPlan.thread_id, runId),
+        turnPlan.summarizer_type === 'llm' && turnPlan.enable_history
+          ? history.latestSummary(turnPlan.thread_id)
+          : Promise.resolve(undefined),
+      ]);
+      // A concurrent first attempt may have pinned its own plan: go on with that one.
+      const plan = pinned;
+      if (stored) return stepResult(plan, runTools, messageText(stored.content), stored.tool_calls ?? []);
+
+      const req = turnRequest(plan, runId, rows, summary, offered);
+      const admission = await admit(deps, plan, provider, req);
+      const answer = await streamAnswer(deps, { runId, step, plan, provider, target, req, admission });
+      const result = stepResult(plan, runTools, answer.text, answer.toolCalls);
+      await recordStep(deps, { run: row, step, plan, answer, result });
+      return result;
+    },
+  };
+}

@@ -1,0 +1,194 @@
+/**
+ * A turn's plan: what its first model call resolves (agent, model, prompt
+ * version by label, schema, summarizer, sandbox and skills, the project's
+ * virtual key) and pins on the run, so the rest of the turn, and its
+ * retries, see the same agent even when it is edited meanwhile.
+ */
+import type { Db } from '../../core/db/knex.js';
+import { renderTemplate } from '../../core/prompts/prompt-template.js';
+import { ModelsRepository } from '../../core/repositories/models.repository.js';
+import { PromptsRepository } from '../../core/repositories/prompts.repository.js';
+import { findRun, type DbRun } from '../../core/repositories/run-store.js';
+import { TurnsRepository, type TurnStartRow } from '../../core/repositories/turns.repository.js';
+import { metrics } from '../../core/telemetry/metrics.js';
+import { agentSkills, skillsPromptSection } from '../skills/skills.js';
+import type { SummarizerType } from './context.js';
+import { runToolsRecord, sandboxState } from './tools.js';
+import type { PlanModel, SessionDeps, TurnPlan } from './types.js';
+
+type Fail = { kind: 'fail'; error: { code: string; message: string } };
+
+/** How a turn starts: unable to start (why), or its plan and the warnings to record with it. */
+export type TurnStart = Fail | { kind: 'run'; plan: TurnPlan; warnings: string[] };
+
+type Agent = NonNullable<TurnStartRow['j_agent']>;
+type SandboxPlan = Pick<
+  TurnPlan,
+  'sandbox_enabled' | 'sandbox_requested' | 'sandbox_image' | 'sandbox_require_approval' | 'skills'
+>;
+
+const DEFAULT_SUMMARIZER_PROMPT =
+  'Summarize the conversation below so that it can replace it as context for the assistant. Keep every fact, decision, name, number and open question; be concise.';
+
+function fail(code: string, message: string): Fail {
+  return { kind: 'fail', error: { code, message } };
+}
+
+/** The agent's model as the plan records it, or why it cannot be called. */
+function turnModel(agent: Agent, m: TurnStartRow['j_model']): PlanModel | Fail {
+  if (!m) return fail('model_unavailable', `model ${agent.model_id as string} no longer exists`);
+  if (!m.provider_id) return fail('model_unavailable', `model "${m.name}" has no provider`);
+  return { id: m.id, model_id: m.model_id, provider_id: m.provider_id, parameters: m.parameters };
+}
+
+/** The summarizer's model (the agent's unless it names one): the model, or why it cannot be called. */
+async function summarizerModel(db: Db, modelId: string): Promise<PlanModel | string> {
+  const model = await new ModelsRepository(db).findById(modelId);
+  if (!model) return `model ${modelId} no longer exists`;
+  if (!model.provider_id) return `model "${model.name}" has no provider`;
+  return {
+    id: model.id,
+    model_id: model.model_id,
+    provider_id: model.provider_id,
+    parameters: model.parameters,
+  };
+}
+
+/** The llm summarizer's prompt (rendered with the conversation's context) and model; null for other summarizers. */
+async function resolveSummarizer(
+  db: Db,
+  agent: Agent,
+  context: Record<string, unknown>,
+): Promise<{ kind: 'ok'; summarizer: TurnPlan['summarizer'] } | Fail> {
+  if (agent.summarizer_type !== 'llm') return { kind: 'ok', summarizer: null };
+  const model = await summarizerModel(
+    db,
+    (agent.llm_summarizer_model_id as string | null) ?? (agent.model_id as string),
+  );
+  if (typeof model === 'string') return fail('model_unavailable', `summarizer: ${model}`);
+  let system = DEFAULT_SUMMARIZER_PROMPT;
+  let promptVersionId: string | null = null;
+  if (agent.llm_summarizer_prompt_id) {
+    const label = (agent.llm_summarizer_prompt_label as string | null) ?? 'latest';
+    const version = await new PromptsRepository(db).versionByLabel(
+      agent.llm_summarizer_prompt_id as string,
+      label,
+    );
+    if (!version) return fail('prompt_not_found', `the summarizer prompt has no version labelled "${label}"`);
+    system = renderTemplate(version.template, context).text;
+    promptVersionId = version.id;
+  }
+  return { kind: 'ok', summarizer: { prompt_version_id: promptVersionId, system, model } };
+}
+
+/** The sandbox the turn offers and the skills it lists; adds to `warnings` what the agent asks for and does not get. */
+async function resolveSandbox(deps: SessionDeps, agent: Agent, warnings: string[]): Promise<SandboxPlan> {
+  const sandbox = agent.sandbox as {
+    enabled?: boolean;
+    docker_image?: string | null;
+    require_approval?: boolean;
+  } | null;
+  const sandboxEnabled = Boolean(sandbox?.enabled && deps.config.sandboxEnabled);
+  if (sandbox?.enabled && !deps.config.sandboxEnabled)
+    warnings.push(
+      'the agent enables the sandbox but this server has no sandbox backend (SANDBOX_ENABLED is unset): execute_bash_commands is not offered',
+    );
+  // Skills are read through the sandbox: listed only when it is there.
+  // Only the docker and process backends mount skills (activities/sandbox/README.md).
+  const mountsSkills = deps.sandbox?.backend !== 'kubernetes';
+  const skills = sandboxEnabled && mountsSkills ? await agentSkills(deps.db, agent.id) : [];
+  if (sandboxEnabled && !mountsSkills && (await agentSkills(deps.db, agent.id)).length)
+    warnings.push(
+      "the kubernetes sandbox backend does not mount skills yet: the agent's skills are not listed",
+    );
+  return {
+    sandbox_enabled: sandboxEnabled,
+    sandbox_requested: Boolean(sandbox?.enabled),
+    sandbox_image: sandbox?.docker_image ?? null,
+    sandbox_require_approval: Boolean(sandbox?.require_approval),
+    skills,
+  };
+}
+
+/** The plan from the resolved parts. */
+function turnPlan(
+  row: TurnStartRow,
+  agent: Agent,
+  parts: Pick<TurnPlan, 'model' | 'system' | 'summarizer'> & {
+    version: { id: string; version: number };
+    sandbox: SandboxPlan;
+  },
+): TurnPlan {
+  return {
+    project_id: row.project_id,
+    agent_id: agent.id,
+    agent_name: agent.name,
+    conversation_id: row.j_conversation_id!,
+    thread_id: row.thread_id,
+    max_iterations: agent.max_iterations as number,
+    enable_history: agent.enable_history as boolean,
+    summarizer_type: agent.summarizer_type as SummarizerType,
+    sliding_window_keep_count: agent.sliding_window_keep_count as number | null,
+    llm_summarizer_token_threshold: agent.llm_summarizer_token_threshold as number | null,
+    llm_summarizer_keep_recent_count: agent.llm_summarizer_keep_recent_count as number | null,
+    model: parts.model,
+    prompt_version_id: parts.version.id,
+    prompt_version: parts.version.version,
+    system: parts.system,
+    schema: row.j_schema,
+    summarizer: parts.summarizer,
+    virtual_key_id: row.j_virtual_key_id,
+    ...parts.sandbox,
+    mcp_servers: row.j_mcp ?? [],
+    approval_timeout_ms: (agent.approval_timeout_ms as number | null) ?? null,
+  };
+}
+
+/**
+ * Resolves the agent for this turn (from `TurnsRepository.startRow`): model,
+ * prompt version by label (a label moved later affects the next turn),
+ * schema, summarizer. The caller pins the plan on the run (`pinPlan`).
+ */
+export async function resolvePlan(deps: SessionDeps, row: TurnStartRow): Promise<TurnStart> {
+  const agent = row.j_agent;
+  if (!agent || !row.agent_id) return fail('agent_not_found', 'the agent no longer exists');
+  const model = turnModel(agent, row.j_model);
+  if ('kind' in model) return model;
+  const version = row.j_prompt;
+  if (!version)
+    return fail(
+      'prompt_not_found',
+      `the agent's prompt has no version labelled "${agent.prompt_label as string}"`,
+    );
+  const context = row.j_context ?? {};
+  const warnings: string[] = [];
+  const rendered = renderTemplate(version.template, context);
+  for (const name of rendered.missing)
+    warnings.push(`template variable "${name}" is not set in the conversation's context; it rendered empty`);
+  if (agent.schema_id && !row.j_schema)
+    return fail('schema_not_found', "the agent's schema no longer exists");
+  const summarizer = await resolveSummarizer(deps.db, agent, context);
+  if (summarizer.kind === 'fail') return summarizer;
+  const sandbox = await resolveSandbox(deps, agent, warnings);
+  const skillsText = skillsPromptSection(sandbox.skills);
+  const system = skillsText ? [rendered.text, skillsText].filter(Boolean).join('\n\n') : rendered.text;
+  const plan = turnPlan(row, agent, { model, version, system, summarizer: summarizer.summarizer, sandbox });
+  return { kind: 'run', plan, warnings };
+}
+
+/**
+ * Pins the plan on the run and marks it running. Idempotent: when a
+ * concurrent first attempt pinned first, its plan is the one returned.
+ */
+export async function pinPlan(db: Db, run: DbRun, plan: TurnPlan, warnings: string[]): Promise<TurnPlan> {
+  const pinned = await new TurnsRepository(db).pinPlan(run.id, {
+    plan,
+    promptVersionId: plan.prompt_version_id,
+    warnings: [...run.warnings, ...warnings],
+    // Without MCP servers the tools are known now; with them, `listTools` records them.
+    ...(plan.mcp_servers.length ? {} : { tools: runToolsRecord(sandboxState(plan)) }),
+  });
+  if (!pinned) return (await findRun(db, run.id))!.plan as unknown as TurnPlan;
+  metrics().session.turnStarted(); // once: only the attempt that pinned counts
+  return plan;
+}

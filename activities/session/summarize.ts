@@ -1,0 +1,99 @@
+/** The `summarizeHistory` activity: the llm summarizer folds older turns into a stored summary. */
+import { context as otelContext, trace } from '@opentelemetry/api';
+import { Context } from '@temporalio/activity';
+import { complete } from '../../core/llm/client.js';
+import { UpstreamError } from '../../core/llm/errors.js';
+import { targetOf } from '../../core/llm/provider-target.js';
+import type { LlmRequest, Usage } from '../../core/llm/types.js';
+import { ProvidersRepository } from '../../core/repositories/providers.repository.js';
+import { ThreadHistoryRepository } from '../../core/repositories/thread-history.repository.js';
+import { summarizationSlice, transcriptForSummary, type StoredMessage } from './context.js';
+import { modelFailure, nonRetryable } from './failures.js';
+import { threadMessages } from './history.js';
+import { admit, modelCallSpan, settle } from './metered-call.js';
+import { requestParameters } from './model-request.js';
+import { heartbeating, loadTurnRun } from './turn-run.js';
+import type { PlanModel, SessionDeps, TurnPlan } from './types.js';
+
+type Summarizer = NonNullable<TurnPlan['summarizer']>;
+
+/** The summarizer's request: the previous summary and the turns to fold, as one user message. */
+function summaryRequest(
+  summarizer: Summarizer,
+  previous: string | undefined,
+  older: StoredMessage[],
+): LlmRequest {
+  return {
+    model: summarizer.model.model_id,
+    ...requestParameters(summarizer.model.parameters),
+    system: summarizer.system,
+    messages: [{ role: 'user', content: [{ type: 'text', text: transcriptForSummary(previous, older) }] }],
+  };
+}
+
+/** The model's provider and how to reach it (its key decrypted just for the call). */
+async function providerOf(deps: SessionDeps, model: PlanModel) {
+  const provider = await new ProvidersRepository(deps.db).findById(model.provider_id);
+  if (!provider) throw nonRetryable('provider_not_found', `the model's provider no longer exists`);
+  return { target: targetOf(provider, deps.secrets), provider };
+}
+
+/** What the summarizer would fold now: the turns after the last summary but the most recent ones. */
+async function foldable(history: ThreadHistoryRepository, plan: TurnPlan, runId: string) {
+  const rows = await threadMessages(history, plan.thread_id, runId);
+  const previous = await history.latestSummary(plan.thread_id);
+  const keep = plan.llm_summarizer_keep_recent_count ?? 1;
+  return { previous, slice: summarizationSlice(rows, runId, keep, previous?.through_seq) };
+}
+
+export function createSummarizeActivities(deps: SessionDeps) {
+  const history = new ThreadHistoryRepository(deps.db);
+
+  return {
+    /** Folds the older turns into a stored summary with the summarizer prompt and model. */
+    async summarizeHistory(runId: string): Promise<{ summarized: number }> {
+      const { plan } = await loadTurnRun(deps.db, runId);
+      if (!plan.summarizer) return { summarized: 0 };
+      if (await history.hasRunSummary(runId)) return { summarized: 0 };
+      const { previous, slice } = await foldable(history, plan, runId);
+      if (!slice) return { summarized: 0 };
+      const { target, provider } = await providerOf(deps, plan.summarizer.model);
+      const req = summaryRequest(plan.summarizer, previous?.content, slice.older);
+      const admission = await admit(deps, plan, provider, req);
+      const span = modelCallSpan(plan, provider, req, false);
+      const stop = heartbeating();
+      let usage: Usage | undefined;
+      try {
+        const res = await otelContext.with(trace.setSpan(otelContext.active(), span.span), () =>
+          complete(target, req, Context.current().cancellationSignal),
+        );
+        usage = res.usage;
+        span.end({
+          responseModel: res.model,
+          inputTokens: usage.input_tokens,
+          outputTokens: usage.output_tokens,
+          finishReasons: [res.finish_reason],
+        });
+        await history.insertSummary({
+          threadId: plan.thread_id,
+          runId,
+          throughSeq: slice.throughSeq,
+          content: res.text,
+          usage: res.usage,
+        });
+        return { summarized: slice.older.length };
+      } catch (err) {
+        span.fail(err, err instanceof UpstreamError ? String(err.status) : undefined);
+        throw modelFailure(err);
+      } finally {
+        stop();
+        const outcome = {
+          inputTokens: usage?.input_tokens ?? 0,
+          outputTokens: usage?.output_tokens ?? 0,
+          status: usage ? 200 : 502,
+        };
+        await settle(deps, admission, outcome, 'settling a summarizer call failed');
+      }
+    },
+  };
+}

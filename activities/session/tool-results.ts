@@ -1,0 +1,32 @@
+/**
+ * What the tool activities share: their attempts, and storing a call's
+ * result once (a retried activity finds the stored result and returns it).
+ */
+import { activityDefaults } from '../../temporal.config.js';
+import type { Db } from '../../core/db/knex.js';
+import { storeToolResult } from '../../core/repositories/run-store.js';
+
+/** Attempts of a tool-call activity (its retry policy); the last one answers the model instead of failing. */
+export const TOOL_ATTEMPTS = activityDefaults.toolCall.retry.maximumAttempts;
+
+export function errorText(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+export type StoreResult = (
+  output: string,
+  isError: boolean,
+  details?: Record<string, unknown>,
+) => Promise<boolean>;
+
+/** Stores this call's result (once; see `storeToolResult`). */
+export function resultStore(
+  db: Db,
+  runId: string,
+  threadId: string,
+  step: number,
+  call: { id: string; name: string },
+): StoreResult {
+  return (output, isError, details) =>
+    storeToolResult(db, { runId, threadId, step, call, output, isError, ...(details ? { details } : {}) });
+}

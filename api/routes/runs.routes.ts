@@ -1,0 +1,79 @@
+import type { AppDeps } from '../deps.js';
+import { ApiRouter } from '../http/api-router.js';
+import { ok } from '../http/envelope.js';
+import type { Validated } from '../middleware/validate.js';
+import type { Page } from '../schemas/common.schemas.js';
+import * as s from '../schemas/runs.schemas.js';
+import { RunsService } from '../services/runs.service.js';
+
+const LIST =
+  'Newest first, each in the view of GET /runs/{run_id}. `status` takes one or several run statuses ' +
+  '(comma-separated or repeated); `start_time`/`end_time` bound `created_at`.';
+
+/** Lists of runs (per project, conversation and agent) and the approvals waiting across a project. */
+export function runListRoutes(deps: AppDeps): ApiRouter[] {
+  const runs = new RunsService(deps.db, deps.config);
+
+  const byProject = new ApiRouter('/api/agent-server/runs', 'Runs').route<
+    Validated<never, { project_id: string; agent_id?: string } & s.RunListQuery>
+  >(
+    {
+      method: 'get',
+      path: '/',
+      summary: "List a project's runs",
+      description: LIST,
+      request: s.projectRunList,
+      response: s.runListResponse,
+    },
+    async (ctx, { query }) => ok(ctx, await runs.listForProject(query.project_id, query.agent_id, query)),
+  );
+
+  const byConversation = new ApiRouter('/api/agent-server/conversations', 'Runs').route<
+    Validated<{ conversation_id: string }, { project_id?: string } & s.RunListQuery>
+  >(
+    {
+      method: 'get',
+      path: '/:conversation_id/runs',
+      summary: "List a conversation's runs (every agent's turns in it)",
+      description: `${LIST} Without \`project_id\` the conversation id must be unique across projects (else 400 naming \`project_id\`).`,
+      request: s.conversationRunList,
+      response: s.runListResponse,
+    },
+    async (ctx, { params, query }) =>
+      ok(ctx, await runs.listForConversation(params.conversation_id, query.project_id, query)),
+  );
+
+  const byAgent = new ApiRouter('/api/agent-server/agents', 'Runs').route<
+    Validated<{ id: string }, { project_id?: string } & s.RunListQuery>
+  >(
+    {
+      method: 'get',
+      path: '/:id/runs',
+      summary: "List an agent's runs across its conversations",
+      description: LIST,
+      request: s.agentRunList,
+      response: s.runListResponse,
+    },
+    async (ctx, { params, query }) => ok(ctx, await runs.listForAgent(params.id, query.project_id, query)),
+  );
+
+  const inbox = new ApiRouter('/api/agent-server/approvals', 'Runs').route<
+    Validated<never, { project_id: string; agent_id?: string } & Page>
+  >(
+    {
+      method: 'get',
+      path: '/',
+      summary: 'Tool calls waiting for approval across the sessions of a project',
+      description:
+        'One entry per paused run (status `awaiting_approval`), the most recently paused first: the calls waiting ' +
+        "(`id`, `name`, `arguments`), since when, and when the agent's `approval_timeout_ms` declines them. " +
+        'Decide with POST /runs/{run_id}/approvals `{approved_call_ids, rejected_call_ids}`; a decided run ' +
+        'leaves the list.',
+      request: s.approvalInbox,
+      response: s.approvalInboxResponse,
+    },
+    async (ctx, { query }) => ok(ctx, await runs.pendingApprovals(query.project_id, query.agent_id, query)),
+  );
+
+  return [byProject, byConversation, byAgent, inbox];
+}

@@ -1,0 +1,113 @@
+import Joi from 'joi';
+import {
+  idParams,
+  oneOrMore,
+  optionalProjectQuery,
+  pagination,
+  projectQuery,
+  timeWindow,
+  timestamp,
+  uuid,
+} from './common.schemas.js';
+import { conversationId } from './conversations.schemas.js';
+import { RUN_STATUSES, runResponse, type RunView } from './converse.schemas.js';
+
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+const listFilters = {
+  status: oneOrMore(RUN_STATUSES),
+  ...timeWindow,
+  ...pagination,
+};
+
+export const projectRunList = {
+  query: Joi.object({
+    ...projectQuery,
+    agent_id: uuid.description('Only runs of this agent'),
+    ...listFilters,
+  }),
+};
+
+export const conversationRunList = {
+  params: Joi.object({ conversation_id: conversationId.required() }),
+  query: Joi.object({ ...optionalProjectQuery, ...listFilters }),
+};
+
+export const agentRunList = {
+  params: idParams,
+  query: Joi.object({ ...optionalProjectQuery, ...listFilters }),
+};
+
+export interface RunListQuery {
+  status?: RunStatus[];
+  start_time?: Date;
+  end_time?: Date;
+  limit: number;
+  offset: number;
+}
+
+export const runListResponse = Joi.array().items(runResponse);
+
+export const approvalInbox = {
+  query: Joi.object({
+    ...projectQuery,
+    agent_id: uuid.description('Only runs of this agent'),
+    ...pagination,
+  }),
+};
+
+const waitingCall = Joi.object({
+  id: Joi.string().description('The call id to pass in approved_call_ids or rejected_call_ids'),
+  name: Joi.string().allow(null).description('The tool name the model called'),
+  arguments: Joi.string().allow(null).description('The arguments as the model sent them (JSON text)'),
+  step: Joi.number().integer().description("The turn's model step that asked for it"),
+  kind: Joi.string().allow(null).description('mcp or sandbox'),
+  server: Joi.string().description('MCP server name, for MCP tools'),
+  tool: Joi.string().description("The tool's name on its MCP server"),
+}).unknown(true);
+
+export const approvalInboxResponse = Joi.array().items(
+  Joi.object({
+    run_id: uuid,
+    project_id: uuid,
+    agent_id: uuid.allow(null),
+    agent_name: Joi.string().allow(null),
+    conversation_id: Joi.string(),
+    thread_id: uuid,
+    message_id: Joi.string(),
+    since: timestamp.allow(null).description('When the run paused'),
+    timeout_at: timestamp
+      .allow(null)
+      .description("When the undecided calls are declined by themselves (the agent's approval_timeout_ms)"),
+    calls: Joi.array().items(waitingCall).description('The tool calls waiting for a decision'),
+    decided: Joi.array()
+      .items(Joi.object().unknown(true))
+      .description(
+        'Decisions already taken at this pause (some calls of a step may be decided before others)',
+      ),
+    trace_id: Joi.string().allow(null),
+    workflow_id: Joi.string(),
+    temporal_ui_url: Joi.string().allow(null),
+    created_at: timestamp,
+  }),
+);
+
+export interface PendingApproval {
+  run_id: string;
+  project_id: string;
+  agent_id: string | null;
+  agent_name: string | null;
+  conversation_id: string;
+  thread_id: string;
+  message_id: string;
+  since: string | null;
+  timeout_at: string | null;
+  calls: Array<Record<string, unknown>>;
+  decided: Array<Record<string, unknown>>;
+  trace_id: string | null;
+  workflow_id: string;
+  temporal_ui_url: string | null;
+  created_at: string;
+}
+
+export type { RunView };

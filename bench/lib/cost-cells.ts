@@ -1,0 +1,72 @@
+/**
+ * Observability's cost (issue 25: ≤ 5% with the default settings), from cells
+ * measured in the same ABBA rounds: API processes started with different
+ * observability settings, one of them the baseline with everything off. The
+ * primary figure is CPU per request, the API process's plus PostgreSQL's (all
+ * its backends, from /proc), which the neighbours on a shared machine move far
+ * less than throughput; a ratio is the median over ABBA blocks of two rounds
+ * (`abba.ts`).
+ */
+import { blockRatios } from './abba.js';
+
+/** The cells' environments (API processes), besides a process with no settings (`default`). */
+export const COST_CELL_ENVS = {
+  /** Every trace stored: the behaviour before sampled storage. */
+  always_on: { OTEL_TRACES_SAMPLER: 'parentbased_always_on' },
+  /** Tracing off; spans still made and counted (rollups) and Prometheus metrics recorded. */
+  otel_sdk_disabled: { OTEL_SDK_DISABLED: 'true' },
+  /** The baseline: everything observability off (no spans stored, none counted, no metrics). */
+  off: { OTEL_SDK_DISABLED: 'true', METRICS_ENABLED: 'false' },
+} as const satisfies Record<string, Record<string, string>>;
+
+export interface CostCell {
+  name: string;
+  /** Per round, in round order. */
+  rps: number[];
+  /** Per round: the API process's CPU plus PostgreSQL's, µs per request. */
+  cpuUs: number[];
+  /** Per round, of which PostgreSQL's (optional). */
+  pgUs?: number[];
+}
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+};
+
+/** Median over ABBA blocks of a/b per round, or NaN with fewer than two rounds. */
+function blockMedian(a: number[], b: number[]): { ratio: number; blocks: number[] } {
+  const blocks = blockRatios(a.map((x, r) => x / b[r]!));
+  return { ratio: blocks.length ? median(blocks) : NaN, blocks };
+}
+
+/**
+ * Prints, per cell: CPU µs per request (API + PostgreSQL, median over rounds),
+ * req/s (median), and against the baseline cell the ratios cell/baseline of
+ * CPU per request and of throughput, each the median over ABBA blocks.
+ */
+export function reportCostCells(title: string, cells: CostCell[], baseline = 'off', targetPct = 5): void {
+  const base = cells.find((c) => c.name === baseline);
+  if (!base) throw new Error(`no baseline cell ${baseline}`);
+  console.log(
+    `\n${title}: observability's cost against \`${baseline}\` (same rounds; ratios are medians over ABBA blocks ` +
+      `of two rounds; target: default ≤ ${targetPct}% more CPU per request)`,
+  );
+  for (const c of cells) {
+    const cpu = median(c.cpuUs);
+    const pg = c.pgUs ? `, of which Postgres ${median(c.pgUs).toFixed(0)}` : '';
+    let line = `  ${c.name.padEnd(18)} CPU ${cpu.toFixed(0).padStart(5)} µs/req (API + Postgres${pg}), ${Math.round(median(c.rps))} req/s`;
+    if (c !== base) {
+      const cpuR = blockMedian(c.cpuUs, base.cpuUs);
+      const rpsR = blockMedian(c.rps, base.rps);
+      line +=
+        `; ${c.name}/${baseline}: CPU ×${cpuR.ratio.toFixed(3)} (${(100 * (cpuR.ratio - 1)).toFixed(1)}%; blocks ` +
+        `${cpuR.blocks.map((x) => x.toFixed(2)).join(' ')}), throughput ×${rpsR.ratio.toFixed(3)} (blocks ` +
+        `${rpsR.blocks.map((x) => x.toFixed(2)).join(' ')})`;
+      if (c.name === 'default')
+        line += cpuR.ratio - 1 <= targetPct / 100 ? ' — target met' : ' — target NOT met';
+    }
+    console.log(line);
+  }
+}

@@ -1,0 +1,77 @@
+import createClient, { type Middleware } from 'openapi-fetch';
+import type { paths } from './schema.js';
+import { adminToken, markTokenNeeded } from './token.js';
+
+/** Adds the admin token, and turns a 401 into the token prompt. */
+const auth: Middleware = {
+  onRequest({ request }) {
+    const token = adminToken();
+    if (token) request.headers.set('authorization', `Bearer ${token}`);
+    return request;
+  },
+  onResponse({ response }) {
+    if (response.status === 401) markTokenNeeded();
+    return response;
+  },
+};
+
+/** The typed client, generated from the API's own OpenAPI document (npm run console:client). */
+export const api = createClient<paths>({ baseUrl: '' });
+api.use(auth);
+
+/** The API's envelope. */
+export interface Envelope<T> {
+  error: boolean;
+  message: string;
+  data: T;
+  status: number;
+  errorDetails: { fields?: FieldError[]; [k: string]: unknown };
+}
+export interface FieldError {
+  field: string;
+  message: string;
+  type: string;
+}
+
+/** Thrown by `unwrap` for an error envelope; forms show `fields` next to their inputs. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly fields: FieldError[],
+    readonly details: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+
+  /** The API's message for one field (dotted path), if it named it. */
+  fieldMessage(field: string): string | undefined {
+    return this.fields.find((f) => f.field === field)?.message;
+  }
+}
+
+/** The `data` of a successful envelope, or an ApiError carrying the field errors. */
+export async function unwrap<T>(
+  call: Promise<{ data?: unknown; error?: unknown; response: Response }>,
+): Promise<T> {
+  const { data, error, response } = await call;
+  const body = (data ?? error) as Envelope<T> | undefined;
+  if (!response.ok || !body || body.error) {
+    const fields = body?.errorDetails?.fields ?? [];
+    const reason = typeof body?.errorDetails?.reason === 'string' ? `: ${body.errorDetails.reason}` : '';
+    throw new ApiError(
+      response.status,
+      `${body?.message ?? response.statusText}${reason}`,
+      fields,
+      body?.errorDetails ?? {},
+    );
+  }
+  return body.data;
+}
+
+/** Headers for calls made with fetch directly (streams: EventSource cannot send Authorization). */
+export function authHeaders(): Record<string, string> {
+  const token = adminToken();
+  return token ? { authorization: `Bearer ${token}` } : {};
+}

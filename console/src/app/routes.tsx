@@ -1,0 +1,29 @@
+import { createBrowserRouter, Navigate } from 'react-router';
+import { Layout } from './layout.js';
+import { RouteError } from './route-error.js';
+
+/**
+ * One lazily loaded module per page area (console/src/features/<area>/): the
+ * first page ships only the shell and its own page's code.
+ */
+export const router = createBrowserRouter(
+  [
+    {
+      path: '/',
+      element: <Layout />,
+      errorElement: <RouteError />,
+      children: [
+        { index: true, element: <Navigate to="/playground" replace /> },
+        { path: 'playground', lazy: () => import('../features/playground/route.js') },
+        { path: 'sessions/*', lazy: () => import('../features/sessions/route.js') },
+        { path: 'approvals', lazy: () => import('../features/approvals/route.js') },
+        { path: 'traces/*', lazy: () => import('../features/traces/route.js') },
+        { path: 'prompts/*', lazy: () => import('../features/prompts/route.js') },
+        { path: 'config/*', lazy: () => import('../features/config/route.js') },
+        { path: 'usage', lazy: () => import('../features/usage/route.js') },
+        { path: '*', element: <RouteError notFound /> },
+      ],
+    },
+  ],
+  { basename: '/console' },
+);

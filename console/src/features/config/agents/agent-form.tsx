@@ -1,0 +1,121 @@
+import { Alert, Button, Fieldset, Group, Stack } from '@mantine/core';
+import { useState } from 'react';
+import { ErrorAlert } from '../../../components/error-alert.js';
+import type { Agent } from '../shared/api-types.js';
+import { unplacedError } from '../shared/form.js';
+import { bodyOf, draftOf, type AgentDraft } from './draft.js';
+import { McpSection } from './mcp-section.js';
+import { uploadSkill, useSaveAgent } from './queries.js';
+import { BasicsSection, SandboxSection, SummarizerSection } from './sections.js';
+import { SkillsSection, type PendingSkill } from './skills-section.js';
+
+// Every field the form shows next to an input; the rest of an error goes in the alert.
+const PLACED = [
+  'name',
+  'description',
+  'model_id',
+  'prompt_id',
+  'prompt_label',
+  'schema_id',
+  'enable_history',
+  'max_iterations',
+  'approval_timeout_ms',
+  'summarizer_type',
+  'llm_summarizer_token_threshold',
+  'llm_summarizer_keep_recent_count',
+  'llm_summarizer_prompt_id',
+  'llm_summarizer_prompt_label',
+  'llm_summarizer_model_id',
+  'sliding_window_keep_count',
+  'mcp_servers',
+  'sandbox',
+];
+
+/** Every field of agent creation, in sections; skills upload after the agent exists. */
+export function AgentForm({
+  projectId,
+  agent,
+  onDone,
+}: {
+  projectId: string;
+  agent?: Agent;
+  onDone: () => void;
+}) {
+  const [created, setCreated] = useState<Agent>();
+  const current = agent ?? created;
+  const save = useSaveAgent(projectId, current?.id);
+  const [draft, setDraft] = useState<AgentDraft>(() => draftOf(agent));
+  const [pending, setPending] = useState<PendingSkill[]>([]);
+  const [skillError, setSkillError] = useState<unknown>();
+  const set = (patch: Partial<AgentDraft>) => setDraft((d) => ({ ...d, ...patch }));
+  const err = save.error;
+  const props = { projectId, draft, set, err };
+
+  const uploadPending = async (agentId: string) => {
+    for (const [i, s] of pending.entries()) {
+      try {
+        await uploadSkill(agentId, s.name, s.zip);
+      } catch (e) {
+        // The agent exists now: the form turns into its edit form, showing what failed.
+        setPending(pending.slice(i + 1));
+        setSkillError(e);
+        return false;
+      }
+    }
+    return true;
+  };
+
+  const submit = async () => {
+    const saved = await save.mutateAsync(bodyOf(draft)).catch(() => undefined);
+    if (!saved) return; // the form shows the error
+    if (!current) setCreated(saved);
+    if (await uploadPending(saved.id)) onDone();
+  };
+
+  return (
+    <form
+      noValidate
+      onSubmit={(e) => {
+        e.preventDefault();
+        void submit();
+      }}
+    >
+      <Stack>
+        <Fieldset legend="Agent">
+          <BasicsSection {...props} />
+        </Fieldset>
+        <Fieldset legend="Summarizer">
+          <SummarizerSection {...props} />
+        </Fieldset>
+        <Fieldset legend="MCP servers">
+          <McpSection {...props} />
+        </Fieldset>
+        <Fieldset legend="Sandbox">
+          <SandboxSection {...props} />
+        </Fieldset>
+        <Fieldset legend="Skills">
+          <SkillsSection agentId={current?.id} pending={pending} setPending={setPending} />
+          {!!skillError && (
+            <Alert color="red" mt="sm" title="The agent was created, but a skill upload failed">
+              <ErrorAlert error={skillError} />
+            </Alert>
+          )}
+        </Fieldset>
+        {(current?.warnings ?? []).map((w) => (
+          <Alert key={w} color="yellow">
+            {w}
+          </Alert>
+        ))}
+        <ErrorAlert error={unplacedError(err, PLACED)} />
+        <Group justify="flex-end">
+          <Button variant="default" onClick={onDone}>
+            {created ? 'Close' : 'Cancel'}
+          </Button>
+          <Button type="submit" loading={save.isPending}>
+            {current ? 'Save agent' : 'Create agent'}
+          </Button>
+        </Group>
+      </Stack>
+    </form>
+  );
+}

@@ -1,0 +1,107 @@
+import type { Agent, AgentBody } from '../shared/api-types.js';
+
+export type Label = 'production' | 'latest';
+export type Num = number | string;
+
+export interface McpDraft {
+  mcp_server_id: string | null;
+  tool_filters: string[];
+  tools_requiring_approval: string[];
+}
+
+/** The agent form's state: every field of agent creation, as the inputs hold it. */
+export interface AgentDraft {
+  name: string;
+  description: string;
+  model_id: string | null;
+  prompt_id: string | null;
+  prompt_label: Label;
+  schema_id: string | null;
+  enable_history: boolean;
+  max_iterations: Num;
+  approval_timeout_ms: Num;
+  summarizer_type: 'none' | 'llm' | 'sliding_window';
+  llm_summarizer_token_threshold: Num;
+  llm_summarizer_keep_recent_count: Num;
+  llm_summarizer_prompt_id: string | null;
+  llm_summarizer_prompt_label: Label | null;
+  llm_summarizer_model_id: string | null;
+  sliding_window_keep_count: Num;
+  mcp_servers: McpDraft[];
+  sandbox: { enabled: boolean; docker_image: string; require_approval: boolean };
+}
+
+const num = (v: number | null | undefined): Num => v ?? '';
+const orNull = (v: Num): number | null => (v === '' ? null : Number(v));
+
+export function draftOf(a?: Agent): AgentDraft {
+  return {
+    name: a?.name ?? '',
+    description: a?.description ?? '',
+    model_id: a?.model_id ?? null,
+    prompt_id: a?.prompt_id ?? null,
+    prompt_label: a?.prompt_label ?? 'latest',
+    schema_id: a?.schema_id ?? null,
+    enable_history: a?.enable_history ?? true,
+    max_iterations: num(a?.max_iterations),
+    approval_timeout_ms: num(a?.approval_timeout_ms),
+    summarizer_type: a?.summarizer_type ?? 'none',
+    llm_summarizer_token_threshold: num(a?.llm_summarizer_token_threshold),
+    llm_summarizer_keep_recent_count: num(a?.llm_summarizer_keep_recent_count),
+    llm_summarizer_prompt_id: a?.llm_summarizer_prompt_id ?? null,
+    llm_summarizer_prompt_label: a?.llm_summarizer_prompt_label ?? null,
+    llm_summarizer_model_id: a?.llm_summarizer_model_id ?? null,
+    sliding_window_keep_count: num(a?.sliding_window_keep_count),
+    mcp_servers: (a?.mcp_servers ?? []).map((m) => ({
+      mcp_server_id: m.mcp_server_id ?? null,
+      tool_filters: m.tool_filters ?? [],
+      tools_requiring_approval: m.tools_requiring_approval ?? [],
+    })),
+    sandbox: {
+      enabled: a?.sandbox?.enabled ?? false,
+      docker_image: a?.sandbox?.docker_image ?? '',
+      require_approval: a?.sandbox?.require_approval ?? false,
+    },
+  };
+}
+
+/**
+ * The request body: every field sent (so an edit can clear one), the
+ * summarizer settings of the other summarizer types cleared, required
+ * references passed through as they are (the API names the missing ones).
+ */
+export function bodyOf(d: AgentDraft): Partial<AgentBody> {
+  const llm = d.summarizer_type === 'llm';
+  const body: Partial<AgentBody> = {
+    name: d.name.trim(),
+    description: d.description.trim() === '' ? null : d.description,
+    model_id: d.model_id ?? undefined,
+    prompt_id: d.prompt_id ?? undefined,
+    prompt_label: d.prompt_label,
+    schema_id: d.schema_id,
+    enable_history: d.enable_history,
+    approval_timeout_ms: orNull(d.approval_timeout_ms),
+    summarizer_type: d.summarizer_type,
+    llm_summarizer_token_threshold: llm ? orNull(d.llm_summarizer_token_threshold) : null,
+    llm_summarizer_keep_recent_count: llm ? orNull(d.llm_summarizer_keep_recent_count) : null,
+    llm_summarizer_prompt_id: llm ? d.llm_summarizer_prompt_id : null,
+    llm_summarizer_prompt_label: llm ? (d.llm_summarizer_prompt_label ?? 'latest') : null,
+    llm_summarizer_model_id: llm ? d.llm_summarizer_model_id : null,
+    sliding_window_keep_count:
+      d.summarizer_type === 'sliding_window' ? orNull(d.sliding_window_keep_count) : null,
+    mcp_servers: d.mcp_servers
+      .filter((m) => m.mcp_server_id)
+      .map((m) => ({
+        mcp_server_id: m.mcp_server_id!,
+        tool_filters: m.tool_filters,
+        tools_requiring_approval: m.tools_requiring_approval,
+      })),
+    sandbox: {
+      enabled: d.sandbox.enabled,
+      docker_image: d.sandbox.docker_image.trim() === '' ? null : d.sandbox.docker_image.trim(),
+      require_approval: d.sandbox.require_approval,
+    },
+  };
+  if (d.max_iterations !== '') body.max_iterations = Number(d.max_iterations);
+  return body;
+}

@@ -1,0 +1,260 @@
+import {
+  Group,
+  Input,
+  NumberInput,
+  SegmentedControl,
+  Select,
+  Stack,
+  Switch,
+  Textarea,
+  TextInput,
+} from '@mantine/core';
+import { usePrompts } from '../../prompts/queries.js';
+import { useModels } from '../models/queries.js';
+import { useSchemas } from '../schemas/queries.js';
+import { fieldError, fieldErrorUnder } from '../shared/form.js';
+import type { AgentDraft, Label } from './draft.js';
+
+export interface SectionProps {
+  projectId: string;
+  draft: AgentDraft;
+  set: (patch: Partial<AgentDraft>) => void;
+  err: unknown;
+}
+
+const LABELS = [
+  { value: 'latest', label: 'latest' },
+  { value: 'production', label: 'production' },
+];
+
+export function LabelPicker({
+  label,
+  value,
+  onChange,
+  error,
+}: {
+  label: string;
+  value: Label;
+  onChange: (l: Label) => void;
+  error?: string;
+}) {
+  return (
+    <Input.Wrapper label={label} error={error}>
+      <div>
+        <SegmentedControl
+          aria-label={label}
+          data={LABELS}
+          value={value}
+          onChange={(v) => onChange(v as Label)}
+        />
+      </div>
+    </Input.Wrapper>
+  );
+}
+
+/** The name, model, prompt (and which label of it), output schema, history and limits. */
+export function BasicsSection({ projectId, draft, set, err }: SectionProps) {
+  const models = useModels(projectId);
+  const prompts = usePrompts(projectId);
+  const schemas = useSchemas(projectId);
+  return (
+    <Stack>
+      <TextInput
+        label="Name"
+        required
+        value={draft.name}
+        onChange={(e) => set({ name: e.currentTarget.value })}
+        error={fieldError(err, 'name')}
+        data-autofocus
+      />
+      <Textarea
+        label="Description"
+        autosize
+        minRows={1}
+        value={draft.description}
+        onChange={(e) => set({ description: e.currentTarget.value })}
+        error={fieldError(err, 'description')}
+      />
+      <Select
+        label="Model"
+        required
+        placeholder={models.data?.length ? 'Choose a model' : 'No model yet: add one in Models'}
+        data={(models.data ?? []).map((m) => ({ value: m.id, label: `${m.name} (${m.model_id})` }))}
+        value={draft.model_id}
+        onChange={(v) => set({ model_id: v })}
+        searchable
+        error={fieldError(err, 'model_id')}
+      />
+      <Group grow align="flex-start">
+        <Select
+          label="Prompt"
+          required
+          placeholder={prompts.data?.length ? 'Choose a prompt' : 'No prompt yet: add one in Prompts'}
+          data={(prompts.data ?? []).map((p) => ({ value: p.id, label: p.name }))}
+          value={draft.prompt_id}
+          onChange={(v) => set({ prompt_id: v })}
+          searchable
+          error={fieldError(err, 'prompt_id')}
+        />
+        <LabelPicker
+          label="Prompt label"
+          value={draft.prompt_label}
+          onChange={(l) => set({ prompt_label: l })}
+          error={fieldError(err, 'prompt_label')}
+        />
+      </Group>
+      <Select
+        label="Output schema"
+        description="Answers are JSON validating against it; empty for free text"
+        placeholder="Free text"
+        data={(schemas.data ?? []).map((s) => ({ value: s.id, label: s.name }))}
+        value={draft.schema_id}
+        onChange={(v) => set({ schema_id: v })}
+        clearable
+        error={fieldError(err, 'schema_id')}
+      />
+      <Switch
+        label="Keep history (earlier turns of the conversation go to the model)"
+        checked={draft.enable_history}
+        onChange={(e) => set({ enable_history: e.currentTarget.checked })}
+        error={fieldError(err, 'enable_history')}
+      />
+      <Group grow align="flex-start">
+        <NumberInput
+          label="Max iterations"
+          description="Model calls per turn (1–100)"
+          placeholder="default"
+          min={1}
+          max={100}
+          value={draft.max_iterations}
+          onChange={(v) => set({ max_iterations: v })}
+          error={fieldError(err, 'max_iterations')}
+        />
+        <NumberInput
+          label="Approval timeout (ms)"
+          description="Undecided approvals are declined after this; empty: the server's default"
+          min={1000}
+          value={draft.approval_timeout_ms}
+          onChange={(v) => set({ approval_timeout_ms: v })}
+          error={fieldError(err, 'approval_timeout_ms')}
+        />
+      </Group>
+    </Stack>
+  );
+}
+
+/** How long conversations are kept within the model's context: not at all, by an LLM summary, or a window. */
+export function SummarizerSection({ projectId, draft, set, err }: SectionProps) {
+  const models = useModels(projectId);
+  const prompts = usePrompts(projectId);
+  return (
+    <Stack>
+      <Input.Wrapper label="Summarizer" error={fieldError(err, 'summarizer_type')}>
+        <div>
+          <SegmentedControl
+            aria-label="Summarizer"
+            value={draft.summarizer_type}
+            onChange={(v) => set({ summarizer_type: v })}
+            data={[
+              { value: 'none', label: 'None' },
+              { value: 'llm', label: 'LLM summary' },
+              { value: 'sliding_window', label: 'Sliding window' },
+            ]}
+          />
+        </div>
+      </Input.Wrapper>
+      {draft.summarizer_type === 'llm' && (
+        <>
+          <Group grow align="flex-start">
+            <NumberInput
+              label="Token threshold"
+              description="Summarize when the transcript passes this many tokens"
+              required
+              min={1}
+              value={draft.llm_summarizer_token_threshold}
+              onChange={(v) => set({ llm_summarizer_token_threshold: v })}
+              error={fieldError(err, 'llm_summarizer_token_threshold')}
+            />
+            <NumberInput
+              label="Keep recent messages"
+              description="Left out of the summary, sent as they are"
+              required
+              min={1}
+              value={draft.llm_summarizer_keep_recent_count}
+              onChange={(v) => set({ llm_summarizer_keep_recent_count: v })}
+              error={fieldError(err, 'llm_summarizer_keep_recent_count')}
+            />
+          </Group>
+          <Group grow align="flex-start">
+            <Select
+              label="Summarizer prompt"
+              required
+              data={(prompts.data ?? []).map((p) => ({ value: p.id, label: p.name }))}
+              value={draft.llm_summarizer_prompt_id}
+              onChange={(v) => set({ llm_summarizer_prompt_id: v })}
+              error={fieldError(err, 'llm_summarizer_prompt_id')}
+            />
+            <LabelPicker
+              label="Summarizer prompt label"
+              value={draft.llm_summarizer_prompt_label ?? 'latest'}
+              onChange={(l) => set({ llm_summarizer_prompt_label: l })}
+              error={fieldError(err, 'llm_summarizer_prompt_label')}
+            />
+          </Group>
+          <Select
+            label="Summarizer model"
+            description="Empty: the agent's own model"
+            data={(models.data ?? []).map((m) => ({ value: m.id, label: m.name }))}
+            value={draft.llm_summarizer_model_id}
+            onChange={(v) => set({ llm_summarizer_model_id: v })}
+            clearable
+            error={fieldError(err, 'llm_summarizer_model_id')}
+          />
+        </>
+      )}
+      {draft.summarizer_type === 'sliding_window' && (
+        <NumberInput
+          label="Messages kept"
+          description="Only the most recent messages go to the model"
+          required
+          min={1}
+          value={draft.sliding_window_keep_count}
+          onChange={(v) => set({ sliding_window_keep_count: v })}
+          error={fieldError(err, 'sliding_window_keep_count')}
+        />
+      )}
+    </Stack>
+  );
+}
+
+/** The sandbox tool (execute_bash_commands): on or off, its image, and whether each command needs approval. */
+export function SandboxSection({ draft, set, err }: SectionProps) {
+  const sb = draft.sandbox;
+  const setSb = (patch: Partial<AgentDraft['sandbox']>) => set({ sandbox: { ...sb, ...patch } });
+  return (
+    <Stack>
+      <Switch
+        label="Sandbox enabled (the model may run shell commands in a per-session container)"
+        checked={sb.enabled}
+        onChange={(e) => setSb({ enabled: e.currentTarget.checked })}
+        error={fieldError(err, 'sandbox.enabled') ?? fieldError(err, 'sandbox')}
+      />
+      <TextInput
+        label="Docker image"
+        description="Empty: the server's SANDBOX_DEFAULT_IMAGE"
+        placeholder="ghcr.io/acme/sandbox:1.2"
+        disabled={!sb.enabled}
+        value={sb.docker_image}
+        onChange={(e) => setSb({ docker_image: e.currentTarget.value })}
+        error={fieldErrorUnder(err, 'sandbox.docker_image')}
+      />
+      <Switch
+        label="Every sandbox command needs approval"
+        disabled={!sb.enabled}
+        checked={sb.require_approval}
+        onChange={(e) => setSb({ require_approval: e.currentTarget.checked })}
+        error={fieldError(err, 'sandbox.require_approval')}
+      />
+    </Stack>
+  );
+}

@@ -1,0 +1,38 @@
+import { Accordion, Code, Stack, Text } from '@mantine/core';
+import { Empty } from '../../../components/empty.js';
+import { ErrorAlert } from '../../../components/error-alert.js';
+import { Loading } from '../../../components/loading.js';
+import type { McpServer } from '../shared/api-types.js';
+import { useInspect } from './queries.js';
+
+/** The tools the server lists right now, with their input schemas. */
+export function InspectTools({ server }: { server: McpServer }) {
+  const inspect = useInspect(server.id, true);
+  if (inspect.isLoading) return <Loading what={`Connecting to ${server.name}`} />;
+  if (inspect.error) return <ErrorAlert error={inspect.error} />;
+  const tools = inspect.data?.tools ?? [];
+  if (!tools.length)
+    return <Empty title="No tools">The server answered but lists no tools: check its configuration.</Empty>;
+  return (
+    <Stack gap="xs">
+      <Text size="sm" c="dimmed">
+        {tools.length} tool{tools.length === 1 ? '' : 's'}; use these names in an agent&apos;s tool filters.
+      </Text>
+      <Accordion variant="separated">
+        {tools.map((t) => (
+          <Accordion.Item key={t.name} value={t.name}>
+            <Accordion.Control>
+              <Code>{t.name}</Code>{' '}
+              <Text span size="sm" c="dimmed">
+                {t.description}
+              </Text>
+            </Accordion.Control>
+            <Accordion.Panel>
+              <Code block>{JSON.stringify(t.input_schema, null, 2)}</Code>
+            </Accordion.Panel>
+          </Accordion.Item>
+        ))}
+      </Accordion>
+    </Stack>
+  );
+}

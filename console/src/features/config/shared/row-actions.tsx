@@ -1,0 +1,26 @@
+import { Button, Group } from '@mantine/core';
+import type { ReactNode } from 'react';
+import { DeleteButton } from './delete-button.js';
+
+/** A list row's actions: its own extras first, then Edit and Delete (with confirmation). */
+export function RowActions({
+  name,
+  onEdit,
+  onDelete,
+  children,
+}: {
+  name: string;
+  onEdit: () => void;
+  onDelete: () => Promise<unknown>;
+  children?: ReactNode;
+}) {
+  return (
+    <Group gap={4} justify="flex-end" wrap="nowrap">
+      {children}
+      <Button size="compact-sm" variant="subtle" onClick={onEdit} aria-label={`Edit ${name}`}>
+        Edit
+      </Button>
+      <DeleteButton what={name} onDelete={onDelete} />
+    </Group>
+  );
+}

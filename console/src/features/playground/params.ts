@@ -1,0 +1,105 @@
+/**
+ * The playground's state in its URL, so reload, back and links work:
+ * `?agent=<id>&conversation=<id>` (and, from other pages, `project=<id>`, and
+ * "open this version in the playground": `prompt=<name>&version=<n>` or
+ * `prompt_version=<version id>`). The last
+ * conversation of this tab is remembered, so the navigation link comes back
+ * to it.
+ */
+import { useCallback, useEffect, useRef } from 'react';
+import { useSearchParams } from 'react-router';
+import { useProject } from '../../app/project.js';
+import type { Agent } from './api-types.js';
+
+const KEY = 'agent-server.playground';
+
+export interface PlaygroundParams {
+  agentId: string | undefined;
+  conversationId: string | undefined;
+  /** The prompt version a link asked for: by id, or by prompt name and version number. */
+  promptVersionId: string | undefined;
+  promptName: string | undefined;
+  promptVersion: number | undefined;
+}
+
+export function usePlaygroundParams() {
+  const [params, setParams] = useSearchParams();
+  const value: PlaygroundParams = {
+    agentId: params.get('agent') ?? undefined,
+    conversationId: params.get('conversation') ?? undefined,
+    promptVersionId: params.get('prompt_version') ?? undefined,
+    promptName: params.get('prompt') ?? undefined,
+    promptVersion: Number(params.get('version')) || undefined,
+  };
+
+  // Nothing asked for: back to this tab's last conversation.
+  useEffect(() => {
+    if ([...params.keys()].length) return;
+    const last = sessionStorage.getItem(KEY);
+    if (last) setParams(new URLSearchParams(last), { replace: true });
+    // Only on arrival.
+  }, []);
+
+  useEffect(() => {
+    const keep = new URLSearchParams();
+    if (value.agentId) keep.set('agent', value.agentId);
+    if (value.conversationId) keep.set('conversation', value.conversationId);
+    if (keep.size) sessionStorage.setItem(KEY, keep.toString());
+  }, [value.agentId, value.conversationId]);
+
+  const update = useCallback(
+    (next: Partial<PlaygroundParams>, opts: { push?: boolean } = {}) =>
+      setParams(
+        (prev) => {
+          const p = new URLSearchParams(prev);
+          p.delete('project');
+          const set = (k: string, v: string | undefined) => (v ? p.set(k, v) : p.delete(k));
+          if ('agentId' in next) set('agent', next.agentId);
+          if ('conversationId' in next) set('conversation', next.conversationId);
+          if ('promptVersionId' in next) set('prompt_version', next.promptVersionId);
+          if ('promptName' in next) set('prompt', next.promptName);
+          if ('promptVersion' in next)
+            set('version', next.promptVersion ? String(next.promptVersion) : undefined);
+          return p;
+        },
+        { replace: !opts.push },
+      ),
+    [setParams],
+  );
+
+  return { ...value, projectParam: params.get('project') ?? undefined, update };
+}
+
+/**
+ * Keeps the project and the agent together: a link's `project` (or the
+ * linked agent's own project) is adopted once; a project picked afterwards
+ * starts over (its agents are others).
+ */
+export function useProjectSync(
+  projectParam: string | undefined,
+  agent: Agent | undefined,
+  reset: () => void,
+): void {
+  const { project, setProjectId } = useProject();
+  const adopted = useRef<string | undefined>(undefined);
+  const seen = useRef<string | undefined>(undefined);
+  const arrived = useRef(false);
+  const wanted = projectParam ?? agent?.project_id;
+
+  useEffect(() => {
+    if (adopted.current !== undefined || !project || !wanted) return;
+    adopted.current = wanted;
+    if (wanted !== project.id) setProjectId(wanted);
+  }, [wanted, project, setProjectId]);
+
+  useEffect(() => {
+    const id = project?.id;
+    if (!id) return;
+    const prev = seen.current;
+    seen.current = id;
+    if (!prev || prev === id) return;
+    // The adopted project arriving is not a choice of the user's; any later change is.
+    if (id === adopted.current && !arrived.current) arrived.current = true;
+    else reset();
+  }, [project?.id]);
+}

@@ -1,0 +1,141 @@
+import { Alert, Badge, Button, Group, Loader, Paper, Stack, Text } from '@mantine/core';
+import { useMemo, type ReactNode } from 'react';
+import { ErrorAlert } from '../../components/error-alert.js';
+import type { PromptVersion } from './api-types.js';
+import { useDecide, useRun } from './queries.js';
+import { useRunEvents } from './run-events.js';
+import { StructuredOutput } from './structured.js';
+import { ToolCall } from './tool-call.js';
+import { foldRun, isLive, type StepView, type ToolCallView, type TurnStatus } from './transcript.js';
+import { TurnStats } from './turn-stats.js';
+
+const STATUS_COLOR: Record<TurnStatus, string> = {
+  queued: 'gray',
+  running: 'blue',
+  awaiting_approval: 'orange',
+  completed: 'green',
+  failed: 'red',
+  cancelled: 'gray',
+};
+
+export interface TurnContext {
+  projectId: string;
+  versions: PromptVersion[];
+  schemaName: string | undefined;
+}
+
+function UserMessage({ text }: { text: string }) {
+  return (
+    <Paper p="sm" radius="md" bg="var(--mantine-color-default-hover)" ml="auto" maw="80%">
+      <Text size="sm" style={{ whiteSpace: 'pre-wrap' }} data-testid="user-text">
+        {text || '(message not found)'}
+      </Text>
+    </Paper>
+  );
+}
+
+function Step({ step, renderCall }: { step: StepView; renderCall: (c: ToolCallView) => ReactNode }) {
+  return (
+    <Stack gap="xs">
+      {step.text && (
+        <Paper p="sm" radius="md" withBorder maw="90%" opacity={step.invalid ? 0.6 : 1}>
+          {step.invalid !== undefined && (
+            <Text size="xs" c="orange" mb={4}>
+              Not valid against the agent&apos;s schema: the model was asked again.
+            </Text>
+          )}
+          <Text size="sm" style={{ whiteSpace: 'pre-wrap' }} data-testid="assistant-text">
+            {step.text}
+          </Text>
+        </Paper>
+      )}
+      {step.calls.map(renderCall)}
+    </Stack>
+  );
+}
+
+/** One turn: the user's message, the streamed answer with its tool calls, approvals, and its numbers. */
+export function Turn({
+  index,
+  runId,
+  userText,
+  ctx,
+}: {
+  index: number;
+  runId: string;
+  userText: string;
+  ctx: TurnContext;
+}) {
+  const events = useRunEvents(runId, ctx.projectId);
+  const view = useMemo(() => foldRun(events.data?.events ?? []), [events.data]);
+  const live = isLive(view.status);
+  const run = useRun(runId, ctx.projectId, view.status, !live || view.status === 'awaiting_approval');
+  const decide = useDecide(runId, ctx.projectId);
+  const decided = new Map((run.data?.approvals ?? []).map((a) => [String(a.id), String(a.decision)]));
+
+  const renderCall = (c: ToolCallView) => {
+    const decision = c.state === 'awaiting_approval' ? decided.get(c.id) : undefined;
+    const shown: ToolCallView = decision
+      ? { ...c, state: 'requested', decision: decision === 'approved' ? 'approved' : 'rejected' }
+      : c;
+    return (
+      <ToolCall
+        key={c.key}
+        call={shown}
+        deciding={decide.isPending}
+        onDecide={(approve) =>
+          decide.mutate({ approve: approve ? [c.id] : [], reject: approve ? [] : [c.id] })
+        }
+      />
+    );
+  };
+  const structured = view.output?.structured ?? run.data?.output?.structured;
+
+  return (
+    <Stack gap="xs" component="article" aria-label={`Turn ${index}`}>
+      <UserMessage text={userText} />
+      {view.steps.map((s) => (
+        <Step key={s.step} step={s} renderCall={renderCall} />
+      ))}
+      {view.status === 'completed' && ctx.schemaName && (
+        <StructuredOutput value={structured} schemaName={ctx.schemaName} />
+      )}
+      {view.error && (
+        <Alert color="red" title={view.error.code ?? 'The turn failed'}>
+          {view.error.message}
+        </Alert>
+      )}
+      {events.error && (
+        <Stack gap={4}>
+          <ErrorAlert error={events.error} />
+          <Button size="xs" variant="default" w="fit-content" onClick={() => void events.refetch()}>
+            Reconnect
+          </Button>
+        </Stack>
+      )}
+      <ErrorAlert error={decide.error} />
+      <Group gap="sm">
+        <Badge size="sm" variant="light" color={STATUS_COLOR[view.status]}>
+          {view.status.replace('_', ' ')}
+        </Badge>
+        {live && view.status !== 'awaiting_approval' && <Loader size="xs" aria-label="Streaming" />}
+        <TurnStats run={run.data} view={view} versions={ctx.versions} />
+      </Group>
+    </Stack>
+  );
+}
+
+/** A message on its way: shown at once, before the run exists. */
+export function SendingTurn({ index, text }: { index: number; text: string }) {
+  return (
+    <Stack gap="xs" component="article" aria-label={`Turn ${index}`}>
+      <UserMessage text={text} />
+      <Group gap="xs">
+        <Loader size="xs" />
+        <Text size="xs" c="dimmed">
+          Sending…
+        </Text>
+      </Group>
+    </Stack>
+  );
+}

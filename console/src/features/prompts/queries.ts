@@ -1,0 +1,125 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { api, unwrap } from '../../api/client.js';
+import type { operations } from '../../api/schema.js';
+
+type Data<Op extends keyof operations> = operations[Op]['responses'] extends {
+  200: { content: { 'application/json': { data: infer D } } };
+}
+  ? D
+  : never;
+type Item<T> = T extends readonly (infer U)[] ? U : T;
+
+export type Prompt = Required<Item<Data<'getApiAgentServerPrompts'>>>;
+export type PromptVersion = Required<Item<Data<'getApiAgentServerPromptsNameVersions'>>>;
+export type Label = 'production' | 'latest';
+
+export const promptsKey = (projectId: string) => ['prompts', projectId];
+const versionsKey = (projectId: string, name: string) => ['prompt-versions', projectId, name];
+
+export function usePrompts(projectId: string) {
+  return useQuery({
+    queryKey: promptsKey(projectId),
+    queryFn: () =>
+      unwrap<Prompt[]>(
+        api.GET('/api/agent-server/prompts', { params: { query: { project_id: projectId, limit: 200 } } }),
+      ),
+  });
+}
+
+export function usePrompt(projectId: string, name: string) {
+  return useQuery({
+    queryKey: ['prompt', projectId, name],
+    queryFn: () =>
+      unwrap<Prompt>(
+        api.GET('/api/agent-server/prompts/by-name', { params: { query: { project_id: projectId, name } } }),
+      ),
+  });
+}
+
+/** Every version, newest first (paged through: a prompt may have more than one page of them). */
+export function useVersions(projectId: string, name: string) {
+  return useQuery({
+    queryKey: versionsKey(projectId, name),
+    queryFn: async () => {
+      const all: PromptVersion[] = [];
+      for (let offset = 0; ; offset += 200) {
+        const page = await unwrap<PromptVersion[]>(
+          api.GET('/api/agent-server/prompts/{name}/versions', {
+            params: { path: { name }, query: { project_id: projectId, limit: 200, offset } },
+          }),
+        );
+        all.push(...page);
+        if (page.length < 200) return all;
+      }
+    },
+  });
+}
+
+function useInvalidatePrompt(projectId: string) {
+  const client = useQueryClient();
+  return () =>
+    Promise.all([
+      client.invalidateQueries({ queryKey: promptsKey(projectId) }),
+      client.invalidateQueries({ queryKey: ['prompt', projectId] }),
+      client.invalidateQueries({ queryKey: ['prompt-versions', projectId] }),
+    ]);
+}
+
+export interface NewPrompt {
+  name: string;
+  template: string;
+  commit_message: string;
+  label?: Label;
+}
+
+export function useCreatePrompt(projectId: string) {
+  const onSuccess = useInvalidatePrompt(projectId);
+  return useMutation({
+    mutationFn: (body: NewPrompt) =>
+      unwrap<Prompt>(
+        api.POST('/api/agent-server/prompts', { params: { query: { project_id: projectId } }, body }),
+      ),
+    onSuccess,
+  });
+}
+
+export function useCreateVersion(projectId: string, name: string) {
+  const onSuccess = useInvalidatePrompt(projectId);
+  return useMutation({
+    mutationFn: (body: Omit<NewPrompt, 'name'>) =>
+      unwrap<PromptVersion>(
+        api.POST('/api/agent-server/prompts/{name}/versions', {
+          params: { path: { name }, query: { project_id: projectId } },
+          body,
+        }),
+      ),
+    onSuccess,
+  });
+}
+
+export function useMoveLabel(projectId: string, name: string) {
+  const onSuccess = useInvalidatePrompt(projectId);
+  return useMutation({
+    mutationFn: ({ version, label }: { version: number; label: Label }) =>
+      unwrap<PromptVersion>(
+        api.PATCH('/api/agent-server/prompts/{name}/versions/{version}', {
+          params: { path: { name, version }, query: { project_id: projectId } },
+          body: { label },
+        }),
+      ),
+    onSuccess,
+  });
+}
+
+export function useDeletePrompt(projectId: string) {
+  const onSuccess = useInvalidatePrompt(projectId);
+  return useMutation({
+    mutationFn: (name: string) =>
+      unwrap(
+        api.DELETE('/api/agent-server/prompts/{name}', {
+          params: { path: { name }, query: { project_id: projectId } },
+        }),
+      ),
+    onSuccess,
+  });
+}

@@ -1,0 +1,111 @@
+import { Anchor, Breadcrumbs, Code, Group, Paper, Stack, Text, Title } from '@mantine/core';
+import { useState } from 'react';
+import { Link, useParams } from 'react-router';
+import { useProject } from '../../app/project.js';
+import { Empty } from '../../components/empty.js';
+import { ErrorAlert } from '../../components/error-alert.js';
+import { Loading } from '../../components/loading.js';
+import { fmtDate } from './format.js';
+import { Pager } from './pager.js';
+import { LIVE, PAGE, useAgents, useConversation, useConversationRuns, useThreads } from './queries.js';
+import { RunsTable } from './runs-table.js';
+import { Transcript } from './transcript.js';
+
+/** One conversation: its sessions (Temporal links), runs, and the transcript of each thread. */
+export function ConversationPage() {
+  const id = useParams()['*'] ?? '';
+  const { project } = useProject();
+  const [offset, setOffset] = useState(0);
+  const conv = useConversation(id, project?.id);
+  const threads = useThreads(id, project?.id);
+  const runs = useConversationRuns(id, project?.id, offset);
+  const agents = useAgents(project?.id);
+  const names = new Map((agents.data ?? []).map((a) => [a.id, a.name]));
+  const agentName = (aid: string | null | undefined) => (aid ? (names.get(aid) ?? aid) : 'no agent');
+  const live = (runs.data ?? []).some((r) => LIVE.has(r.status ?? ''));
+
+  const header = (
+    <Breadcrumbs>
+      <Anchor component={Link} to="/sessions">
+        Sessions
+      </Anchor>
+      <Text ff="monospace">{id}</Text>
+    </Breadcrumbs>
+  );
+  if (conv.isLoading) return <Loading what="Loading the conversation" />;
+  if (conv.error)
+    return (
+      <Stack>
+        {header}
+        <ErrorAlert error={conv.error} />
+      </Stack>
+    );
+  const c = conv.data;
+  return (
+    <Stack gap="lg">
+      {header}
+      <Paper withBorder p="md">
+        <Group justify="space-between" align="flex-start">
+          <Stack gap={4}>
+            <Title order={3} ff="monospace">
+              {id}
+            </Title>
+            <Text size="sm" c="dimmed">
+              Namespace <Code>{c?.namespace}</Code> · created {fmtDate(c?.created_at)} · last activity{' '}
+              {fmtDate(c?.updated_at)}
+            </Text>
+          </Stack>
+          <Stack gap={4} align="flex-end">
+            <Anchor
+              component={Link}
+              to={`/traces?window=7d&conversation_id=${encodeURIComponent(id)}`}
+              size="sm"
+            >
+              Traces of this conversation
+            </Anchor>
+            {(c?.sessions ?? []).map((s) => (
+              <Anchor key={s.workflow_id} href={s.temporal_ui_url} target="_blank" rel="noreferrer" size="sm">
+                {agentName(s.agent_id)}: workflow in Temporal UI
+              </Anchor>
+            ))}
+          </Stack>
+        </Group>
+        {c?.context && Object.keys(c.context).length > 0 && (
+          <>
+            <Text size="xs" c="dimmed" mt="sm">
+              Context
+            </Text>
+            <Code block>{JSON.stringify(c.context, null, 2)}</Code>
+          </>
+        )}
+      </Paper>
+
+      <Stack gap="xs">
+        <Title order={4}>Runs</Title>
+        <ErrorAlert error={runs.error} />
+        {runs.isLoading ? (
+          <Loading what="Loading runs" />
+        ) : !runs.data?.length ? (
+          <Empty title="No run yet">
+            Send this conversation a message (playground or POST /converse) to start a turn.
+          </Empty>
+        ) : (
+          <>
+            <RunsTable runs={runs.data} />
+            <Pager offset={offset} pageSize={PAGE} count={runs.data.length} onChange={setOffset} />
+          </>
+        )}
+      </Stack>
+
+      <Stack gap="xs">
+        <Title order={4}>Transcript</Title>
+        <ErrorAlert error={threads.error} />
+        {threads.isLoading ? (
+          <Loading what="Loading threads" />
+        ) : (
+          <Transcript threads={threads.data ?? []} agentName={agentName} live={live} />
+        )}
+      </Stack>
+    </Stack>
+  );
+}

@@ -1,0 +1,120 @@
+import { keepPreviousData, useInfiniteQuery, useQuery } from '@tanstack/react-query';
+import { api, unwrap } from '../../api/client.js';
+import type { Agent, Conversation, ConversationDetail, Message, Run, Summary, Thread } from './api-types.js';
+
+export const PAGE = 50;
+const MESSAGE_PAGE = 200;
+
+export interface ConversationFilters {
+  agentId?: string;
+  namespace?: string;
+  offset: number;
+}
+
+export function useAgents(projectId: string | undefined) {
+  return useQuery({
+    queryKey: ['agents', projectId],
+    enabled: Boolean(projectId),
+    queryFn: () =>
+      unwrap<Agent[]>(
+        api.GET('/api/agent-server/agents', { params: { query: { project_id: projectId!, limit: 200 } } }),
+      ),
+  });
+}
+
+export function useConversations(projectId: string | undefined, f: ConversationFilters) {
+  return useQuery({
+    queryKey: ['conversations', projectId, f],
+    enabled: Boolean(projectId),
+    placeholderData: keepPreviousData,
+    queryFn: () =>
+      unwrap<Conversation[]>(
+        api.GET('/api/agent-server/conversations', {
+          params: {
+            query: {
+              project_id: projectId!,
+              ...(f.agentId ? { agent_id: f.agentId } : {}),
+              ...(f.namespace ? { namespace: f.namespace } : {}),
+              limit: PAGE,
+              offset: f.offset,
+            },
+          },
+        }),
+      ),
+  });
+}
+
+export function useConversation(id: string, projectId: string | undefined) {
+  return useQuery({
+    queryKey: ['conversation', projectId, id],
+    enabled: Boolean(projectId),
+    queryFn: () =>
+      unwrap<ConversationDetail>(
+        api.GET('/api/agent-server/conversations/{conversation_id}', {
+          params: { path: { conversation_id: id }, query: { project_id: projectId! } },
+        }),
+      ),
+  });
+}
+
+export function useThreads(id: string, projectId: string | undefined) {
+  return useQuery({
+    queryKey: ['threads', projectId, id],
+    enabled: Boolean(projectId),
+    queryFn: () =>
+      unwrap<Thread[]>(
+        api.GET('/api/agent-server/conversations/{conversation_id}/threads', {
+          params: { path: { conversation_id: id }, query: { project_id: projectId!, limit: 200 } },
+        }),
+      ),
+  });
+}
+
+/** While a run is queued, running or paused, its conversation is polled. */
+export const LIVE = new Set(['queued', 'running', 'awaiting_approval']);
+
+export function useConversationRuns(id: string, projectId: string | undefined, offset: number) {
+  return useQuery({
+    queryKey: ['runs', 'conversation', projectId, id, offset],
+    enabled: Boolean(projectId),
+    placeholderData: keepPreviousData,
+    refetchInterval: (q) => (q.state.data?.some((r) => LIVE.has(r.status ?? '')) ? 2000 : false),
+    queryFn: () =>
+      unwrap<Run[]>(
+        api.GET('/api/agent-server/conversations/{conversation_id}/runs', {
+          params: { path: { conversation_id: id }, query: { project_id: projectId!, limit: PAGE, offset } },
+        }),
+      ),
+  });
+}
+
+/** A thread's messages, oldest first, paged with `after` (the last id seen). */
+export function useMessages(threadId: string, live: boolean) {
+  return useInfiniteQuery({
+    queryKey: ['messages', threadId],
+    refetchInterval: live ? 2000 : false,
+    initialPageParam: undefined as string | undefined,
+    getNextPageParam: (last: Message[]) => (last.length === MESSAGE_PAGE ? last.at(-1)?.id : undefined),
+    queryFn: ({ pageParam }) =>
+      unwrap<Message[]>(
+        api.GET('/api/agent-server/threads/{id}/messages', {
+          params: {
+            path: { id: threadId },
+            query: { limit: MESSAGE_PAGE, ...(pageParam ? { after: pageParam } : {}) },
+          },
+        }),
+      ),
+  });
+}
+
+/** A thread's summaries, oldest first (the summarizer writes them as a conversation grows). */
+export function useSummaries(threadId: string, live: boolean) {
+  return useQuery({
+    queryKey: ['summaries', threadId],
+    refetchInterval: live ? 2_000 : false,
+    queryFn: () =>
+      unwrap<Summary[]>(
+        api.GET('/api/agent-server/threads/{id}/summaries', { params: { path: { id: threadId } } }),
+      ),
+  });
+}

@@ -1,0 +1,114 @@
+import { Alert, Badge, Code, Group, Stack, Table, Text, Title } from '@mantine/core';
+import type { Run } from './api-types.js';
+import { fmtDate, fmtDuration, prettyJson } from './format.js';
+
+interface ToolCall {
+  id?: string;
+  name?: string;
+  arguments?: string;
+  step?: number;
+  output?: string;
+  is_error?: boolean;
+}
+
+/** One run in full: output, tool calls per step, approvals, errors, warnings, timing. */
+export function RunDetails({ run }: { run: Run }) {
+  const calls = (run.tool_calls ?? []) as ToolCall[];
+  const decisions = (run.approvals ?? []) as Array<{
+    id?: string;
+    decision?: string;
+    by?: string;
+    at?: string;
+  }>;
+  const pending = (run.pending_approvals ?? []) as ToolCall[];
+  return (
+    <Stack gap="sm">
+      <Group gap="lg">
+        <Text size="xs" c="dimmed">
+          Run <Code>{run.run_id}</Code>
+        </Text>
+        <Text size="xs" c="dimmed">
+          Message <Code>{run.message_id}</Code>
+        </Text>
+        <Text size="xs" c="dimmed">
+          Queued {fmtDate(run.created_at)} · started {fmtDate(run.started_at)} · finished{' '}
+          {fmtDate(run.finished_at)} ({fmtDuration(run.duration_ms)})
+        </Text>
+      </Group>
+      {run.error && (
+        <Alert color="red" title={run.error.code ?? 'Error'}>
+          {run.error.message}
+        </Alert>
+      )}
+      {(run.warnings ?? []).map((w) => (
+        <Alert key={w} color="yellow">
+          {w}
+        </Alert>
+      ))}
+      {run.output && (
+        <div>
+          <Title order={6}>Output</Title>
+          <Text size="sm" style={{ whiteSpace: 'pre-wrap' }}>
+            {run.output.content}
+          </Text>
+          {run.output.structured !== undefined && (
+            <Code block>{JSON.stringify(run.output.structured, null, 2)}</Code>
+          )}
+        </div>
+      )}
+      {pending.length > 0 && (
+        <Text size="sm">
+          Waiting for approval: {pending.map((p) => p.name).join(', ')} (decide in the Approvals inbox)
+        </Text>
+      )}
+      {calls.length > 0 && (
+        <div>
+          <Title order={6}>Tool calls</Title>
+          <Table aria-label="Tool calls" withTableBorder>
+            <Table.Thead>
+              <Table.Tr>
+                <Table.Th>Step</Table.Th>
+                <Table.Th>Tool</Table.Th>
+                <Table.Th>Arguments</Table.Th>
+                <Table.Th>Result</Table.Th>
+              </Table.Tr>
+            </Table.Thead>
+            <Table.Tbody>
+              {calls.map((c) => (
+                <Table.Tr key={`${c.step}-${c.id}`}>
+                  <Table.Td>{c.step}</Table.Td>
+                  <Table.Td>
+                    <Group gap={4}>
+                      <Code>{c.name}</Code>
+                      {c.is_error && (
+                        <Badge color="red" size="xs">
+                          error
+                        </Badge>
+                      )}
+                    </Group>
+                  </Table.Td>
+                  <Table.Td>
+                    <Code block>{prettyJson(c.arguments ?? '')}</Code>
+                  </Table.Td>
+                  <Table.Td>
+                    <Text size="xs" style={{ whiteSpace: 'pre-wrap', maxHeight: 160, overflow: 'auto' }}>
+                      {c.output ?? '—'}
+                    </Text>
+                  </Table.Td>
+                </Table.Tr>
+              ))}
+            </Table.Tbody>
+          </Table>
+        </div>
+      )}
+      {decisions.length > 0 && (
+        <Text size="sm">
+          Approvals:{' '}
+          {decisions
+            .map((d) => `${d.id}: ${d.decision} by ${d.by}${d.at ? ` at ${fmtDate(d.at)}` : ''}`)
+            .join('; ')}
+        </Text>
+      )}
+    </Stack>
+  );
+}

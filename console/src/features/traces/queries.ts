@@ -1,0 +1,96 @@
+import { keepPreviousData, useQuery } from '@tanstack/react-query';
+import { api, unwrap } from '../../api/client.js';
+import type { Data } from '../sessions/api-types.js';
+import type { TimeWindow } from './time-window.js';
+
+export type TraceSummary = Data<'/api/agent-server/traces'>[number];
+export type TraceDetail = Data<'/api/agent-server/traces/{trace_id}'>;
+export type Span = NonNullable<TraceDetail['spans']>[number];
+export type EndpointStat = Data<'/api/agent-server/traces/stats/endpoints'>[number];
+export type ModelStat = Data<'/api/agent-server/traces/stats/models'>[number];
+export type ServiceStat = Data<'/api/agent-server/traces/stats/services'>[number];
+
+export const TRACE_PAGE = 50;
+
+export interface TraceFilters {
+  service_name?: string;
+  span_name?: string;
+  min_duration_ms?: number;
+  max_duration_ms?: number;
+  has_errors?: boolean;
+  project_id?: string;
+  agent_id?: string;
+  conversation_id?: string;
+}
+
+export function useTraces(window: TimeWindow, filters: TraceFilters, offset: number) {
+  return useQuery({
+    queryKey: ['traces', window, filters, offset],
+    placeholderData: keepPreviousData,
+    queryFn: () =>
+      unwrap<TraceSummary[]>(
+        api.GET('/api/agent-server/traces', {
+          params: { query: { ...window, ...filters, limit: TRACE_PAGE, offset } },
+        }),
+      ),
+  });
+}
+
+export function useTrace(traceId: string) {
+  return useQuery({
+    queryKey: ['trace', traceId],
+    enabled: /^[0-9a-f]{32}$/.test(traceId),
+    queryFn: () =>
+      unwrap<TraceDetail>(
+        api.GET('/api/agent-server/traces/{trace_id}', { params: { path: { trace_id: traceId } } }),
+      ),
+  });
+}
+
+export function useEndpointStats(
+  window: TimeWindow,
+  spanKind: string | undefined,
+  service: string | undefined,
+) {
+  return useQuery({
+    queryKey: ['trace-stats', 'endpoints', window, spanKind, service],
+    placeholderData: keepPreviousData,
+    queryFn: () =>
+      unwrap<EndpointStat[]>(
+        api.GET('/api/agent-server/traces/stats/endpoints', {
+          params: {
+            query: {
+              ...window,
+              ...(spanKind ? { span_kind: spanKind as 'SERVER' } : {}),
+              ...(service ? { service_name: service } : {}),
+              limit: 200,
+            },
+          },
+        }),
+      ),
+  });
+}
+
+export function useServiceStats(window: TimeWindow) {
+  return useQuery({
+    queryKey: ['trace-stats', 'services', window],
+    placeholderData: keepPreviousData,
+    queryFn: () =>
+      unwrap<ServiceStat[]>(
+        api.GET('/api/agent-server/traces/stats/services', { params: { query: window } }),
+      ),
+  });
+}
+
+export function useModelStats(window: TimeWindow, projectId: string | undefined) {
+  return useQuery({
+    queryKey: ['trace-stats', 'models', window, projectId],
+    placeholderData: keepPreviousData,
+    queryFn: () =>
+      unwrap<ModelStat[]>(
+        api.GET('/api/agent-server/traces/stats/models', {
+          params: { query: { ...window, ...(projectId ? { project_id: projectId } : {}) } },
+        }),
+      ),
+  });
+}

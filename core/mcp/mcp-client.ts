@@ -1,0 +1,182 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { egressFetch, egressRefusal } from '../security/egress-agent.js';
+import { findEgressDenial } from '../security/egress-policy.js';
+import { headerSecrets, redactSecretValues, redactText, redactUrl, urlSecrets } from '../security/redact.js';
+import { mcpSpan } from '../telemetry/tool-spans.js';
+import { McpConnectionError } from './errors.js';
+
+export type McpTransportKind = 'streamable_http' | 'sse';
+
+export interface McpServerConnection {
+  endpoint: string;
+  transport: McpTransportKind;
+  /** Decrypted header values; never logged. */
+  headers: Record<string, string>;
+}
+
+export interface McpToolInfo {
+  name: string;
+  description?: string;
+  input_schema: Record<string, unknown>;
+}
+
+const CLIENT_INFO = { name: 'agent-server', version: '0.1.0' };
+
+function makeTransport(conn: McpServerConnection): Transport {
+  const url = new URL(conn.endpoint);
+  if (conn.transport === 'sse') {
+    return new SSEClientTransport(url, {
+      requestInit: { headers: conn.headers },
+      fetch: egressFetch,
+      // The SSE GET goes through eventsource's fetch; give it our headers too.
+      eventSourceInit: {
+        fetch: (input, init) =>
+          egressFetch(input, {
+            ...init,
+            headers: { ...(init?.headers as Record<string, string>), ...conn.headers },
+          }),
+      },
+    });
+  }
+  return new StreamableHTTPClientTransport(url, {
+    requestInit: { headers: conn.headers },
+    fetch: egressFetch,
+  });
+}
+
+/**
+ * What we send an MCP server that must never come back out of what it says
+ * (a server or a proxy may echo it in an error): credential header values
+ * and the endpoint's own credentials.
+ */
+export function connectionSecrets(conn: Pick<McpServerConnection, 'endpoint' | 'headers'>): string[] {
+  return [...headerSecrets(conn.headers), ...urlSecrets(conn.endpoint)];
+}
+
+/** An SDK error's text with `secrets` and credential-shaped text removed (the error itself when nothing changed). */
+function scrubError(err: unknown, secrets: readonly string[]): unknown {
+  if (!(err instanceof Error)) return err;
+  const message = redactText(redactSecretValues(err.message, secrets));
+  if (message === err.message) return err;
+  if (err instanceof McpConnectionError) return new McpConnectionError(message);
+  // Keep the class (callers tell McpError, ZodError… apart); the stack repeats the message.
+  err.message = message;
+  if (err.stack) err.stack = redactText(redactSecretValues(err.stack, secrets));
+  return err;
+}
+
+/**
+ * A short, single-line account of an SDK/transport failure (HTTP status,
+ * message, network cause). The server's answer is often in it: `secrets`
+ * (see connectionSecrets) are removed before it is cut to length, so no
+ * part of one survives the cut.
+ */
+export function describeFailure(err: unknown, secrets: readonly string[] = []): string {
+  const e = err as { code?: number | string; message?: string; cause?: { code?: string; message?: string } };
+  const cause = e.cause?.code ?? e.cause?.message;
+  const status = typeof e.code === 'number' && e.code >= 100 && e.code < 600 ? `HTTP ${e.code}:` : '';
+  const text = [status, e.message ?? String(err), cause ? `(${cause})` : ''].filter(Boolean).join(' ');
+  return redactText(redactSecretValues(text, secrets)).slice(0, 500);
+}
+
+/**
+ * Connects, runs `fn`, and always closes the session (ending a Streamable HTTP
+ * session with a best-effort DELETE). Connection failures become
+ * McpConnectionError, a destination the egress policy refuses throws
+ * EgressDeniedError; an abort of `signal` rethrows the signal's reason.
+ */
+export async function withMcpClient<T>(
+  conn: McpServerConnection,
+  fn: (client: Client) => Promise<T>,
+  opts: { timeoutMs?: number; signal?: AbortSignal } = {},
+): Promise<T> {
+  const client = new Client(CLIENT_INFO, { capabilities: {} });
+  const timeout = opts.timeoutMs ?? 10_000;
+  const transport = makeTransport(conn);
+  opts.signal?.throwIfAborted();
+  try {
+    await client.connect(transport, { timeout, ...(opts.signal ? { signal: opts.signal } : {}) });
+  } catch (err) {
+    await client.close().catch(() => undefined);
+    opts.signal?.throwIfAborted();
+    // Refused by EGRESS_ALLOW / EGRESS_DENY: trying again cannot help, so not an McpConnectionError.
+    // (The SSE transport flattens the connector's error into a message: ask the policy itself.)
+    const denied = findEgressDenial(err) ?? (await egressRefusal(conn.endpoint));
+    if (denied) throw denied;
+    throw new McpConnectionError(
+      `could not connect to the MCP server at ${redactUrl(conn.endpoint)}: ${describeFailure(err, connectionSecrets(conn))}`,
+    );
+  }
+  try {
+    return await fn(client);
+  } catch (err) {
+    throw scrubError(err, connectionSecrets(conn));
+  } finally {
+    if (transport instanceof StreamableHTTPClientTransport && transport.sessionId) {
+      // Servers keep per-session state until told otherwise; do not wait long for it.
+      await Promise.race([
+        transport.terminateSession().catch(() => undefined),
+        new Promise((resolve) => setTimeout(resolve, 1_000).unref()),
+      ]);
+    }
+    await client.close().catch(() => undefined);
+  }
+}
+
+/** Every tool the server lists (following pagination), in a small serialisable shape. */
+export async function listMcpTools(
+  conn: McpServerConnection,
+  opts: { timeoutMs?: number; signal?: AbortSignal } = {},
+): Promise<McpToolInfo[]> {
+  return mcpSpan(redactUrl(conn.endpoint), undefined, () =>
+    withMcpClient(
+      conn,
+      (client) => fetchToolList(client, conn.endpoint, { ...opts, secrets: connectionSecrets(conn) }),
+      opts,
+    ),
+  );
+}
+
+/** At most this many pages: a server whose cursor never ends must not hold a turn forever. */
+const MAX_PAGES = 100;
+
+/**
+ * Pages through `tools/list` on a connected client; a failure becomes
+ * McpConnectionError naming `label` (an endpoint: shown with its credentials
+ * redacted), with `secrets` (see connectionSecrets) removed from it.
+ */
+export async function fetchToolList(
+  client: Client,
+  label: string,
+  opts: { timeoutMs?: number; signal?: AbortSignal; secrets?: readonly string[] } = {},
+): Promise<McpToolInfo[]> {
+  const tools: McpToolInfo[] = [];
+  let cursor: string | undefined;
+  let pages = 0;
+  do {
+    const page = await client
+      .listTools(cursor ? { cursor } : {}, {
+        timeout: opts.timeoutMs ?? 10_000,
+        ...(opts.signal ? { signal: opts.signal } : {}),
+      })
+      .catch((err: unknown) => {
+        opts.signal?.throwIfAborted();
+        throw new McpConnectionError(
+          `the MCP server at ${redactUrl(label)} failed to list tools: ${describeFailure(err, opts.secrets)}`,
+        );
+      });
+    for (const t of page.tools) {
+      tools.push({
+        name: t.name,
+        ...(t.description ? { description: t.description } : {}),
+        input_schema: t.inputSchema,
+      });
+    }
+    cursor = page.nextCursor;
+    pages += 1;
+  } while (cursor && pages < MAX_PAGES);
+  return tools;
+}

@@ -1,0 +1,304 @@
+import { context, ROOT_CONTEXT } from '@opentelemetry/api';
+import type { Db } from '../db/knex.js';
+import { MeteringRepository, type BudgetPeriod } from '../repositories/metering.repository.js';
+import { costUsd, defaultPrice, type Price } from './pricing.js';
+import type { UsageWriter } from './usage-writer.js';
+
+export interface RateLimit {
+  requests_per_minute?: number;
+  tokens_per_minute?: number;
+}
+export interface Budget {
+  max_usd: number;
+  period: BudgetPeriod;
+}
+
+/** What the policy needs of a virtual key. */
+export interface MeteredKey {
+  id: string;
+  rate_limit: RateLimit | null;
+  budget: Budget | null;
+}
+
+export interface AdmitRequest {
+  providerId: string;
+  providerName: string;
+  model: string;
+  /** Estimated prompt tokens (from the request) and the most the call may generate. */
+  inputTokens: number;
+  maxOutputTokens: number;
+}
+
+export interface Admission {
+  key: MeteredKey;
+  request: AdmitRequest;
+  price: Price | undefined;
+  windowStart: Date | undefined;
+  periodStart: Date | undefined;
+  reservedUsd: number;
+  startedAt: number;
+}
+
+export interface Outcome {
+  inputTokens: number;
+  outputTokens: number;
+  status: number;
+  traceId?: string;
+}
+
+/** Thrown when a key's requests or tokens per minute are used up (429 with Retry-After). */
+export class RateLimitedError extends Error {
+  override name = 'RateLimitedError';
+  constructor(
+    readonly retryAfterSeconds: number,
+    readonly limit: 'requests_per_minute' | 'tokens_per_minute',
+  ) {
+    super(`rate limit reached: ${limit}; retry after ${retryAfterSeconds}s`);
+  }
+}
+
+/** Thrown when the call's maximum possible cost does not fit in what is left of the key's budget (429, insufficient_quota). */
+export class BudgetExceededError extends Error {
+  override name = 'BudgetExceededError';
+  constructor(readonly budget: Budget) {
+    super(`budget of ${budget.max_usd} USD per ${budget.period} is exhausted for this key`);
+  }
+}
+
+/** Thrown when a key has a budget but no price is known for the model, so its cost cannot be bounded (400). */
+export class UnpricedModelError extends Error {
+  override name = 'UnpricedModelError';
+  constructor(readonly model: string) {
+    super(
+      `no price is known for model "${model}" and this key has a budget: set pricing on a Model resource for it`,
+    );
+  }
+}
+
+const PRICE_TTL_MS = 30_000;
+
+/** Counter changes of one key's settled calls, written together (GatewayPolicyService.addCounters). */
+interface CounterBatch {
+  /** Tokens to add, by window start (ISO). */
+  windows: Map<string, number>;
+  /** Reservations to release and costs to add, by budget period start (ISO). */
+  periods: Map<string, { releaseUsd: number; spentUsd: number }>;
+  /** Settles when the batch's statement has committed (or failed). */
+  written: Promise<void>;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+function newCounterBatch(): CounterBatch {
+  let resolve!: () => void;
+  let reject!: (err: unknown) => void;
+  const written = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // A batch whose settles were all dropped must not be an unhandled rejection.
+  written.catch(() => undefined);
+  return { windows: new Map(), periods: new Map(), written, resolve, reject };
+}
+
+/**
+ * Rate limits, budgets and usage for gateway calls, all in Postgres so every
+ * replica enforces the same numbers. A call is admitted before it goes
+ * upstream: a request is counted in the key's current minute window, and the
+ * call's maximum possible cost is reserved against the budget under a row
+ * lock, so concurrent calls cannot together overspend. `settle` replaces the
+ * reservation by the actual cost and records usage.
+ */
+export class GatewayPolicyService {
+  /**
+   * Prices by provider and model, kept for PRICE_TTL_MS: every call is priced
+   * (its usage row and span carry the cost) without a query per call; a
+   * changed Model pricing applies within that time.
+   */
+  private readonly prices = new Map<string, { price: Price | undefined; expires: number }>();
+  /** Counter changes of settled calls not yet being written, by key id (see settle). */
+  private readonly counterBatches = new Map<string, CounterBatch>();
+  /** The batch each key's writer is writing now. */
+  private readonly writingBatch = new Map<string, CounterBatch>();
+  /** Each key's writer of counter changes, while it runs (see addCounters). */
+  private readonly settling = new Map<string, Promise<void>>();
+
+  private readonly repo: MeteringRepository;
+
+  /** Without a writer, usage rows are inserted one by one (tests of the policy alone). */
+  constructor(
+    db: Db,
+    private readonly usageWriter?: UsageWriter,
+  ) {
+    this.repo = new MeteringRepository(db);
+  }
+
+  private async price(providerId: string, model: string): Promise<Price | undefined> {
+    const key = `${providerId}/${model}`;
+    const hit = this.prices.get(key);
+    if (hit && hit.expires > Date.now()) return hit.price;
+    // A Model resource naming this provider and model id with `pricing` wins over the shipped table.
+    const price = (await this.repo.modelPricing(providerId, model)) ?? defaultPrice(model);
+    if (this.prices.size > 10_000) this.prices.clear();
+    this.prices.set(key, { price, expires: Date.now() + PRICE_TTL_MS });
+    return price;
+  }
+
+  async admit(key: MeteredKey, request: AdmitRequest): Promise<Admission> {
+    const price = await this.price(request.providerId, request.model);
+    if (key.budget && !price) throw new UnpricedModelError(request.model);
+    const reservedUsd = price ? costUsd(price, request.inputTokens, request.maxOutputTokens) : 0;
+    // Settles of this key that this replica is still writing when the count starts
+    // (their promise may resolve before the refusal reaches us).
+    const writing = this.unwritten(key.id);
+    let counted: { windowStart: Date | undefined; periodStart: Date | undefined };
+    try {
+      counted = await this.count(key, reservedUsd);
+    } catch (err) {
+      // Settles are applied after the answer is sent: a refusal caused by our
+      // own unwritten reservations or tokens is re-checked once they are in.
+      const pending = this.unwritten(key.id) ?? writing;
+      if (!pending || !(err instanceof RateLimitedError || err instanceof BudgetExceededError)) throw err;
+      await pending.catch(() => undefined);
+      counted = await this.count(key, reservedUsd);
+    }
+    return { key, request, price, ...counted, reservedUsd, startedAt: performance.now() };
+  }
+
+  /** Counts the request in the key's minute window and reserves `usd` against its budget. */
+  private async count(
+    key: MeteredKey,
+    usd: number,
+  ): Promise<{ windowStart: Date | undefined; periodStart: Date | undefined }> {
+    const { rate_limit: limit, budget } = key;
+    if (!limit && !budget) return { windowStart: undefined, periodStart: undefined };
+    const rpm = limit?.requests_per_minute ?? null;
+    const tpm = limit?.tokens_per_minute ?? null;
+    const row = await this.repo.countAndReserve({
+      keyId: key.id,
+      window: limit ? { rpm, tpm } : undefined,
+      reservation: budget ? { period: budget.period, usd, maxUsd: budget.max_usd } : undefined,
+    });
+    if (limit && !row.windowStart) await this.refuseRate(key.id, rpm);
+    if (budget && !row.periodStart) throw new BudgetExceededError(budget);
+    return { windowStart: row.windowStart ?? undefined, periodStart: row.periodStart ?? undefined };
+  }
+
+  /** Throws RateLimitedError naming the limit reached and when the window ends. */
+  private async refuseRate(keyId: string, rpm: number | null): Promise<never> {
+    const s = await this.repo.latestWindow(keyId);
+    const which = rpm !== null && (s?.requests ?? 0) >= rpm ? 'requests_per_minute' : 'tokens_per_minute';
+    throw new RateLimitedError(Math.max(1, s?.retry ?? 1), which);
+  }
+
+  /**
+   * Replaces the reservation by the actual cost, adds tokens to the minute
+   * window, and records the usage row. The usage row is queued before this
+   * returns its promise (the usage endpoint flushes the writer first); the
+   * counters of calls settled while a write is in flight are merged into one
+   * write per key (hot keys settle without queueing on their rows), and the
+   * promise resolves once this call's counters are written.
+   */
+  settle(admission: Admission, outcome: Outcome): Promise<{ costUsd: number }> {
+    const { key, request, price } = admission;
+    const actual = price ? costUsd(price, outcome.inputTokens, outcome.outputTokens) : 0;
+    const row = {
+      virtual_key_id: key.id,
+      provider_id: request.providerId,
+      provider_name: request.providerName,
+      model: request.model,
+      input_tokens: outcome.inputTokens,
+      output_tokens: outcome.outputTokens,
+      cost_usd: actual,
+      latency_ms: Math.round(performance.now() - admission.startedAt),
+      status: outcome.status,
+      trace_id: outcome.traceId ?? null,
+      // The time of the call, not of the (possibly batched) insert.
+      created_at: new Date(),
+    };
+    const logged = this.usageWriter ? this.usageWriter.add(row) : this.repo.insertUsage(row);
+    const counted =
+      admission.windowStart || admission.periodStart
+        ? this.addCounters(admission, outcome.inputTokens + outcome.outputTokens, actual)
+        : undefined;
+    return Promise.all([logged, counted]).then(() => ({ costUsd: actual }));
+  }
+
+  /**
+   * Queues this call's counter changes in the key's open batch and returns
+   * the promise of that batch's write. One writer per key at a time: it takes
+   * the open batch (a new one opens for the settles that follow), writes it in
+   * one statement, and repeats while a batch is open. So a hot key makes one
+   * write per write's duration, however many calls settle meanwhile, and a
+   * pending settle holds only its share of a batch. (A chain of one write per
+   * settle, each merging whatever had accumulated, still made one statement
+   * per call under sustained load, and its backlog grew to seconds.)
+   */
+  private addCounters(admission: Admission, tokens: number, spentUsd: number): Promise<void> {
+    const id = admission.key.id;
+    let batch = this.counterBatches.get(id);
+    if (!batch) {
+      batch = newCounterBatch();
+      this.counterBatches.set(id, batch);
+    }
+    if (admission.windowStart) {
+      const w = admission.windowStart.toISOString();
+      batch.windows.set(w, (batch.windows.get(w) ?? 0) + tokens);
+    }
+    if (admission.periodStart) {
+      const p = admission.periodStart.toISOString();
+      const d = batch.periods.get(p) ?? { releaseUsd: 0, spentUsd: 0 };
+      d.releaseUsd += admission.reservedUsd;
+      d.spentUsd += spentUsd;
+      batch.periods.set(p, d);
+    }
+    // The writer serves several calls, so it belongs to no one trace.
+    if (!this.settling.has(id)) context.with(ROOT_CONTEXT, () => this.startWriter(id));
+    return batch.written;
+  }
+
+  /** Resolves once every counter change of this key settled so far is written; undefined when none is pending. */
+  private unwritten(keyId: string): Promise<void> | undefined {
+    // Batches are written in order: the open one is last.
+    return (this.counterBatches.get(keyId) ?? this.writingBatch.get(keyId))?.written;
+  }
+
+  private startWriter(keyId: string): void {
+    const writer = (async () => {
+      // Registered below before this runs on.
+      await Promise.resolve();
+      for (;;) {
+        const batch = this.counterBatches.get(keyId);
+        if (!batch) break;
+        this.counterBatches.delete(keyId);
+        this.writingBatch.set(keyId, batch);
+        // A failed write fails its own batch's settles; the next batch is still written.
+        await this.writeCounters(keyId, batch).then(batch.resolve, batch.reject);
+      }
+      // Synchronously with the last look at the queue: a settle after this starts a new writer.
+      this.writingBatch.delete(keyId);
+      this.settling.delete(keyId);
+    })();
+    this.settling.set(keyId, writer);
+  }
+
+  /** Writes one key's batch of counter changes. */
+  private async writeCounters(keyId: string, batch: CounterBatch): Promise<void> {
+    await this.repo.addCounters(keyId, {
+      windows: [...batch.windows].map(([windowStart, tokens]) => [new Date(windowStart), tokens]),
+      periods: [...batch.periods].map(([periodStart, d]) => [new Date(periodStart), d]),
+    });
+  }
+
+  /** Waits until every settle this instance has started is written (counters and usage rows). */
+  async drain(): Promise<void> {
+    await Promise.all([...this.settling.values()]);
+    await this.usageWriter?.flush();
+  }
+
+  async usage(keyId: string, start: Date, end: Date) {
+    await this.usageWriter?.flush();
+    const { totals, models } = await this.repo.usage(keyId, start, end);
+    return { start_time: start.toISOString(), end_time: end.toISOString(), totals, models };
+  }
+}

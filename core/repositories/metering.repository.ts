@@ -1,0 +1,218 @@
+import type { Db } from '../db/knex.js';
+import type { Price } from '../metering/pricing.js';
+
+/** A row of gateway_usage: one metered model call, by the gateway or an agent. */
+export interface DbGatewayUsage {
+  virtual_key_id: string;
+  provider_id: string | null;
+  provider_name: string;
+  model: string;
+  input_tokens: number;
+  output_tokens: number;
+  cost_usd: number;
+  latency_ms: number;
+  status: number;
+  trace_id: string | null;
+  created_at: Date;
+}
+
+export type BudgetPeriod = 'day' | 'week' | 'month' | 'total';
+
+/** What one admission counts against a key, in one statement. */
+export interface CountRequest {
+  keyId: string;
+  /** Count the request in the key's minute window, if these limits allow it (null: no such limit). */
+  window: { rpm: number | null; tpm: number | null } | undefined;
+  /** Reserve `usd` in the key's budget period, if it fits under `maxUsd`. */
+  reservation: { period: BudgetPeriod; usd: number; maxUsd: number } | undefined;
+}
+
+/** Token and cost changes of one key's settled calls, by window start and budget period start. */
+export interface CounterChanges {
+  windows: Array<[windowStart: Date, tokens: number]>;
+  periods: Array<[periodStart: Date, change: { releaseUsd: number; spentUsd: number }]>;
+}
+
+const USAGE_COLUMNS =
+  'virtual_key_id, provider_id, provider_name, model, input_tokens, output_tokens, cost_usd, latency_ms, status, trace_id, created_at';
+
+/**
+ * Selected by each counter statement (admit's count and reservation, settle's
+ * writes): the statement's own transaction commits without waiting for its
+ * WAL flush. Every replica sees the change at once and the row locks work as
+ * before, so limits and budgets hold exactly while Postgres runs; what a
+ * Postgres crash can lose is the last moments of counter changes (at most
+ * 3 × wal_writer_delay, 600 ms by default), as the usage log already accepts
+ * for its batches. Waiting for the flush held each hot key's rows locked for
+ * the length of an fsync (0.3–1.5 ms here), which serialised a key's calls.
+ */
+const ASYNC_COMMIT = "set_config('synchronous_commit', 'off', true) as async_commit";
+
+const PERIOD_SQL: Record<BudgetPeriod, string> = {
+  day: "date_trunc('day', now())",
+  week: "date_trunc('week', now())",
+  month: "date_trunc('month', now())",
+  total: "'1970-01-01T00:00:00Z'::timestamptz",
+};
+
+/**
+ * The gateway's counters (minute windows, budget ledger), its usage log and
+ * the model prices it meters with. Knex only: the rules are in
+ * core/metering/gateway-policy.ts.
+ */
+export class MeteringRepository {
+  constructor(private readonly db: Db) {}
+
+  /** The `pricing` of the newest Model resource naming this provider and model id. */
+  async modelPricing(providerId: string, model: string): Promise<Price | undefined> {
+    const row: { pricing: Price } | undefined = await this.db('models')
+      .where({ provider_id: providerId, model_id: model })
+      .whereNotNull('pricing')
+      .orderBy('updated_at', 'desc')
+      .first('pricing');
+    return row?.pricing;
+  }
+
+  /**
+   * Counts the request in the key's minute window and reserves against its
+   * budget, in one statement (one round trip) when the key has both. The
+   * statement takes the window row and then the ledger row (the reservation
+   * depends on the count); settles take one row at a time, so nothing waits
+   * in a cycle. A start is null when its limit refused the call.
+   */
+  async countAndReserve(req: CountRequest): Promise<{ windowStart: Date | null; periodStart: Date | null }> {
+    const { window, reservation } = req;
+    // The reservation runs only once the count succeeded (`exists … w`), so
+    // the statement takes the window row, then the ledger row.
+    const ctes: string[] = [];
+    const args: Array<string | number | null> = [];
+    if (window) {
+      ctes.push(`w as (
+        insert into gateway_rate_windows as w (virtual_key_id, window_start, requests)
+          values (?, date_trunc('minute', now()), 1)
+        on conflict (virtual_key_id, window_start) do update set requests = w.requests + 1
+          where (?::int is null or w.requests < ?::int) and (?::bigint is null or w.tokens < ?::bigint)
+        returning window_start)`);
+      args.push(req.keyId, window.rpm, window.rpm, window.tpm, window.tpm);
+    }
+    if (reservation) {
+      ctes.push(`l as (
+        insert into gateway_budget_ledger as l (virtual_key_id, period_start, reserved_usd)
+          select ?, ${PERIOD_SQL[reservation.period]}, ?::numeric
+          where ?::numeric <= ?::numeric ${window ? 'and exists (select 1 from w)' : ''}
+        on conflict (virtual_key_id, period_start) do update set reserved_usd = l.reserved_usd + excluded.reserved_usd
+          where l.spent_usd + l.reserved_usd + excluded.reserved_usd <= ?::numeric
+        returning period_start)`);
+      args.push(req.keyId, reservation.usd, reservation.usd, reservation.maxUsd, reservation.maxUsd);
+    }
+    const { rows } = await this.db.raw<{
+      rows: Array<{ window_start: Date | null; period_start: Date | null }>;
+    }>(
+      `with ${ctes.join(', ')}
+       select ${ASYNC_COMMIT},
+         ${window ? '(select window_start from w)' : 'null::timestamptz'} as window_start,
+         ${reservation ? '(select period_start from l)' : 'null::timestamptz'} as period_start`,
+      args,
+    );
+    return { windowStart: rows[0]?.window_start ?? null, periodStart: rows[0]?.period_start ?? null };
+  }
+
+  /** The key's newest minute window: its requests and the seconds until it ends. */
+  async latestWindow(keyId: string): Promise<{ requests: number; retry: number } | undefined> {
+    const { rows } = await this.db.raw<{ rows: Array<{ requests: number; retry: number }> }>(
+      `select requests, ceil(extract(epoch from (window_start + interval '1 minute' - now())))::int as retry
+         from gateway_rate_windows where virtual_key_id = ? order by window_start desc limit 1`,
+      [keyId],
+    );
+    return rows[0];
+  }
+
+  /** Writes one key's batch of counter changes, in one statement. */
+  async addCounters(keyId: string, changes: CounterChanges): Promise<void> {
+    // It takes the window rows (oldest first) before the ledger rows, as the
+    // count does: the ledger updates wait on `n`, the count of window
+    // updates, so they run after them.
+    const ctes: string[] = [];
+    const args: Array<string | number | Date> = [];
+    const windows = [...changes.windows].sort(([a], [b]) => a.getTime() - b.getTime());
+    windows.forEach(([windowStart, tokens], i) => {
+      ctes.push(`w${i} as (update gateway_rate_windows set tokens = tokens + ?
+        where virtual_key_id = ? and window_start = ? returning 1)`);
+      args.push(tokens, keyId, windowStart);
+    });
+    const counts = windows.map((_, i) => `(select count(*) from w${i})`);
+    ctes.push(`n as (select ${counts.length ? counts.join(' + ') : '0'} as n)`);
+    changes.periods.forEach(([periodStart, d], i) => {
+      ctes.push(`l${i} as (update gateway_budget_ledger
+        set reserved_usd = greatest(reserved_usd - ?, 0), spent_usd = spent_usd + ?
+        where virtual_key_id = ? and period_start = ? and (select n from n) >= 0 returning 1)`);
+      args.push(d.releaseUsd, d.spentUsd, keyId, periodStart);
+    });
+    const ledgers = changes.periods.map((_, i) => `(select count(*) from l${i})`);
+    await this.db.raw(
+      `with ${ctes.join(',\n')}
+       select ${ASYNC_COMMIT}, (select n from n) as windows, ${ledgers.length ? ledgers.join(' + ') : '0'} as ledgers`,
+      args,
+    );
+  }
+
+  async insertUsage(row: DbGatewayUsage): Promise<void> {
+    await this.db('gateway_usage').insert(row);
+  }
+
+  /** Inserts usage rows given as JSON objects, as one jsonb parameter (see UsageWriter). */
+  async insertUsageJson(rows: string[]): Promise<void> {
+    await this.db.raw(
+      `insert into gateway_usage (${USAGE_COLUMNS})
+       select ${USAGE_COLUMNS} from jsonb_populate_recordset(null::gateway_usage, ?::jsonb)`,
+      [`[${rows.join(',')}]`],
+    );
+  }
+
+  /**
+   * The key's current budget period as the budget counts it (the ledger the
+   * gateway admits against): when it began and ends (null for `total`), what
+   * was spent and what calls in flight hold reserved. Zeros before the
+   * period's first call.
+   */
+  async budgetPeriod(
+    keyId: string,
+    period: BudgetPeriod,
+  ): Promise<{ period_start: Date; period_end: Date | null; spent_usd: number; reserved_usd: number }> {
+    const start = PERIOD_SQL[period];
+    const end = period === 'total' ? 'null::timestamptz' : `${start} + interval '1 ${period}'`;
+    const { rows } = await this.db.raw<{
+      rows: Array<{ period_start: Date; period_end: Date | null; spent_usd: number; reserved_usd: number }>;
+    }>(
+      `select ${start} as period_start, ${end} as period_end,
+              coalesce(l.spent_usd, 0)::float8 as spent_usd, coalesce(l.reserved_usd, 0)::float8 as reserved_usd
+         from (select 1) one
+         left join gateway_budget_ledger l on l.virtual_key_id = ? and l.period_start = ${start}`,
+      [keyId],
+    );
+    return rows[0]!;
+  }
+
+  /** The key's calls from `start` (inclusive) to `end`: totals, and the same sums by provider and model. */
+  async usage(keyId: string, start: Date, end: Date) {
+    const base = () =>
+      this.db('gateway_usage')
+        .where({ virtual_key_id: keyId })
+        .andWhere('created_at', '>=', start)
+        .andWhere('created_at', '<', end);
+    const sums = {
+      requests: this.db.raw('count(*)::int'),
+      errors: this.db.raw('count(*) filter (where status >= 400)::int'),
+      input_tokens: this.db.raw('coalesce(sum(input_tokens), 0)::bigint'),
+      output_tokens: this.db.raw('coalesce(sum(output_tokens), 0)::bigint'),
+      cost_usd: this.db.raw('coalesce(sum(cost_usd), 0)::float8'),
+      avg_latency_ms: this.db.raw('coalesce(avg(latency_ms), 0)::float8'),
+    };
+    const [totals]: Array<Record<string, number>> = await base().select(sums);
+    const models = (await base()
+      .select({ provider: 'provider_name', model: 'model', ...sums })
+      .groupBy('provider_name', 'model')
+      .orderBy('requests', 'desc')) as unknown as Array<Record<string, number | string>>;
+    return { totals: totals!, models };
+  }
+}

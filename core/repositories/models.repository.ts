@@ -1,0 +1,64 @@
+import type { Db } from '../db/knex.js';
+import {
+  ModelsTableName,
+  ProvidersTableName,
+  type DbModel,
+  type DbModelInsert,
+  type DbModelWrite,
+  type DbProvider,
+} from '../db/llm-config.tables.js';
+import type { Page } from './types.js';
+import type { Referrer } from './types.js';
+
+const REFERRERS_LIMIT = 50;
+
+export class ModelsRepository {
+  constructor(private readonly db: Db) {}
+
+  async insert(row: DbModelInsert): Promise<DbModel> {
+    const [created] = await this.db(ModelsTableName).insert(row).returning('*');
+    return created!;
+  }
+
+  async list(projectId: string, page: Page): Promise<DbModel[]> {
+    return this.db(ModelsTableName)
+      .where({ project_id: projectId })
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .limit(page.limit)
+      .offset(page.offset);
+  }
+
+  async findById(id: string): Promise<DbModel | undefined> {
+    return this.db(ModelsTableName).where({ id }).first();
+  }
+
+  async findProvider(id: string): Promise<Pick<DbProvider, 'id' | 'provider_type'> | undefined> {
+    return this.db(ProvidersTableName).where({ id }).first('id', 'provider_type');
+  }
+
+  async update(id: string, patch: Partial<DbModelWrite>): Promise<DbModel | undefined> {
+    const [updated] = await this.db(ModelsTableName)
+      .where({ id })
+      .update({ ...patch, updated_at: this.db.fn.now() as unknown as Date })
+      .returning('*');
+    return updated;
+  }
+
+  /** Agents that call the model, as their model or as their summarizer's. */
+  async referrers(id: string): Promise<Referrer[]> {
+    const rows = await this.db('agents')
+      .where({ model_id: id })
+      .orWhere({ llm_summarizer_model_id: id })
+      .orderBy('created_at', 'desc')
+      .limit(REFERRERS_LIMIT)
+      .select<Array<{ id: string; name: string }>>('id', 'name');
+    return rows.map((a) => ({ type: 'agent', id: a.id, name: a.name }));
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return (await this.db(ModelsTableName).where({ id }).delete()) > 0;
+  }
+}

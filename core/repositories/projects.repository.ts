@@ -1,0 +1,83 @@
+import type { Db } from '../db/knex.js';
+import {
+  ProjectsTableName,
+  type DbProject,
+  type DbProjectInsert,
+  type DbProjectUpdate,
+} from '../db/tables.js';
+import type { Page } from './types.js';
+import type { Referrer } from './types.js';
+
+/** Tables whose rows belong to a project (RESTRICT foreign keys), with the column that names a row. */
+const PROJECT_CONTENTS = [
+  { table: 'models', type: 'model', label: 'name' },
+  { table: 'prompts', type: 'prompt', label: 'name' },
+  { table: 'schemas', type: 'schema', label: 'name' },
+  { table: 'mcp_servers', type: 'mcp_server', label: 'name' },
+  { table: 'agents', type: 'agent', label: 'name' },
+  { table: 'conversations', type: 'conversation', label: null },
+] as const;
+/** Enough to tell the caller what is left without turning the error into a dump. */
+const CONTENTS_PER_TABLE = 20;
+
+export class ProjectsRepository {
+  constructor(private readonly db: Db) {}
+
+  async insert(row: DbProjectInsert): Promise<DbProject> {
+    const [created] = await this.db(ProjectsTableName).insert(row).returning('*');
+    return created!;
+  }
+
+  async list(page: Page): Promise<DbProject[]> {
+    return this.db(ProjectsTableName)
+      .select('*')
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .limit(page.limit)
+      .offset(page.offset);
+  }
+
+  async exists(id: string): Promise<boolean> {
+    return (await this.db(ProjectsTableName).where({ id }).first('id')) !== undefined;
+  }
+
+  async findById(id: string): Promise<DbProject | undefined> {
+    return this.db(ProjectsTableName).where({ id }).first();
+  }
+
+  async update(id: string, patch: DbProjectUpdate): Promise<DbProject | undefined> {
+    const [updated] = await this.db(ProjectsTableName)
+      .where({ id })
+      .update({ ...patch, updated_at: this.db.fn.now() as unknown as Date })
+      .returning('*');
+    return updated;
+  }
+
+  async virtualKeyExists(id: string): Promise<boolean> {
+    // A deleted key (deleted_at set) names no existing key.
+    return (await this.db('virtual_keys').where({ id }).whereNull('deleted_at').first('id')) !== undefined;
+  }
+
+  /** What still belongs to the project, newest first per table (at most CONTENTS_PER_TABLE of each). */
+  async contents(id: string): Promise<Referrer[]> {
+    const found = await Promise.all(
+      PROJECT_CONTENTS.map(async ({ table, type, label }) => {
+        const rows = await this.db(table)
+          .where({ project_id: id })
+          .orderBy('created_at', 'desc')
+          .limit(CONTENTS_PER_TABLE)
+          .select<Array<{ id: string; name?: string }>>(label ? ['id', label] : ['id']);
+        return rows.map((r): Referrer =>
+          r.name === undefined ? { type, id: r.id } : { type, id: r.id, name: r.name },
+        );
+      }),
+    );
+    return found.flat();
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return (await this.db(ProjectsTableName).where({ id }).delete()) > 0;
+  }
+}

@@ -1,0 +1,150 @@
+import type { Knex } from 'knex';
+import type { Db } from '../db/knex.js';
+import type { Page } from './types.js';
+import type { SandboxSettings } from './types.js';
+
+export const SkillsTableName = 'agent_skills';
+export const SkillFilesTableName = 'agent_skill_files';
+
+export interface DbSkill {
+  id: string;
+  agent_id: string;
+  name: string;
+  description: string;
+  file_count: number;
+  total_bytes: number;
+  content_hash: string;
+  created_at: Date;
+  updated_at: Date;
+}
+export type DbSkillWrite = Pick<
+  DbSkill,
+  'agent_id' | 'name' | 'description' | 'file_count' | 'total_bytes' | 'content_hash'
+>;
+
+export interface DbSkillFile {
+  skill_id: string;
+  path: string;
+  content: Buffer;
+  size: number;
+  executable: boolean;
+}
+export type DbSkillFileMeta = Omit<DbSkillFile, 'skill_id' | 'content'>;
+
+/** What the skill rules need to know about the owning agent. */
+export interface SkillOwner {
+  id: string;
+  project_id: string;
+  sandbox: SandboxSettings;
+}
+
+type Conn = Db | Knex.Transaction;
+
+const LOCK_CLASS = 0x736b696c; // 'skil': the advisory-lock namespace of skill materialization
+
+export class SkillsRepository {
+  constructor(private readonly db: Db) {}
+
+  transaction<T>(fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+    return this.db.transaction(fn);
+  }
+
+  /** Runs `fn` in a transaction holding the agent's skill-materialization lock (writers on any host take turns). */
+  withMaterializeLock<T>(agentId: string, fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+    return this.db.transaction(async (trx) => {
+      await trx.raw('select pg_advisory_xact_lock(?, hashtext(?))', [LOCK_CLASS, agentId]);
+      return fn(trx);
+    });
+  }
+
+  async owner(agentId: string, conn: Conn = this.db, forUpdate = false): Promise<SkillOwner | undefined> {
+    const q = conn('agents').where({ id: agentId }).first('id', 'project_id', 'sandbox');
+    if (forUpdate) void q.forUpdate();
+    return (await q) as SkillOwner | undefined;
+  }
+
+  async find(agentId: string, name: string, conn: Conn = this.db): Promise<DbSkill | undefined> {
+    return (await conn(SkillsTableName).where({ agent_id: agentId, name }).first()) as DbSkill | undefined;
+  }
+
+  async count(agentId: string, conn: Conn = this.db): Promise<number> {
+    const row = (await conn(SkillsTableName).where({ agent_id: agentId }).count({ n: '*' }).first()) as
+      { n: string | number } | undefined;
+    return Number(row?.n ?? 0);
+  }
+
+  async list(agentId: string, page: Page): Promise<DbSkill[]> {
+    return (await this.db(SkillsTableName)
+      .where({ agent_id: agentId })
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'name', order: 'asc' },
+      ])
+      .limit(page.limit)
+      .offset(page.offset)) as DbSkill[];
+  }
+
+  /** Every skill of the agent, by name: the worker's view (no file contents). */
+  async all(agentId: string, conn: Conn = this.db): Promise<DbSkill[]> {
+    return (await conn(SkillsTableName).where({ agent_id: agentId }).orderBy('name')) as DbSkill[];
+  }
+
+  /** Inserts or replaces the skill row; `created` says which. */
+  async upsert(trx: Knex.Transaction, row: DbSkillWrite): Promise<{ skill: DbSkill; created: boolean }> {
+    const [result] = await trx(SkillsTableName)
+      .insert(row)
+      .onConflict(['agent_id', 'name'])
+      .merge({
+        description: row.description,
+        file_count: row.file_count,
+        total_bytes: row.total_bytes,
+        content_hash: row.content_hash,
+        updated_at: trx.fn.now(),
+      })
+      // xmax is 0 on a freshly inserted row version and set when the row was updated.
+      .returning<Array<DbSkill & { created: boolean }>>([trx.raw('*'), trx.raw('(xmax = 0) as created')]);
+    const { created, ...skill } = result!;
+    return { skill, created };
+  }
+
+  async replaceFiles(trx: Knex.Transaction, skillId: string, files: Omit<DbSkillFile, 'skill_id'>[]) {
+    await trx(SkillFilesTableName).where({ skill_id: skillId }).delete();
+    for (let i = 0; i < files.length; i += 100) {
+      await trx(SkillFilesTableName).insert(
+        files.slice(i, i + 100).map((f) => ({ ...f, skill_id: skillId })),
+      );
+    }
+  }
+
+  async fileMeta(skillId: string): Promise<DbSkillFileMeta[]> {
+    return this.db(SkillFilesTableName)
+      .where({ skill_id: skillId })
+      .orderBy('path')
+      .select<DbSkillFileMeta[]>('path', 'size', 'executable');
+  }
+
+  async fileContent(skillId: string, path: string): Promise<Buffer | undefined> {
+    const row = await this.db(SkillFilesTableName)
+      .where({ skill_id: skillId, path })
+      .first<{ content: Buffer } | undefined>('content');
+    return row?.content;
+  }
+
+  /**
+   * The files of a skill as of `contentHash`, read in one statement (one
+   * snapshot); empty when the skill has changed or gone since the hash was read.
+   */
+  async files(skillId: string, contentHash?: string, conn: Conn = this.db): Promise<DbSkillFile[]> {
+    const q = conn(`${SkillFilesTableName} as f`)
+      .join(`${SkillsTableName} as s`, 's.id', 'f.skill_id')
+      .where('f.skill_id', skillId)
+      .orderBy('f.path')
+      .select('f.skill_id', 'f.path', 'f.content', 'f.size', 'f.executable');
+    if (contentHash !== undefined) void q.where('s.content_hash', contentHash);
+    return (await q) as DbSkillFile[];
+  }
+
+  async delete(agentId: string, name: string): Promise<boolean> {
+    return (await this.db(SkillsTableName).where({ agent_id: agentId, name }).delete()) > 0;
+  }
+}

@@ -1,0 +1,180 @@
+import type { Knex } from 'knex';
+import type { Db } from '../db/knex.js';
+import type { DbProvider } from '../db/llm-config.tables.js';
+import type { DbRun, TurnError } from './run-store.js';
+
+type Conn = Db | Knex.Transaction;
+
+/** One of the agent's MCP servers as its turn offers it (agent_mcp_servers). */
+export interface TurnMcpEntry {
+  mcp_server_id: string;
+  tool_filters: string[];
+  tools_requiring_approval: string[];
+}
+
+/** A run with what its turn resolves at start (`j_*`, null once the plan is pinned) and its model's provider. */
+export type TurnStartRow = DbRun & {
+  j_agent: (Record<string, unknown> & { id: string; name: string }) | null;
+  j_conversation_id: string | null;
+  j_context: Record<string, unknown> | null;
+  j_virtual_key_id: string | null;
+  j_model: {
+    id: string;
+    name: string;
+    model_id: string;
+    provider_id: string | null;
+    parameters: Record<string, unknown>;
+  } | null;
+  j_prompt: { id: string; version: number; template: string } | null;
+  j_schema: { id: string; name: string; schema: Record<string, unknown> } | null;
+  j_provider: DbProvider | null;
+  j_mcp: TurnMcpEntry[] | null;
+};
+
+/** What `pinPlan` writes on a run that has no plan yet. */
+export interface PlanPin {
+  plan: object;
+  promptVersionId: string;
+  /** Every warning of the run: the ones it had and the plan's. */
+  warnings: string[];
+  /** The tools, when they are known at start (no MCP servers to list). */
+  tools?: object;
+}
+
+/** How a turn ends on its run row. */
+export interface RunClose {
+  status: 'completed' | 'failed';
+  output: DbRun['output'];
+  toolCalls: Array<Record<string, unknown>>;
+  error: TurnError | undefined;
+}
+
+/**
+ * The runs row as a session turn moves it along: started (plan pinned),
+ * tools listed, paused for approval, resumed, closed. Knex only; the rules
+ * are in activities/session/. Writes of several statements take the
+ * caller's transaction.
+ */
+export class TurnsRepository {
+  constructor(private readonly db: Db) {}
+
+  transaction<T>(fn: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+    return this.db.transaction(fn);
+  }
+
+  /**
+   * The run with, in the same statement, everything its turn resolves at
+   * start (agent, conversation context, project key, model, prompt version
+   * by label, schema) and the provider of the model it calls: one round trip
+   * on the turn's critical path instead of one per table.
+   */
+  async startRow(runId: string): Promise<TurnStartRow | undefined> {
+    const { rows } = await this.db.raw<{ rows: TurnStartRow[] }>(
+      `select r.*,
+              to_jsonb(a) as j_agent,
+              c.id as j_conversation_id, c.context as j_context,
+              p.virtual_key_id as j_virtual_key_id,
+              to_jsonb(m) as j_model,
+              (select jsonb_build_object('id', v.id, 'version', v.version, 'template', v.template)
+                 from prompt_labels l join prompt_versions v on v.id = l.version_id
+                where l.prompt_id = a.prompt_id and l.label = a.prompt_label) as j_prompt,
+              (select jsonb_build_object('id', s.id, 'name', s.name, 'schema', s.schema)
+                 from schemas s where s.id = a.schema_id) as j_schema,
+              to_jsonb(pr) as j_provider,
+              (select jsonb_agg(jsonb_build_object('mcp_server_id', e.mcp_server_id, 'tool_filters', e.tool_filters,
+                                                   'tools_requiring_approval', e.tools_requiring_approval) order by e.position)
+                 from agent_mcp_servers e where e.agent_id = a.id) as j_mcp
+         from runs r
+         left join agents a on a.id = r.agent_id and r.plan is null
+         left join conversations c on c.pk = r.conversation_pk and r.plan is null
+         left join projects p on p.id = r.project_id and r.plan is null
+         left join models m on m.id = a.model_id
+         left join providers pr on pr.id = coalesce((r.plan->'model'->>'provider_id')::uuid, m.provider_id)
+        where r.id = ?`,
+      [runId],
+    );
+    return rows[0];
+  }
+
+  /** Pins the plan and marks the run running; false when the run already has a plan. */
+  async pinPlan(runId: string, pin: PlanPin): Promise<boolean> {
+    const updated = await this.db('runs')
+      .where({ id: runId })
+      .whereNull('plan')
+      .update({
+        plan: JSON.stringify(pin.plan),
+        status: 'running',
+        started_at: this.db.fn.now(),
+        prompt_version_id: pin.promptVersionId,
+        warnings: JSON.stringify(pin.warnings),
+        ...(pin.tools ? { tools: JSON.stringify(pin.tools) } : {}),
+      });
+    return updated > 0;
+  }
+
+  /** Records the turn's tools and adds `warnings` to the run's; a run that has its tools keeps them. */
+  async recordTools(runId: string, tools: object, warnings: string[]): Promise<void> {
+    await this.db('runs')
+      .where({ id: runId })
+      .whereNull('tools')
+      .update({
+        tools: JSON.stringify(tools),
+        warnings: this.db.raw(`warnings || ?::jsonb`, [JSON.stringify(warnings)]),
+      });
+  }
+
+  /** The run, locked until the transaction ends. */
+  async lock(runId: string, trx: Knex.Transaction): Promise<DbRun | undefined> {
+    return trx('runs').where({ id: runId }).forUpdate().first<DbRun | undefined>();
+  }
+
+  async close(runId: string, close: RunClose, trx: Conn = this.db): Promise<void> {
+    await trx('runs')
+      .where({ id: runId })
+      .update({
+        status: close.status,
+        output: close.output ? JSON.stringify(close.output) : null,
+        tool_calls: JSON.stringify(close.toolCalls),
+        error: close.error ? JSON.stringify(close.error) : null,
+        finished_at: trx.fn.now(),
+      });
+  }
+
+  async pause(runId: string, pending: Array<Record<string, unknown>>, trx: Conn = this.db): Promise<void> {
+    await trx('runs')
+      .where({ id: runId })
+      .update({ status: 'awaiting_approval', pending_approvals: JSON.stringify(pending) });
+  }
+
+  /**
+   * Tool calls waiting for a decision across the installation (the pending-
+   * approvals gauge): the partial index runs_awaiting_index holds only paused runs.
+   */
+  async pendingApprovalCount(): Promise<number> {
+    const { rows } = await this.db.raw<{ rows: Array<{ n: number | null }> }>(
+      `select sum(coalesce(jsonb_array_length(pending_approvals), 0))::int as n
+         from runs where status = 'awaiting_approval'`,
+    );
+    return rows[0]?.n ?? 0;
+  }
+
+  /**
+   * Stores the run's approvals and what still waits; `pending` null means
+   * nothing does: the run is running again.
+   */
+  async setApprovals(
+    runId: string,
+    approvals: Array<Record<string, unknown>>,
+    pending: Array<Record<string, unknown>> | null,
+    trx: Conn = this.db,
+  ): Promise<void> {
+    await trx('runs')
+      .where({ id: runId })
+      .update({
+        approvals: JSON.stringify(approvals),
+        ...(pending === null
+          ? { status: 'running', pending_approvals: null }
+          : { pending_approvals: JSON.stringify(pending) }),
+      });
+  }
+}

@@ -1,0 +1,84 @@
+/**
+ * Upgrade safety for today's turn shapes: session workflow histories recorded
+ * by the session integration tests just before the workflow was split into
+ * workflows/session/ replay without a determinism error on
+ * today's workflow code. Each covers a path the older fixture
+ * (replay.test.ts) does not: per-call tool activities, approval pauses
+ * (decided, timed out, on a sandbox command), the iteration cap,
+ * summarization and continue-as-new (test/fixtures/histories/README.md).
+ */
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { temporal } from '@temporalio/proto';
+import { Worker } from '@temporalio/worker';
+import { describe, expect, it } from 'vitest';
+
+const require = createRequire(import.meta.url);
+const dir = path.resolve(import.meta.dirname, '../../fixtures/histories');
+
+/** Each fixture, with the events that show it holds what it claims. */
+const fixtures: Array<{ file: string; holds: string; marks: string[] }> = [
+  {
+    file: 'session-approval-rejected.bin',
+    holds: 'an MCP call paused for approval and rejected, another run',
+    marks: ['listTools', 'update approve', 'answerToolCalls', 'runMcpTool'],
+  },
+  {
+    file: 'session-approval-timeout.bin',
+    holds: "calls declined by the agent's approval timeout",
+    marks: ['pauseForApproval', 'timer fired', 'answerToolCalls'],
+  },
+  {
+    file: 'session-sandbox-approval.bin',
+    holds: 'a sandbox command waiting for approval, then run',
+    marks: ['update approve', 'runSandboxCommand'],
+  },
+  {
+    file: 'session-max-iterations.bin',
+    holds: 'an invalid call answered, then the iteration cap',
+    marks: ['answerToolCalls', 'runToolCalls', 'finishTurn'],
+  },
+  { file: 'session-summarize.bin', holds: 'a turn that summarizes first', marks: ['summarizeHistory'] },
+  {
+    file: 'session-continue-as-new.bin',
+    holds: 'a run ending in continue-as-new',
+    marks: ['continued as new'],
+  },
+];
+
+describe('session workflow: replaying histories of per-call tools, approvals and the life cycle', () => {
+  it.each(fixtures)(
+    '$file ($holds) replays without a determinism error',
+    async ({ file, marks }) => {
+      const history = temporal.api.history.v1.History.decode(readFileSync(path.join(dir, file)));
+      expect(eventMarks(history)).toEqual(expect.arrayContaining(marks));
+      await expect(
+        Worker.runReplayHistory(
+          { workflowsPath: require.resolve('../../../workflows/index.ts') },
+          history,
+          file,
+        ),
+      ).resolves.toBeUndefined();
+    },
+    60_000,
+  );
+});
+
+/** Activity types (local ones from their markers), accepted Update names, fired timers, continue-as-new. */
+function eventMarks(history: temporal.api.history.v1.IHistory): string[] {
+  return (history.events ?? []).flatMap((e) => {
+    const activity = e.activityTaskScheduledEventAttributes?.activityType?.name;
+    if (activity) return [activity];
+    const update = e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name;
+    if (update) return [`update ${update}`];
+    if (e.timerFiredEventAttributes) return ['timer fired'];
+    if (e.workflowExecutionContinuedAsNewEventAttributes) return ['continued as new'];
+    const data = e.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
+    if (data)
+      return [
+        (JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type?: string }).activity_type ?? '',
+      ];
+    return [];
+  });
+}

@@ -1,0 +1,142 @@
+import {
+  ApplicationFailure,
+  patched,
+  type ActivityFunctionWithOptions,
+  type ActivityOptions,
+} from '@temporalio/workflow';
+import type {
+  ApprovalDecision,
+  FinishTurnArgs,
+  ModelStepResult,
+  PendingStep,
+  SandboxCallArgs,
+  ToolAnswer,
+  ToolCallArgs,
+  ToolCallPlan,
+} from '../session.definitions.js';
+import type { ApprovalGate } from './approval-gate.js';
+import { oneLine, schemaMismatch, turnError, unrunAnswer } from './turn-outcomes.js';
+
+/** Marks turns run with per-call tool activities and approvals (see `patched`). */
+const AGENT_TOOLS_PATCH = 'agent-tools';
+
+/** The activities a turn schedules, as the workflow proxies them (with their options). */
+export interface TurnActivities {
+  callModel: (runId: string, step: number, summarized?: boolean) => Promise<ModelStepResult>;
+  summarizeHistory: (runId: string) => Promise<unknown>;
+  listTools: (runId: string) => Promise<unknown>;
+  runToolCalls: (runId: string, step: number, reason?: string) => Promise<unknown>;
+  runMcpTool: ActivityFunctionWithOptions<(args: ToolCallArgs) => Promise<unknown>>;
+  runSandboxCommand: ActivityFunctionWithOptions<(args: SandboxCallArgs) => Promise<unknown>>;
+  /** The tool call activities' options, repeated with each call's own summary. */
+  toolCallOptions: ActivityOptions;
+  /** Local activities: bookkeeping in Postgres. */
+  answerToolCalls: (args: { runId: string; step: number; answers: ToolAnswer[] }) => Promise<void>;
+  finishTurn: (args: FinishTurnArgs) => Promise<void>;
+}
+
+/**
+ * Runs one turn: model calls and their tool calls, step by step, until the
+ * final answer. The transcript lives in Postgres: every step is an activity
+ * that reads and writes it by id, so a worker crash repeats at most the step
+ * it interrupted (and that step is idempotent). `step` and `pending` are what
+ * the state Query reports.
+ */
+export class TurnRunner {
+  step = 0;
+  pending: PendingStep = 'none';
+
+  constructor(
+    private readonly activities: TurnActivities,
+    private readonly approvals: ApprovalGate,
+  ) {}
+
+  async run(runId: string): Promise<void> {
+    const { callModel, listTools, summarizeHistory, runToolCalls } = this.activities;
+    this.pending = 'starting';
+    this.step = 0;
+    try {
+      let corrected = false;
+      let summarized = false;
+      for (this.step = 1; ; this.step++) {
+        this.pending = 'model_call';
+        // Step 1 also starts the turn: it pins the agent's plan on the run.
+        const result = await callModel(runId, this.step, summarized);
+        // The final answer's activity has already recorded the run as completed.
+        if (result.kind === 'final' || result.kind === 'over') return;
+        if (result.kind === 'list_tools') {
+          this.pending = 'list_tools';
+          await listTools(runId);
+          this.step--;
+          continue;
+        }
+        if (result.kind === 'summarize') {
+          this.pending = 'summarize';
+          await summarizeHistory(runId);
+          summarized = true;
+          this.step--;
+          continue;
+        }
+        if (result.kind === 'invalid_output') {
+          if (corrected) throw schemaMismatch(result.errors);
+          // One corrective retry, which does not count as an iteration.
+          corrected = true;
+          continue;
+        }
+        this.pending = 'tools';
+        if (this.step >= result.maxIterations) {
+          await runToolCalls(runId, this.step, 'maximum iterations reached');
+          throw ApplicationFailure.nonRetryable('maximum iterations reached', 'max_iterations', {
+            max_iterations: result.maxIterations,
+          });
+        }
+        // Histories written before agent tools answered every call in one activity: replay them as they ran.
+        if (patched(AGENT_TOOLS_PATCH))
+          await this.runTools(runId, this.step, result.calls, result.approvalTimeoutMs);
+        else await runToolCalls(runId, this.step);
+      }
+    } catch (err) {
+      this.pending = 'finishing';
+      await this.activities.finishTurn({ runId, status: 'failed', error: turnError(err) });
+    } finally {
+      this.pending = 'none';
+    }
+  }
+
+  /**
+   * The step's tool calls, in the model's order: each runs as its own
+   * activity (sandbox commands show their command in the workflow's history
+   * and UI); calls that need approval wait for a person's decision first,
+   * or until the agent's approval timeout declines them.
+   */
+  private async runTools(
+    runId: string,
+    step: number,
+    calls: ToolCallPlan[],
+    approvalTimeoutMs: number | null,
+  ): Promise<void> {
+    const { answerToolCalls, runSandboxCommand, runMcpTool, toolCallOptions } = this.activities;
+    const asking = calls.filter((c) => c.approval);
+    let decisions = new Map<string, ApprovalDecision>();
+    if (asking.length) {
+      this.pending = 'awaiting_approval';
+      decisions = await this.approvals.pause(runId, step, asking, approvalTimeoutMs);
+    }
+    this.pending = 'tools';
+    for (const call of calls) {
+      const decision = decisions.get(call.id);
+      if (call.kind === 'invalid' || decision?.decision === 'rejected') {
+        await answerToolCalls({ runId, step, answers: [unrunAnswer(call, decision, approvalTimeoutMs)] });
+      } else if (call.kind === 'sandbox') {
+        await runSandboxCommand.executeWithOptions(
+          { ...toolCallOptions, summary: `$ ${oneLine(call.command ?? '')}` },
+          [{ runId, step, callId: call.id, command: call.command ?? '' }],
+        );
+      } else {
+        await runMcpTool.executeWithOptions({ ...toolCallOptions, summary: `MCP ${call.name}` }, [
+          { runId, step, callId: call.id },
+        ]);
+      }
+    }
+  }
+}
