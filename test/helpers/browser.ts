@@ -68,7 +68,8 @@ export async function startConsoleStack(env: Record<string, string> = {}): Promi
       const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
       const page = await context.newPage();
       page.on('console', (m: ConsoleMessage) => {
-        if (m.type() === 'error') errors.push(`${pathname}: ${m.text()}`);
+        // A failed fetch is printed with the page's address; its location names the resource.
+        if (m.type() === 'error') errors.push(`${pathname}: ${m.text()} (${m.location().url})`);
       });
       page.on('pageerror', (e) => errors.push(`${pathname}: ${e.message}`));
       await page.goto(`${api.url}/console${pathname}`);

@@ -108,7 +108,7 @@ describe.skipIf(noTemporal() || noBrowser())('console: prompts', () => {
     await page.getByRole('button', { name: 'Open v1 in the playground' }).click();
     const item = page.getByRole('menuitem', { name: `${agent.body.data.name} (uses this prompt)` });
     expect(await item.getAttribute('href')).toBe(
-      `/console/playground?agent=${agent.body.data.id}&prompt=${name}&version=1`,
+      `/console/playground?project=${project.id}&agent=${agent.body.data.id}&prompt=${name}&version=1`,
     );
     await item.click();
     await page.waitForURL(/\/console\/playground\?/);

@@ -27,9 +27,12 @@ interface LocalTurn {
  */
 export function Component() {
   const { project, loading } = useProject();
-  const projectId = project?.id;
   const p = usePlaygroundParams();
   const agentQ = useAgent(p.agentId);
+  // A link names an agent (and maybe its project): that project is the one to ask,
+  // not whichever the picker showed first (another project's queries would answer 404).
+  const awaitingAgent = !p.projectParam && Boolean(p.agentId) && agentQ.isPending;
+  const projectId = p.projectParam ?? agentQ.data?.project_id ?? (awaitingAgent ? undefined : project?.id);
   const agents = useAgents(projectId);
   const [local, setLocal] = useState<LocalTurn[]>([]);
   // A conversation id made here exists on the server only once its first run does: not asked for before.
@@ -81,7 +84,7 @@ export function Component() {
     void end.current?.scrollIntoView({ block: 'end' });
   }, [turns.length]);
 
-  if (loading) return <Loading what="Loading projects" />;
+  if (loading || awaitingAgent) return <Loading what="Loading projects" />;
   if (!projectId)
     return (
       <Empty

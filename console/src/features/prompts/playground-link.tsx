@@ -13,8 +13,9 @@ interface AgentRef {
  * The playground address for one version of a prompt, with an agent:
  * /playground?agent=<id>&prompt=<name>&version=<n> (the playground reads these).
  */
-export function playgroundHref(prompt: string, version: number, agentId?: string): string {
+export function playgroundHref(projectId: string, prompt: string, version: number, agentId?: string): string {
   const q = new URLSearchParams();
+  q.set('project', projectId);
   if (agentId) q.set('agent', agentId);
   q.set('prompt', prompt);
   q.set('version', String(version));
@@ -53,14 +54,14 @@ export function PlaygroundLink({
       <Menu.Dropdown>
         <Menu.Label>With agent</Menu.Label>
         {list.map((a) => (
-          <Menu.Item key={a.id} component={Link} to={playgroundHref(promptName, version, a.id)}>
+          <Menu.Item key={a.id} component={Link} to={playgroundHref(projectId, promptName, version, a.id)}>
             {a.name}
             {a.prompt_id === promptId ? ' (uses this prompt)' : ''}
           </Menu.Item>
         ))}
         {list.length === 0 && <Menu.Item disabled>No agent in this project</Menu.Item>}
         <Menu.Divider />
-        <Menu.Item component={Link} to={playgroundHref(promptName, version)}>
+        <Menu.Item component={Link} to={playgroundHref(projectId, promptName, version)}>
           Choose the agent there
         </Menu.Item>
       </Menu.Dropdown>

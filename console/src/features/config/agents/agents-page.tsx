@@ -80,7 +80,7 @@ function Agents({ projectId }: { projectId: string }) {
                       size="compact-sm"
                       variant="light"
                       component={Link}
-                      to={`/playground?agent=${a.id}`}
+                      to={`/playground?project=${projectId}&agent=${a.id}`}
                       aria-label={`Open ${a.name} in the playground`}
                     >
                       Playground
