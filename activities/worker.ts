@@ -12,6 +12,7 @@ import { startMetricsServer, type MetricsServer } from '../core/telemetry/metric
 import { TurnsRepository } from '../core/repositories/turns.repository.js';
 import { setEgressPolicy } from '../core/security/egress-agent.js';
 import { temporalSettings } from '../temporal.config.js';
+import { temporalConnectionOptions } from '../core/temporal/connection-options.js';
 import { SecretBox } from '../core/crypto/secrets.js';
 import { GatewayPolicyService } from '../core/metering/gateway-policy.js';
 import { UsageWriter } from '../core/metering/usage-writer.js';
@@ -114,7 +115,7 @@ export async function startWorker(
   setEgressPolicy(config.egress);
   const settings = temporalSettings(config);
   const sandboxes = await startSandboxes(options.sandboxConfig ?? loadSandboxConfig(process.env), logger, db);
-  const connection = await NativeConnection.connect({ address: settings.address });
+  const connection = await NativeConnection.connect(temporalConnectionOptions(config));
   if (!config.secretsKey) throw new Error('SECRETS_KEY is not set');
   const temporal = new Client({ connection, namespace: settings.namespace });
   const usage = new UsageWriter(db, logger);
@@ -124,7 +125,7 @@ export async function startWorker(
       config,
       db,
       logger,
-      secrets: new SecretBox(config.secretsKey),
+      secrets: new SecretBox(config.secretsKey, config.secretsKeyPrevious),
       policy: new GatewayPolicyService(db, usage),
       sandbox: sandboxes.manager,
       temporal,
@@ -201,7 +202,7 @@ async function main(): Promise<void> {
   const sandboxConfig = loadSandboxConfigOrExit();
   // Before the pool exists: the pg instrumentation patches the driver when it is next required.
   installTelemetry('worker', config, logger);
-  const db = createDb(config.databaseUrl!);
+  const db = createDb(config.databaseUrl!, { ...config.database.pool, ssl: config.database.ssl });
   const running = await startWorker(config, logger, db, { sandboxConfig });
   logger.info({ taskQueue: config.temporalTaskQueue }, 'worker running');
   let stopping = false;

@@ -4,6 +4,7 @@ import { SecretBox } from '../core/crypto/secrets.js';
 import { createDb, type Db } from '../core/db/knex.js';
 import type { Logger } from '../core/logger.js';
 import { UsageWriter } from '../core/metering/usage-writer.js';
+import { temporalConnectionOptions } from '../core/temporal/connection-options.js';
 import { TemporalClientHolder } from './temporal/client.js';
 import { temporalSettings } from '../temporal.config.js';
 
@@ -26,12 +27,13 @@ export interface AppDeps {
 export function createDeps(config: Config, logger: Logger): AppDeps {
   if (!config.databaseUrl) throw new Error('DATABASE_URL is not set');
   if (!config.secretsKey) throw new Error('SECRETS_KEY is not set');
-  const db = createDb(config.databaseUrl);
-  const temporal = new TemporalClientHolder(temporalSettings(config));
-  const changes = new ChangeFeed(config.databaseUrl, logger);
+  const db = createDb(config.databaseUrl, { ...config.database.pool, ssl: config.database.ssl });
+  const temporal = new TemporalClientHolder(temporalSettings(config), temporalConnectionOptions(config));
+  const changes = new ChangeFeed(config.databaseUrl, logger, config.database.ssl);
   changes.start();
   const usage = new UsageWriter(db, logger);
-  return { config, db, logger, secrets: new SecretBox(config.secretsKey), temporal, changes, usage };
+  const secrets = new SecretBox(config.secretsKey, config.secretsKeyPrevious);
+  return { config, db, logger, secrets, temporal, changes, usage };
 }
 
 export async function closeDeps(deps: AppDeps): Promise<void> {

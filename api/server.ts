@@ -85,7 +85,12 @@ export async function startApiServer(
 
 /** Checks that must pass before serving; throws WrongSecretsKeyError when SECRETS_KEY does not match the database. */
 export async function preflight(deps: AppDeps): Promise<void> {
-  await verifySecretsKey(deps.db, deps.secrets);
+  const key = await verifySecretsKey(deps.db, deps.secrets);
+  // Both keys are accepted during a rotation; say where it stands so the operator knows the next step.
+  if (key === 'previous')
+    deps.logger.warn('SECRETS_KEY rotation not finished: run `npm run secrets:rotate` (docs/deploy.md)');
+  else if (deps.secrets.hasPreviousKey)
+    deps.logger.info('SECRETS_KEY rotation finished: SECRETS_KEY_PREVIOUS can be removed');
 }
 
 async function main(): Promise<void> {

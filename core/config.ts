@@ -1,5 +1,13 @@
 import Joi from 'joi';
 import { egressSettings, parseEgressList, type EgressSettings } from './security/egress-policy.js';
+import {
+  connectionSchemaKeys,
+  resolveDatabasePool,
+  resolveDatabaseSsl,
+  resolveTemporalTls,
+} from './config-connections.js';
+import type { DatabaseSsl } from './db/pg-ssl.js';
+import type { TemporalTls } from './temporal/connection-options.js';
 
 /**
  * All process configuration, validated once at start-up. A bad value stops the
@@ -10,11 +18,24 @@ export interface Config {
   host: string;
   maxBodyBytes: number;
   databaseUrl: string | undefined;
+  /** The main pool and TLS of every connection to PostgreSQL (core/db/pg-ssl.ts). */
+  database: {
+    /** DATABASE_SSL_*; undefined: DATABASE_URL's own parameters decide. */
+    ssl: DatabaseSsl | undefined;
+    /** DATABASE_POOL_MIN / DATABASE_POOL_MAX of each process's main pool. */
+    pool: { min: number; max: number };
+  };
   temporalAddress: string | undefined;
+  /** TEMPORAL_TLS*; undefined: plaintext (core/temporal/connection-options.ts). */
+  temporalTls: TemporalTls | undefined;
+  /** TEMPORAL_API_KEY: sent as `Authorization: Bearer` on every Temporal call (Temporal Cloud). */
+  temporalApiKey: string | undefined;
   temporalNamespace: string;
   temporalTaskQueue: string;
   temporalUiUrl: string | undefined;
   secretsKey: Buffer | undefined;
+  /** SECRETS_KEY_PREVIOUS: during a key rotation, tried when SECRETS_KEY cannot decrypt a stored secret. */
+  secretsKeyPrevious: Buffer | undefined;
   adminToken: string | undefined;
   logLevel: string;
   /** LOG_FORMAT: json, or pretty (readable lines); unset = pretty on a terminal, JSON otherwise. */
@@ -149,6 +170,8 @@ const schema = Joi.object({
   TEMPORAL_TASK_QUEUE: Joi.string().min(1).max(200).default('agent-sessions'),
   TEMPORAL_UI_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
   SECRETS_KEY: base64Key32,
+  SECRETS_KEY_PREVIOUS: base64Key32,
+  ...connectionSchemaKeys,
   ADMIN_TOKEN: Joi.string().min(16).max(512),
   LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
   LOG_FORMAT: Joi.string().valid('json', 'pretty'),
@@ -221,7 +244,9 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     const parts = error.details.map((d) => {
       const key = String(d.path[0]);
       const got = cleaned[key];
-      return `${d.message}${got !== undefined && !/KEY|TOKEN|URL/.test(key) ? ` (got "${got}")` : ''}`;
+      // Secrets are never echoed, nor PEM values (their messages name the file when there is one).
+      const echo = got !== undefined && !/KEY|TOKEN|URL|_CERT$|_CA$/.test(key);
+      return `${d.message}${echo ? ` (got "${got}")` : ''}`;
     });
     throw new ConfigError(`Invalid configuration: ${parts.join('; ')}`);
   }
@@ -237,16 +262,29 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
       'Invalid configuration: METRICS_REQUIRE_TOKEN=true needs ADMIN_TOKEN (the token /metrics then asks for)',
     );
   }
+  const problems: string[] = [];
+  if (v.SECRETS_KEY_PREVIOUS !== undefined && v.SECRETS_KEY === undefined)
+    problems.push('SECRETS_KEY_PREVIOUS needs SECRETS_KEY (the new key; the previous one is only read)');
+  const temporalTls = resolveTemporalTls(v, problems);
+  const databaseSsl = resolveDatabaseSsl(v, problems);
+  const databasePool = resolveDatabasePool(v, problems);
+  if (problems.length > 0) throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
   return {
     port: v.PORT as number,
     host: v.HOST as string,
     maxBodyBytes: v.MAX_BODY_BYTES as number,
     databaseUrl: v.DATABASE_URL as string | undefined,
+    database: { ssl: databaseSsl, pool: databasePool },
     temporalAddress: v.TEMPORAL_ADDRESS as string | undefined,
+    temporalTls,
+    temporalApiKey: v.TEMPORAL_API_KEY as string | undefined,
     temporalNamespace: v.TEMPORAL_NAMESPACE as string,
     temporalTaskQueue: v.TEMPORAL_TASK_QUEUE as string,
     temporalUiUrl: v.TEMPORAL_UI_URL as string | undefined,
     secretsKey: v.SECRETS_KEY ? Buffer.from(v.SECRETS_KEY as string, 'base64') : undefined,
+    secretsKeyPrevious: v.SECRETS_KEY_PREVIOUS
+      ? Buffer.from(v.SECRETS_KEY_PREVIOUS as string, 'base64')
+      : undefined,
     adminToken: v.ADMIN_TOKEN as string | undefined,
     logLevel: v.LOG_LEVEL as string,
     logFormat: v.LOG_FORMAT as 'json' | 'pretty' | undefined,

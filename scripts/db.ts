@@ -4,7 +4,7 @@ import { createDb, migrateLatest, rollback } from '../core/db/knex.js';
 
 const command = process.argv[2];
 const config = loadConfigOrExit(process.env, { require: ['DATABASE_URL'] });
-const db = createDb(config.databaseUrl!);
+const db = createDb(config.databaseUrl!, { ssl: config.database.ssl });
 try {
   if (command === 'migrate') {
     const applied = await migrateLatest(db);

@@ -140,7 +140,8 @@ async function main(): Promise<void> {
     // Before any pool exists; the worker adds its own role (and service name) to the same pipeline.
     installTelemetry('api', config, logger);
     step = 'migrations';
-    const db = createDb(config.databaseUrl!);
+    // The worker's pool: migrations first, then its activities.
+    const db = createDb(config.databaseUrl!, { ...config.database.pool, ssl: config.database.ssl });
     stops.push(() => db.destroy());
     const applied = await migrateLatest(db);
     logger.info({ applied }, 'migrations applied');

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import pg from 'pg';
 import type { Db } from '../../core/db/knex.js';
+import { pgConnectionConfig, type DatabaseSsl } from '../../core/db/pg-ssl.js';
 import type { Logger } from '../../core/logger.js';
 import { RUN_EVENTS_CHANNEL } from '../../core/repositories/run-store.js';
 
@@ -48,6 +49,8 @@ export class ChangeFeed {
   constructor(
     private readonly databaseUrl: string,
     private readonly logger: Logger,
+    /** DATABASE_SSL_* (`config.database.ssl`), as for the pools. */
+    private readonly ssl?: DatabaseSsl,
   ) {}
 
   subscribe(fn: Listener): () => void {
@@ -72,7 +75,10 @@ export class ChangeFeed {
 
   private async connect(): Promise<void> {
     if (this.stopped) return;
-    const client = new pg.Client({ connectionString: this.databaseUrl, connectionTimeoutMillis: 5_000 });
+    const client = new pg.Client({
+      ...pgConnectionConfig(this.databaseUrl, this.ssl),
+      connectionTimeoutMillis: 5_000,
+    });
     this.client = client;
     const down = (err?: unknown) => {
       if (this.client !== client) return;

@@ -1,6 +1,8 @@
 import { Client, Connection } from '@temporalio/client';
 import type { TemporalSettings } from '../../temporal.config.js';
 import { temporalClientInterceptors } from '../../core/telemetry/temporal.js';
+import type { TemporalConnectionOptions } from '../../core/temporal/connection-options.js';
+import { temporalClientRetryInterceptors } from './retry.js';
 
 /**
  * One lazily-connected Temporal client per process: the API starts (and can
@@ -10,8 +12,16 @@ export class TemporalClientHolder {
   readonly connection: Connection;
   readonly client: Client;
 
-  constructor(readonly settings: TemporalSettings) {
-    this.connection = Connection.lazy({ address: settings.address, connectTimeout: '3s' });
+  constructor(
+    readonly settings: TemporalSettings,
+    /** TLS and API key (core/temporal/connection-options.ts); the default is plaintext to settings.address. */
+    connectionOptions: TemporalConnectionOptions = { address: settings.address, tls: false },
+  ) {
+    this.connection = Connection.lazy({
+      ...connectionOptions,
+      connectTimeout: '3s',
+      interceptors: temporalClientRetryInterceptors(),
+    });
     this.client = new Client({
       connection: this.connection,
       namespace: settings.namespace,

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
+import { pgConnectionConfig, type DatabaseSsl } from './pg-ssl.js';
 import { registerPool } from './pool-stats.js';
 
 // Return BIGINT (int8) as numbers: our counters and token sums stay well below 2^53.
@@ -34,16 +35,25 @@ class TsMigrationSource implements Knex.MigrationSource<string> {
   }
 }
 
-/** `pool.name` labels the pool's connection metrics (`db.client.connection.pool.name`). */
-export function createDb(databaseUrl: string, pool: { min?: number; max?: number; name?: string } = {}): Db {
+/** Pool sizes (default 0..10), the pool's name and TLS. */
+export interface DbOptions {
+  min?: number;
+  max?: number;
+  /** Labels the pool's connection metrics (`db.client.connection.pool.name`). */
+  name?: string;
+  /** DATABASE_SSL_* (`config.database.ssl`); undefined: DATABASE_URL's own parameters decide. */
+  ssl?: DatabaseSsl | undefined;
+}
+
+export function createDb(databaseUrl: string, options: DbOptions = {}): Db {
   const db = knexFactory({
     client: 'pg',
-    connection: { connectionString: databaseUrl, connectionTimeoutMillis: 5_000 },
-    pool: { min: pool.min ?? 0, max: pool.max ?? 10 },
+    connection: { ...pgConnectionConfig(databaseUrl, options.ssl), connectionTimeoutMillis: 5_000 },
+    pool: { min: options.min ?? 0, max: options.max ?? 10 },
     acquireConnectionTimeout: 10_000,
     migrations: { migrationSource: new TsMigrationSource(), tableName: 'knex_migrations' },
   });
-  registerPool(pool.name ?? 'main', db);
+  registerPool(options.name ?? 'main', db);
   return db;
 }
 

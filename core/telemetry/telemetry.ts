@@ -87,7 +87,7 @@ export class Telemetry {
   ) {
     const otel = config.otel;
     // Its own small pool: exports never compete with requests for connections.
-    this.db = createDb(config.databaseUrl!, { max: 2, name: 'telemetry' });
+    this.db = createDb(config.databaseUrl!, { max: 2, name: 'telemetry', ssl: config.database.ssl });
     const batch = {
       maxQueueSize: otel.maxQueueSize,
       maxExportBatchSize: otel.maxExportBatchSize,
