@@ -108,10 +108,16 @@ export async function streamAnswer(deps: SessionDeps, call: StreamCall): Promise
     inputTokens: used.input_tokens,
     outputTokens: used.output_tokens,
     finishReasons: [got.finish],
-    ...(admission?.price ? { costUsd: costUsd(admission.price, used.input_tokens, used.output_tokens) } : {}),
+    ...(admission?.price ? { costUsd: costUsd(admission.price, used) } : {}),
     output: got.text,
   });
-  const outcome = { inputTokens: used.input_tokens, outputTokens: used.output_tokens, status: 200 };
+  const outcome = {
+    inputTokens: used.input_tokens,
+    outputTokens: used.output_tokens,
+    cacheReadTokens: used.cache_read_tokens,
+    cacheWriteTokens: used.cache_write_tokens,
+    status: 200,
+  };
   await settle(deps, admission, outcome, 'settling a model call failed');
   return { text: got.text, toolCalls, usage: got.usage, finish: got.finish, pendingDeltas };
 }

@@ -90,6 +90,8 @@ export function createSummarizeActivities(deps: SessionDeps) {
         const outcome = {
           inputTokens: usage?.input_tokens ?? 0,
           outputTokens: usage?.output_tokens ?? 0,
+          cacheReadTokens: usage?.cache_read_tokens,
+          cacheWriteTokens: usage?.cache_write_tokens,
           status: usage ? 200 : 502,
         };
         await settle(deps, admission, outcome, 'settling a summarizer call failed');

@@ -26,6 +26,11 @@ function passthroughBody(surface: Surface, body: Obj, model: string): Obj {
   return surface.format === 'gemini' ? body : { ...body, model };
 }
 
+/** A chat body for a same-format provider: the surface's own extensions removed (see Surface.sameFormatChatBody). */
+function passthroughChatBody(surface: Surface, body: Obj, model: string): Obj {
+  return passthroughBody(surface, surface.sameFormatChatBody?.(body) ?? body, model);
+}
+
 export async function chatJson(
   surface: Surface,
   target: ProviderTarget,
@@ -35,7 +40,7 @@ export async function chatJson(
 ): Promise<JsonAnswer> {
   const adapter = ADAPTERS[target.type];
   if (surface.format === target.type) {
-    const call = buildCall(adapter, target, model, 'chat', passthroughBody(surface, body, model));
+    const call = buildCall(adapter, target, model, 'chat', passthroughChatBody(surface, body, model));
     const answer: unknown = await (await postUpstream(target, call, signal)).json();
     return { body: answer, usage: adapter.fromVendorResponse(answer, model).usage };
   }
@@ -58,7 +63,7 @@ export async function chatStream(
   let usage: Usage | undefined;
   if (surface.format === target.type) {
     const adapter = ADAPTERS[target.type];
-    const call = buildCall(adapter, target, model, 'stream', passthroughBody(surface, body, model));
+    const call = buildCall(adapter, target, model, 'stream', passthroughChatBody(surface, body, model));
     const res = await postUpstream(target, call, signal);
     const parse = adapter.createStreamParser(target.name, model);
     const chunks = async function* () {

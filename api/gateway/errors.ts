@@ -24,6 +24,8 @@ export class GatewayError extends Error {
     readonly kind: GatewayErrorKind,
     message: string,
     readonly retryAfterMs?: number,
+    /** The request field at fault, for the surfaces whose error shape names it (OpenAI's `param`). */
+    readonly param?: string,
   ) {
     super(message);
     this.name = 'GatewayError';
@@ -31,5 +33,8 @@ export class GatewayError extends Error {
 }
 
 export const invalidRequest = (message: string) => new GatewayError(400, 'invalid_request', message);
+/** A 400 about one request field: `param` is its path in the surface's own style. */
+export const invalidField = (param: string, message: string) =>
+  new GatewayError(400, 'invalid_request', message, undefined, param);
 export const unauthorized = (message: string) => new GatewayError(401, 'authentication', message);
 export const forbidden = (message: string) => new GatewayError(403, 'permission', message);

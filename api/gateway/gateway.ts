@@ -94,6 +94,7 @@ export class Gateway {
       const body: unknown = ctx.request.body;
       if (!isObj(body)) throw invalidRequest('request body must be a JSON object');
       const request = body;
+      if (op === 'chat') surface.validateChat?.(request);
       primary = resolveModel(key, authorized.providers, asked);
       const candidates = [primary, ...fallbackCandidates(key, authorized.providers, primary)];
       const admission = await this.policy.admit(key, {

@@ -73,8 +73,8 @@ export function meteredPolicy(db: Db, usageWriter?: UsageWriter): GatewayPolicy 
     settle(admission: Admission, usage: Usage | undefined, outcome: Outcome): Promise<void> {
       const { admission: adm, span } = admission as Metered;
       // The span ends with the call, not with the bookkeeping that follows it.
-      const cost =
-        usage && adm.price ? costUsd(adm.price, usage.input_tokens, usage.output_tokens) : undefined;
+      const cost = usage && adm.price ? costUsd(adm.price, usage) : undefined;
+      if (usage) recordCacheTokens(span, usage);
       const result = {
         ...(outcome.model ? { responseModel: outcome.model } : {}),
         ...(usage ? { inputTokens: usage.input_tokens, outputTokens: usage.output_tokens } : {}),
@@ -127,8 +127,18 @@ export function meteredPolicy(db: Db, usageWriter?: UsageWriter): GatewayPolicy 
     await service.settle(adm, {
       inputTokens: charged.input_tokens,
       outputTokens: charged.output_tokens,
+      cacheReadTokens: usage?.cache_read_tokens,
+      cacheWriteTokens: usage?.cache_write_tokens,
       status: outcome.status,
       traceId,
     });
   }
+}
+
+/** The GenAI conventions' cache counts on the model-call span (subsets of gen_ai.usage.input_tokens). */
+function recordCacheTokens(span: ModelCallSpan, usage: Usage): void {
+  if (usage.cache_read_tokens)
+    span.span.setAttribute('gen_ai.usage.cache_read.input_tokens', usage.cache_read_tokens);
+  if (usage.cache_write_tokens)
+    span.span.setAttribute('gen_ai.usage.cache_creation.input_tokens', usage.cache_write_tokens);
 }

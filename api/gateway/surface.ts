@@ -25,6 +25,14 @@ export interface StreamRenderer {
 export interface Surface {
   format: ProviderFormat;
   errorBody(err: GatewayError): unknown;
+  /**
+   * Refuses a chat request the gateway can tell is malformed whatever the
+   * provider (a bad `cache_control`…), before it is admitted: nothing is
+   * counted or sent. Throws a GatewayError naming the field.
+   */
+  validateChat?(body: Record<string, unknown>): void;
+  /** A chat body as it goes to a provider of this same format (default: as received). */
+  sameFormatChatBody?(body: Record<string, unknown>): Record<string, unknown>;
   parseRequest(body: Record<string, unknown>, model: string, target: ProviderFormat): LlmRequest;
   renderResponse(res: LlmResponse): unknown;
   createStreamRenderer(body: Record<string, unknown>): StreamRenderer;

@@ -15,9 +15,11 @@ const DEFAULT_WINDOW_MS = 30 * 24 * 3600 * 1000;
 const usageRow = {
   requests: Joi.number().integer(),
   errors: Joi.number().integer(),
-  input_tokens: Joi.number().integer(),
+  input_tokens: Joi.number().integer().description('Every prompt token, cache reads and writes included'),
   output_tokens: Joi.number().integer(),
-  cost_usd: Joi.number(),
+  cache_read_tokens: Joi.number().integer().description('Of input_tokens, read from the prompt cache'),
+  cache_write_tokens: Joi.number().integer().description('Of input_tokens, written to the prompt cache'),
+  cost_usd: Joi.number().description('Cache reads and writes charged at the Model pricing’s cache rates'),
   avg_latency_ms: Joi.number(),
 };
 

@@ -145,7 +145,16 @@ export const runResponse = Joi.object({
     structured: Joi.any().description("The answer parsed and validated against the agent's schema"),
   }).allow(null),
   tool_calls: Joi.array().items(Joi.object().unknown(true)),
-  usage: Joi.object({ input_tokens: Joi.number().integer(), output_tokens: Joi.number().integer() }),
+  usage: Joi.object({
+    input_tokens: Joi.number().integer().description("Every prompt token of the turn's model calls"),
+    output_tokens: Joi.number().integer(),
+    cache_read_tokens: Joi.number()
+      .integer()
+      .description('Of input_tokens, read from the prompt cache; present once a call reported some'),
+    cache_write_tokens: Joi.number()
+      .integer()
+      .description('Of input_tokens, written to the prompt cache; present once a call reported some'),
+  }),
   model: Joi.string().allow(null).description('The provider-side model id the turn called'),
   cost_usd: Joi.number()
     .allow(null)
@@ -201,7 +210,12 @@ export interface RunView {
   status: (typeof RUN_STATUSES)[number];
   output: { role: 'assistant'; content: string; structured?: unknown } | null;
   tool_calls: Array<Record<string, unknown>>;
-  usage: { input_tokens: number; output_tokens: number };
+  usage: {
+    input_tokens: number;
+    output_tokens: number;
+    cache_read_tokens?: number;
+    cache_write_tokens?: number;
+  };
   model: string | null;
   cost_usd: number | null;
   error: { code: string; message: string; details?: unknown } | null;

@@ -9,7 +9,8 @@ import {
   uuid,
 } from './common.schemas.js';
 import { PROVIDER_TYPES } from './providers.schemas.js';
-import type { DbModel, ProviderType } from '../../core/db/llm-config.tables.js';
+import type { ProviderType } from '../../core/db/llm-config.tables.js';
+import type { Price } from '../../core/metering/pricing.js';
 
 /**
  * The sampling parameters every vendor shares are checked; any other key is
@@ -28,10 +29,20 @@ const parameters = Joi.object({
   seed: Joi.number().integer(),
 }).unknown(true);
 
+const rate = Joi.number().min(0).max(1e6);
+const CACHE_READ = 'Prompt-cache reads; without it they are charged at the input price';
+const CACHE_WRITE =
+  'Prompt-cache writes (Anthropic: 1.25× input for 5-minute breakpoints, 2× for 1-hour ones); ' +
+  'without it they are charged at the input price';
+
 const pricing = Joi.object({
-  input_per_million_usd: Joi.number().min(0).max(1e6).required(),
-  output_per_million_usd: Joi.number().min(0).max(1e6).required(),
-}).allow(null);
+  input_per_million_usd: rate.required(),
+  output_per_million_usd: rate.required(),
+  cache_read_per_million_usd: rate.description(CACHE_READ),
+  cache_write_per_million_usd: rate.description(CACHE_WRITE),
+})
+  .allow(null)
+  .description('USD per million tokens; cached input tokens are charged at the cache rates');
 
 const modelId = Joi.string().trim().min(1).max(200);
 const providerType = Joi.string().valid(...PROVIDER_TYPES);
@@ -71,7 +82,7 @@ export interface ModelCreateBody {
   provider_type: ProviderType;
   provider_id?: string | null;
   parameters?: Record<string, unknown>;
-  pricing?: DbModel['pricing'];
+  pricing?: Price | null;
 }
 export type ModelUpdateBody = Partial<ModelCreateBody>;
 
@@ -84,7 +95,7 @@ export interface Model {
   provider_type: ProviderType;
   provider_id: string | null;
   parameters: Record<string, unknown>;
-  pricing: DbModel['pricing'];
+  pricing: Price | null;
   created_at: string;
   updated_at: string;
 }
@@ -102,6 +113,8 @@ export const modelResponse = Joi.object({
   pricing: Joi.object({
     input_per_million_usd: Joi.number(),
     output_per_million_usd: Joi.number(),
+    cache_read_per_million_usd: Joi.number().description(CACHE_READ),
+    cache_write_per_million_usd: Joi.number().description(CACHE_WRITE),
   }).allow(null),
   created_at: timestamp,
   updated_at: timestamp,

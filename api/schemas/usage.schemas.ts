@@ -52,9 +52,11 @@ export interface UsageSeriesQuery {
 const sums = {
   requests: Joi.number().integer(),
   errors: Joi.number().integer().description('Calls answered with a status of 400 or more'),
-  input_tokens: Joi.number().integer(),
+  input_tokens: Joi.number().integer().description('Every prompt token, cache reads and writes included'),
   output_tokens: Joi.number().integer(),
-  cost_usd: Joi.number(),
+  cache_read_tokens: Joi.number().integer().description('Of input_tokens, read from the prompt cache'),
+  cache_write_tokens: Joi.number().integer().description('Of input_tokens, written to the prompt cache'),
+  cost_usd: Joi.number().description('Cache reads and writes charged at the Model pricing’s cache rates'),
 };
 
 export const usageSeriesResponse = Joi.object({

@@ -17,11 +17,23 @@ export function temporalUiUrl(config: Config, workflowId: string): string {
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-/** The run's tokens at its model's price; null when no price is known. */
+/** The run's tokens as numbers (jsonb sums may come back as strings); cache counts only when some were reported. */
+function runUsage(row: RunViewRow): RunView['usage'] {
+  const read = Number(row.usage.cache_read_tokens ?? 0);
+  const write = Number(row.usage.cache_write_tokens ?? 0);
+  return {
+    input_tokens: Number(row.usage.input_tokens ?? 0),
+    output_tokens: Number(row.usage.output_tokens ?? 0),
+    ...(read ? { cache_read_tokens: read } : {}),
+    ...(write ? { cache_write_tokens: write } : {}),
+  };
+}
+
+/** The run's tokens at its model's price (cache reads and writes at its cache rates); null when no price is known. */
 function estimatedCost(row: RunViewRow): number | null {
   const price = row.model_pricing ?? (row.model ? defaultPrice(row.model) : undefined);
   if (!price) return null;
-  const usd = costUsd(price, Number(row.usage.input_tokens ?? 0), Number(row.usage.output_tokens ?? 0));
+  const usd = costUsd(price, runUsage(row));
   return Math.round(usd * 1e8) / 1e8;
 }
 
@@ -44,10 +56,7 @@ export function toRunView(row: RunViewRow, config: Config): RunView {
     status: row.status,
     output: row.output,
     tool_calls: row.tool_calls,
-    usage: {
-      input_tokens: Number(row.usage.input_tokens ?? 0),
-      output_tokens: Number(row.usage.output_tokens ?? 0),
-    },
+    usage: runUsage(row),
     model: row.model,
     cost_usd: estimatedCost(row),
     error: row.error,

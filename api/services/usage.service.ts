@@ -54,6 +54,8 @@ function sums(row: UsageSums): UsageSums {
     errors: Number(row.errors),
     input_tokens: Number(row.input_tokens),
     output_tokens: Number(row.output_tokens),
+    cache_read_tokens: Number(row.cache_read_tokens),
+    cache_write_tokens: Number(row.cache_write_tokens),
     cost_usd: money(row.cost_usd),
   };
 }

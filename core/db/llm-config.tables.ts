@@ -77,7 +77,13 @@ export interface DbModel {
   provider_type: ProviderType;
   provider_id: string | null;
   parameters: Record<string, unknown>;
-  pricing: { input_per_million_usd: number; output_per_million_usd: number } | null;
+  pricing: {
+    input_per_million_usd: number;
+    output_per_million_usd: number;
+    /** Prompt-cache rates; absent: charged at the input price (core/metering/pricing.ts). */
+    cache_read_per_million_usd?: number;
+    cache_write_per_million_usd?: number;
+  } | null;
   created_at: Date;
   updated_at: Date;
 }

@@ -1,7 +1,7 @@
 import { context, ROOT_CONTEXT } from '@opentelemetry/api';
 import type { Db } from '../db/knex.js';
 import { MeteringRepository, type BudgetPeriod } from '../repositories/metering.repository.js';
-import { costUsd, defaultPrice, type Price } from './pricing.js';
+import { costUsd, defaultPrice, worstCaseCostUsd, type Price } from './pricing.js';
 import type { UsageWriter } from './usage-writer.js';
 
 export interface RateLimit {
@@ -40,8 +40,12 @@ export interface Admission {
 }
 
 export interface Outcome {
+  /** Every prompt token, cache reads and writes included (see core/llm/types.ts Usage). */
   inputTokens: number;
   outputTokens: number;
+  /** Of inputTokens, read from and written to the provider's prompt cache (charged at the cache rates). */
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
   status: number;
   traceId?: string;
 }
@@ -147,7 +151,7 @@ export class GatewayPolicyService {
   async admit(key: MeteredKey, request: AdmitRequest): Promise<Admission> {
     const price = await this.price(request.providerId, request.model);
     if (key.budget && !price) throw new UnpricedModelError(request.model);
-    const reservedUsd = price ? costUsd(price, request.inputTokens, request.maxOutputTokens) : 0;
+    const reservedUsd = price ? worstCaseCostUsd(price, request.inputTokens, request.maxOutputTokens) : 0;
     // Settles of this key that this replica is still writing when the count starts
     // (their promise may resolve before the refusal reaches us).
     const writing = this.unwritten(key.id);
@@ -201,7 +205,16 @@ export class GatewayPolicyService {
    */
   settle(admission: Admission, outcome: Outcome): Promise<{ costUsd: number }> {
     const { key, request, price } = admission;
-    const actual = price ? costUsd(price, outcome.inputTokens, outcome.outputTokens) : 0;
+    const cacheRead = outcome.cacheReadTokens ?? 0;
+    const cacheWrite = outcome.cacheWriteTokens ?? 0;
+    const actual = price
+      ? costUsd(price, {
+          input_tokens: outcome.inputTokens,
+          output_tokens: outcome.outputTokens,
+          cache_read_tokens: cacheRead,
+          cache_write_tokens: cacheWrite,
+        })
+      : 0;
     const row = {
       virtual_key_id: key.id,
       provider_id: request.providerId,
@@ -209,6 +222,8 @@ export class GatewayPolicyService {
       model: request.model,
       input_tokens: outcome.inputTokens,
       output_tokens: outcome.outputTokens,
+      cache_read_tokens: cacheRead,
+      cache_write_tokens: cacheWrite,
       cost_usd: actual,
       latency_ms: Math.round(performance.now() - admission.startedAt),
       status: outcome.status,

@@ -1,8 +1,36 @@
-/** USD per million tokens. */
+import type { Usage } from '../llm/types.js';
+
+/**
+ * USD per million tokens. The cache rates are optional: without one, cache
+ * reads (or writes) are charged at the input price, which never undercharges
+ * a budget for reads; an Anthropic cache write costs more than an input
+ * token, so a model used with `cache_control` should have its write rate set.
+ */
 export interface Price {
   input_per_million_usd: number;
   output_per_million_usd: number;
+  cache_read_per_million_usd?: number;
+  cache_write_per_million_usd?: number;
 }
+
+/**
+ * Anthropic's cache rates: reads 0.1× the input price, writes 1.25× (the
+ * default 5-minute TTL; a 1-hour breakpoint's writes cost 2×, which a
+ * Model's `pricing` must say if callers use `ttl: '1h'`).
+ */
+const anthropic = (input: number, output: number): Price => ({
+  input_per_million_usd: input,
+  output_per_million_usd: output,
+  cache_read_per_million_usd: Math.round(input * 0.1 * 1e6) / 1e6,
+  cache_write_per_million_usd: Math.round(input * 1.25 * 1e6) / 1e6,
+});
+
+/** OpenAI's cached input (its own prefix caching, no write surcharge on these models). */
+const openai = (input: number, output: number, cachedInput: number): Price => ({
+  input_per_million_usd: input,
+  output_per_million_usd: output,
+  cache_read_per_million_usd: cachedInput,
+});
 
 /**
  * Shipped list prices of common models (USD per million tokens, standard
@@ -11,27 +39,27 @@ export interface Price {
  * nothing is known (a key with a budget then refuses them).
  */
 export const DEFAULT_PRICES: Record<string, Price> = {
-  'gpt-4o-mini': { input_per_million_usd: 0.15, output_per_million_usd: 0.6 },
-  'gpt-4o': { input_per_million_usd: 2.5, output_per_million_usd: 10 },
-  'gpt-4.1-nano': { input_per_million_usd: 0.1, output_per_million_usd: 0.4 },
-  'gpt-4.1-mini': { input_per_million_usd: 0.4, output_per_million_usd: 1.6 },
-  'gpt-4.1': { input_per_million_usd: 2, output_per_million_usd: 8 },
+  'gpt-4o-mini': openai(0.15, 0.6, 0.075),
+  'gpt-4o': openai(2.5, 10, 1.25),
+  'gpt-4.1-nano': openai(0.1, 0.4, 0.025),
+  'gpt-4.1-mini': openai(0.4, 1.6, 0.1),
+  'gpt-4.1': openai(2, 8, 0.5),
   'gpt-4-turbo': { input_per_million_usd: 10, output_per_million_usd: 30 },
   'gpt-3.5-turbo': { input_per_million_usd: 0.5, output_per_million_usd: 1.5 },
-  'o1-mini': { input_per_million_usd: 1.1, output_per_million_usd: 4.4 },
-  o1: { input_per_million_usd: 15, output_per_million_usd: 60 },
-  'o3-mini': { input_per_million_usd: 1.1, output_per_million_usd: 4.4 },
-  'o4-mini': { input_per_million_usd: 1.1, output_per_million_usd: 4.4 },
+  'o1-mini': openai(1.1, 4.4, 0.55),
+  o1: openai(15, 60, 7.5),
+  'o3-mini': openai(1.1, 4.4, 0.55),
+  'o4-mini': openai(1.1, 4.4, 0.275),
   'text-embedding-3-small': { input_per_million_usd: 0.02, output_per_million_usd: 0 },
   'text-embedding-3-large': { input_per_million_usd: 0.13, output_per_million_usd: 0 },
-  'claude-3-5-haiku': { input_per_million_usd: 0.8, output_per_million_usd: 4 },
-  'claude-3-haiku': { input_per_million_usd: 0.25, output_per_million_usd: 1.25 },
-  'claude-3-5-sonnet': { input_per_million_usd: 3, output_per_million_usd: 15 },
-  'claude-3-7-sonnet': { input_per_million_usd: 3, output_per_million_usd: 15 },
-  'claude-sonnet-4': { input_per_million_usd: 3, output_per_million_usd: 15 },
-  'claude-3-opus': { input_per_million_usd: 15, output_per_million_usd: 75 },
-  'claude-opus-4': { input_per_million_usd: 15, output_per_million_usd: 75 },
-  'claude-haiku-4': { input_per_million_usd: 1, output_per_million_usd: 5 },
+  'claude-3-5-haiku': anthropic(0.8, 4),
+  'claude-3-haiku': anthropic(0.25, 1.25),
+  'claude-3-5-sonnet': anthropic(3, 15),
+  'claude-3-7-sonnet': anthropic(3, 15),
+  'claude-sonnet-4': anthropic(3, 15),
+  'claude-3-opus': anthropic(15, 75),
+  'claude-opus-4': anthropic(15, 75),
+  'claude-haiku-4': anthropic(1, 5),
   'gemini-1.5-flash': { input_per_million_usd: 0.075, output_per_million_usd: 0.3 },
   'gemini-1.5-pro': { input_per_million_usd: 1.25, output_per_million_usd: 5 },
   'gemini-2.0-flash': { input_per_million_usd: 0.1, output_per_million_usd: 0.4 },
@@ -49,8 +77,31 @@ export function defaultPrice(model: string): Price | undefined {
   return best ? DEFAULT_PRICES[best] : undefined;
 }
 
-export function costUsd(price: Price, inputTokens: number, outputTokens: number): number {
+/**
+ * What a call costs: uncached input at the input price, cache reads and
+ * writes at their rates (the input price when the price has none), output
+ * at the output price. `usage.input_tokens` counts every prompt token (see Usage).
+ */
+export function costUsd(price: Price, usage: Usage): number {
+  const read = usage.cache_read_tokens ?? 0;
+  const write = usage.cache_write_tokens ?? 0;
+  const uncached = Math.max(0, usage.input_tokens - read - write);
+  const input = price.input_per_million_usd;
   return (
-    (inputTokens * price.input_per_million_usd + outputTokens * price.output_per_million_usd) / 1_000_000
+    (uncached * input +
+      read * (price.cache_read_per_million_usd ?? input) +
+      write * (price.cache_write_per_million_usd ?? input) +
+      usage.output_tokens * price.output_per_million_usd) /
+    1_000_000
   );
+}
+
+/**
+ * The most `inputTokens` prompt tokens can cost before the call says how many
+ * were cache writes: at the dearer of the input and cache-write prices, so a
+ * reservation never falls short of the charge on account of caching.
+ */
+export function worstCaseCostUsd(price: Price, inputTokens: number, outputTokens: number): number {
+  const input = Math.max(price.input_per_million_usd, price.cache_write_per_million_usd ?? 0);
+  return (inputTokens * input + outputTokens * price.output_per_million_usd) / 1_000_000;
 }

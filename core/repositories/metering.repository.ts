@@ -7,8 +7,12 @@ export interface DbGatewayUsage {
   provider_id: string | null;
   provider_name: string;
   model: string;
+  /** Every prompt token, the cache's included. */
   input_tokens: number;
   output_tokens: number;
+  /** Of input_tokens: read from, and written to, the provider's prompt cache. */
+  cache_read_tokens?: number;
+  cache_write_tokens?: number;
   cost_usd: number;
   latency_ms: number;
   status: number;
@@ -34,7 +38,10 @@ export interface CounterChanges {
 }
 
 const USAGE_COLUMNS =
-  'virtual_key_id, provider_id, provider_name, model, input_tokens, output_tokens, cost_usd, latency_ms, status, trace_id, created_at';
+  'virtual_key_id, provider_id, provider_name, model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, latency_ms, status, trace_id, created_at';
+/** The same from a JSON row; a row without cache counts (no caching) has zeros. */
+const USAGE_VALUES =
+  'virtual_key_id, provider_id, provider_name, model, input_tokens, output_tokens, coalesce(cache_read_tokens, 0), coalesce(cache_write_tokens, 0), cost_usd, latency_ms, status, trace_id, created_at';
 
 /**
  * Selected by each counter statement (admit's count and reservation, settle's
@@ -164,7 +171,7 @@ export class MeteringRepository {
   async insertUsageJson(rows: string[]): Promise<void> {
     await this.db.raw(
       `insert into gateway_usage (${USAGE_COLUMNS})
-       select ${USAGE_COLUMNS} from jsonb_populate_recordset(null::gateway_usage, ?::jsonb)`,
+       select ${USAGE_VALUES} from jsonb_populate_recordset(null::gateway_usage, ?::jsonb)`,
       [`[${rows.join(',')}]`],
     );
   }
@@ -205,6 +212,8 @@ export class MeteringRepository {
       errors: this.db.raw('count(*) filter (where status >= 400)::int'),
       input_tokens: this.db.raw('coalesce(sum(input_tokens), 0)::bigint'),
       output_tokens: this.db.raw('coalesce(sum(output_tokens), 0)::bigint'),
+      cache_read_tokens: this.db.raw('coalesce(sum(cache_read_tokens), 0)::bigint'),
+      cache_write_tokens: this.db.raw('coalesce(sum(cache_write_tokens), 0)::bigint'),
       cost_usd: this.db.raw('coalesce(sum(cost_usd), 0)::float8'),
       avg_latency_ms: this.db.raw('coalesce(avg(latency_ms), 0)::float8'),
     };

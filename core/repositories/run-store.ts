@@ -57,7 +57,8 @@ export interface DbRun {
   prompt_version_id: string | null;
   output: { role: 'assistant'; content: string; structured?: unknown } | null;
   tool_calls: Array<Record<string, unknown>>;
-  usage: { input_tokens: number; output_tokens: number };
+  /** Summed over the turn's model calls; the cache counts (part of input_tokens) only once some were reported. */
+  usage: RunUsage;
   error: TurnError | null;
   warnings: string[];
   plan: Record<string, unknown> | null;
@@ -159,6 +160,14 @@ export interface StepEvent {
   key?: string;
 }
 
+/** A run's or a step's tokens, as core/llm/types.ts Usage counts them. */
+export interface RunUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens?: number;
+  cache_write_tokens?: number;
+}
+
 export interface StoredStep {
   runId: string;
   threadId: string;
@@ -167,14 +176,14 @@ export interface StoredStep {
   message: {
     content: string;
     tool_calls: unknown[] | null;
-    usage: { input_tokens: number; output_tokens: number };
+    usage: RunUsage;
     prompt_version_id: string | null;
     trace_id: string | null;
     hidden: boolean;
     metadata: Record<string, unknown>;
   };
   /** Added to the run's usage. */
-  usage: { input_tokens: number; output_tokens: number };
+  usage: RunUsage;
   /** The provider reported the usage: the thread's last input tokens are updated. */
   reported: boolean;
   /** The answer ends the turn: the run is completed with this output and these tool calls. */
@@ -206,9 +215,11 @@ export async function storeStep(conn: Conn, step: StoredStep): Promise<string | 
        on conflict (run_id, step_key) where run_id is not null do nothing
        returning id
      ), r as (
-       update runs set usage = jsonb_build_object(
+       update runs set usage = jsonb_strip_nulls(jsonb_build_object(
            'input_tokens', coalesce((usage->>'input_tokens')::bigint, 0) + :in,
-           'output_tokens', coalesce((usage->>'output_tokens')::bigint, 0) + :out),
+           'output_tokens', coalesce((usage->>'output_tokens')::bigint, 0) + :out,
+           'cache_read_tokens', nullif(coalesce((usage->>'cache_read_tokens')::bigint, 0) + :cache_read, 0),
+           'cache_write_tokens', nullif(coalesce((usage->>'cache_write_tokens')::bigint, 0) + :cache_write, 0))),
          status = case when :final then 'completed' else status end,
          output = case when :final then :output::jsonb else output end,
          tool_calls = case when :final then :calls::jsonb else tool_calls end,
@@ -254,6 +265,8 @@ export async function storeStep(conn: Conn, step: StoredStep): Promise<string | 
       metadata: JSON.stringify(step.message.metadata),
       in: step.usage.input_tokens,
       out: step.usage.output_tokens,
+      cache_read: step.usage.cache_read_tokens ?? 0,
+      cache_write: step.usage.cache_write_tokens ?? 0,
       final: step.final !== undefined,
       output: JSON.stringify(step.final?.output ?? null),
       calls: JSON.stringify(step.final?.toolCalls ?? []),

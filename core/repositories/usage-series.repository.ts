@@ -24,6 +24,8 @@ export interface UsageSums {
   errors: number;
   input_tokens: number;
   output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
   cost_usd: number;
 }
 
@@ -50,6 +52,8 @@ const SUMS = `count(*)::int as requests,
   count(*) filter (where status >= 400)::int as errors,
   coalesce(sum(input_tokens), 0)::float8 as input_tokens,
   coalesce(sum(output_tokens), 0)::float8 as output_tokens,
+  coalesce(sum(cache_read_tokens), 0)::float8 as cache_read_tokens,
+  coalesce(sum(cache_write_tokens), 0)::float8 as cache_write_tokens,
   coalesce(sum(cost_usd), 0)::float8 as cost_usd`;
 
 /**
@@ -108,6 +112,8 @@ export class UsageSeriesRepository {
               ${q.groupBy === 'key' ? 'vk.name as virtual_key_name,' : ''}
               coalesce(u.requests, 0) as requests, coalesce(u.errors, 0) as errors,
               coalesce(u.input_tokens, 0) as input_tokens, coalesce(u.output_tokens, 0) as output_tokens,
+              coalesce(u.cache_read_tokens, 0) as cache_read_tokens,
+              coalesce(u.cache_write_tokens, 0) as cache_write_tokens,
               coalesce(u.cost_usd, 0) as cost_usd,
               gs.group_count::int as group_count
          from b cross join gs

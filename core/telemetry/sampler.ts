@@ -65,8 +65,12 @@ export function alwaysKeep(ctx: Context): Context {
   return ctx.setValue(ALWAYS_KEEP, true);
 }
 
+/** Trace states are immutable: a trace entering without one (the usual case) shares one of these. */
+const KEEP_STATE = createTraceState().set(KEEP_KEY, '1');
+const DROP_STATE = createTraceState().set(KEEP_KEY, '0');
+
 const withVerdict = (ts: TraceState | undefined, keep: boolean): TraceState =>
-  (ts ?? createTraceState()).set(KEEP_KEY, keep ? '1' : '0');
+  ts ? ts.set(KEEP_KEY, keep ? '1' : '0') : keep ? KEEP_STATE : DROP_STATE;
 
 /**
  * Records every span, so the statistics count what is not stored, and says in

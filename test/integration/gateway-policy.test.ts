@@ -149,7 +149,11 @@ describe('gateway rate limits, budgets and usage (shared through Postgres)', () 
       UnpricedModelError,
     );
     const admitted = await a.admit(metered, { ...request, model: 'gpt-4o-mini-2024-07-18' });
-    expect(admitted.price).toEqual({ input_per_million_usd: 0.15, output_per_million_usd: 0.6 });
+    expect(admitted.price).toEqual({
+      input_per_million_usd: 0.15,
+      output_per_million_usd: 0.6,
+      cache_read_per_million_usd: 0.075,
+    });
   });
 
   it('validates the usage window and the key', async () => {

@@ -30,6 +30,8 @@ interface Sums {
   errors: number;
   input_tokens: number;
   output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
   cost_usd: number;
 }
 interface Point extends Sums {
@@ -59,7 +61,15 @@ interface Series {
   } | null;
 }
 
-const zero = { requests: 0, errors: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0 };
+const zero = {
+  requests: 0,
+  errors: 0,
+  input_tokens: 0,
+  output_tokens: 0,
+  cache_read_tokens: 0,
+  cache_write_tokens: 0,
+  cost_usd: 0,
+};
 const iso = (ms: number) => new Date(ms).toISOString();
 
 let api: TestApi;
@@ -137,6 +147,8 @@ describe('usage as a time series', () => {
         errors: 1,
         input_tokens: 110,
         output_tokens: 20,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
         cost_usd: 0.001,
       },
       { bucket_start: iso(D + 11 * HOUR), ...zero },
@@ -146,6 +158,8 @@ describe('usage as a time series', () => {
         errors: 0,
         input_tokens: 50,
         output_tokens: 5,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
         cost_usd: 0.0005,
       },
     ]);
@@ -154,6 +168,8 @@ describe('usage as a time series', () => {
       errors: 1,
       input_tokens: 160,
       output_tokens: 25,
+      cache_read_tokens: 0,
+      cache_write_tokens: 0,
       cost_usd: 0.0015,
     });
   });
@@ -210,6 +226,8 @@ describe('usage as a time series', () => {
         errors: 1,
         input_tokens: 117,
         output_tokens: 23,
+        cache_read_tokens: 0,
+        cache_write_tokens: 0,
         cost_usd: 0.0012,
       },
       { bucket_start: iso(D + DAY), ...zero },
@@ -220,6 +238,8 @@ describe('usage as a time series', () => {
       errors: 0,
       input_tokens: 7,
       output_tokens: 3,
+      cache_read_tokens: 0,
+      cache_write_tokens: 0,
       cost_usd: 0.0002,
     });
     // Grouped, a window without calls has no series; ungrouped, it is all zeros.
@@ -253,6 +273,8 @@ describe('usage as a time series', () => {
       errors: 0,
       input_tokens: 11,
       output_tokens: 5,
+      cache_read_tokens: 0,
+      cache_write_tokens: 0,
       cost_usd: 0.00000465,
     });
     expect(buckets.find((p) => p.bucket_start === iso(D))?.requests).toBe(3);

@@ -2544,8 +2544,14 @@ export interface operations {
                             totals?: {
                                 requests?: number;
                                 errors?: number;
+                                /** @description Every prompt token, cache reads and writes included */
                                 input_tokens?: number;
                                 output_tokens?: number;
+                                /** @description Of input_tokens, read from the prompt cache */
+                                cache_read_tokens?: number;
+                                /** @description Of input_tokens, written to the prompt cache */
+                                cache_write_tokens?: number;
+                                /** @description Cache reads and writes charged at the Model pricing’s cache rates */
                                 cost_usd?: number;
                                 avg_latency_ms?: number;
                             };
@@ -2554,8 +2560,14 @@ export interface operations {
                                 model?: string;
                                 requests?: number;
                                 errors?: number;
+                                /** @description Every prompt token, cache reads and writes included */
                                 input_tokens?: number;
                                 output_tokens?: number;
+                                /** @description Of input_tokens, read from the prompt cache */
+                                cache_read_tokens?: number;
+                                /** @description Of input_tokens, written to the prompt cache */
+                                cache_write_tokens?: number;
+                                /** @description Cache reads and writes charged at the Model pricing’s cache rates */
                                 cost_usd?: number;
                                 avg_latency_ms?: number;
                             }[];
@@ -2661,8 +2673,14 @@ export interface operations {
                                 requests?: number;
                                 /** @description Calls answered with a status of 400 or more */
                                 errors?: number;
+                                /** @description Every prompt token, cache reads and writes included */
                                 input_tokens?: number;
                                 output_tokens?: number;
+                                /** @description Of input_tokens, read from the prompt cache */
+                                cache_read_tokens?: number;
+                                /** @description Of input_tokens, written to the prompt cache */
+                                cache_write_tokens?: number;
+                                /** @description Cache reads and writes charged at the Model pricing’s cache rates */
                                 cost_usd?: number;
                             }[];
                             /** @description Over the whole window and every group */
@@ -2670,8 +2688,14 @@ export interface operations {
                                 requests?: number;
                                 /** @description Calls answered with a status of 400 or more */
                                 errors?: number;
+                                /** @description Every prompt token, cache reads and writes included */
                                 input_tokens?: number;
                                 output_tokens?: number;
+                                /** @description Of input_tokens, read from the prompt cache */
+                                cache_read_tokens?: number;
+                                /** @description Of input_tokens, written to the prompt cache */
+                                cache_write_tokens?: number;
+                                /** @description Cache reads and writes charged at the Model pricing’s cache rates */
                                 cost_usd?: number;
                             };
                             /** @description Groups with calls left out of `buckets` (beyond 20) */
@@ -2788,6 +2812,10 @@ export interface operations {
                             pricing?: {
                                 input_per_million_usd?: number;
                                 output_per_million_usd?: number;
+                                /** @description Prompt-cache reads; without it they are charged at the input price */
+                                cache_read_per_million_usd?: number;
+                                /** @description Prompt-cache writes (Anthropic: 1.25× input for 5-minute breakpoints, 2× for 1-hour ones); without it they are charged at the input price */
+                                cache_write_per_million_usd?: number;
                             } | null;
                             /** Format: date-time */
                             created_at?: string;
@@ -2857,9 +2885,14 @@ export interface operations {
                     } & {
                         [key: string]: unknown;
                     };
+                    /** @description USD per million tokens; cached input tokens are charged at the cache rates */
                     pricing?: {
                         input_per_million_usd: number;
                         output_per_million_usd: number;
+                        /** @description Prompt-cache reads; without it they are charged at the input price */
+                        cache_read_per_million_usd?: number;
+                        /** @description Prompt-cache writes (Anthropic: 1.25× input for 5-minute breakpoints, 2× for 1-hour ones); without it they are charged at the input price */
+                        cache_write_per_million_usd?: number;
                     } | null;
                 };
             };
@@ -2896,6 +2929,10 @@ export interface operations {
                             pricing?: {
                                 input_per_million_usd?: number;
                                 output_per_million_usd?: number;
+                                /** @description Prompt-cache reads; without it they are charged at the input price */
+                                cache_read_per_million_usd?: number;
+                                /** @description Prompt-cache writes (Anthropic: 1.25× input for 5-minute breakpoints, 2× for 1-hour ones); without it they are charged at the input price */
+                                cache_write_per_million_usd?: number;
                             } | null;
                             /** Format: date-time */
                             created_at?: string;
@@ -2980,6 +3017,10 @@ export interface operations {
                             pricing?: {
                                 input_per_million_usd?: number;
                                 output_per_million_usd?: number;
+                                /** @description Prompt-cache reads; without it they are charged at the input price */
+                                cache_read_per_million_usd?: number;
+                                /** @description Prompt-cache writes (Anthropic: 1.25× input for 5-minute breakpoints, 2× for 1-hour ones); without it they are charged at the input price */
+                                cache_write_per_million_usd?: number;
                             } | null;
                             /** Format: date-time */
                             created_at?: string;
@@ -3127,9 +3168,14 @@ export interface operations {
                     } & {
                         [key: string]: unknown;
                     };
+                    /** @description USD per million tokens; cached input tokens are charged at the cache rates */
                     pricing?: {
                         input_per_million_usd: number;
                         output_per_million_usd: number;
+                        /** @description Prompt-cache reads; without it they are charged at the input price */
+                        cache_read_per_million_usd?: number;
+                        /** @description Prompt-cache writes (Anthropic: 1.25× input for 5-minute breakpoints, 2× for 1-hour ones); without it they are charged at the input price */
+                        cache_write_per_million_usd?: number;
                     } | null;
                 };
             };
@@ -3166,6 +3212,10 @@ export interface operations {
                             pricing?: {
                                 input_per_million_usd?: number;
                                 output_per_million_usd?: number;
+                                /** @description Prompt-cache reads; without it they are charged at the input price */
+                                cache_read_per_million_usd?: number;
+                                /** @description Prompt-cache writes (Anthropic: 1.25× input for 5-minute breakpoints, 2× for 1-hour ones); without it they are charged at the input price */
+                                cache_write_per_million_usd?: number;
                             } | null;
                             /** Format: date-time */
                             created_at?: string;
@@ -6561,8 +6611,13 @@ export interface operations {
                                 [key: string]: unknown;
                             }[];
                             usage?: {
+                                /** @description Every prompt token of the turn's model calls */
                                 input_tokens?: number;
                                 output_tokens?: number;
+                                /** @description Of input_tokens, read from the prompt cache; present once a call reported some */
+                                cache_read_tokens?: number;
+                                /** @description Of input_tokens, written to the prompt cache; present once a call reported some */
+                                cache_write_tokens?: number;
                             };
                             /** @description The provider-side model id the turn called */
                             model?: string | null;
@@ -6704,8 +6759,13 @@ export interface operations {
                                 [key: string]: unknown;
                             }[];
                             usage?: {
+                                /** @description Every prompt token of the turn's model calls */
                                 input_tokens?: number;
                                 output_tokens?: number;
+                                /** @description Of input_tokens, read from the prompt cache; present once a call reported some */
+                                cache_read_tokens?: number;
+                                /** @description Of input_tokens, written to the prompt cache; present once a call reported some */
+                                cache_write_tokens?: number;
                             };
                             /** @description The provider-side model id the turn called */
                             model?: string | null;
@@ -6937,8 +6997,13 @@ export interface operations {
                                 [key: string]: unknown;
                             }[];
                             usage?: {
+                                /** @description Every prompt token of the turn's model calls */
                                 input_tokens?: number;
                                 output_tokens?: number;
+                                /** @description Of input_tokens, read from the prompt cache; present once a call reported some */
+                                cache_read_tokens?: number;
+                                /** @description Of input_tokens, written to the prompt cache; present once a call reported some */
+                                cache_write_tokens?: number;
                             };
                             /** @description The provider-side model id the turn called */
                             model?: string | null;
@@ -7093,8 +7158,13 @@ export interface operations {
                                 [key: string]: unknown;
                             }[];
                             usage?: {
+                                /** @description Every prompt token of the turn's model calls */
                                 input_tokens?: number;
                                 output_tokens?: number;
+                                /** @description Of input_tokens, read from the prompt cache; present once a call reported some */
+                                cache_read_tokens?: number;
+                                /** @description Of input_tokens, written to the prompt cache; present once a call reported some */
+                                cache_write_tokens?: number;
                             };
                             /** @description The provider-side model id the turn called */
                             model?: string | null;
@@ -7241,8 +7311,13 @@ export interface operations {
                                 [key: string]: unknown;
                             }[];
                             usage?: {
+                                /** @description Every prompt token of the turn's model calls */
                                 input_tokens?: number;
                                 output_tokens?: number;
+                                /** @description Of input_tokens, read from the prompt cache; present once a call reported some */
+                                cache_read_tokens?: number;
+                                /** @description Of input_tokens, written to the prompt cache; present once a call reported some */
+                                cache_write_tokens?: number;
                             };
                             /** @description The provider-side model id the turn called */
                             model?: string | null;
@@ -7398,8 +7473,13 @@ export interface operations {
                                 [key: string]: unknown;
                             }[];
                             usage?: {
+                                /** @description Every prompt token of the turn's model calls */
                                 input_tokens?: number;
                                 output_tokens?: number;
+                                /** @description Of input_tokens, read from the prompt cache; present once a call reported some */
+                                cache_read_tokens?: number;
+                                /** @description Of input_tokens, written to the prompt cache; present once a call reported some */
+                                cache_write_tokens?: number;
                             };
                             /** @description The provider-side model id the turn called */
                             model?: string | null;
@@ -7668,8 +7748,14 @@ export interface operations {
                                 requests?: number;
                                 /** @description Calls answered with a status of 400 or more */
                                 errors?: number;
+                                /** @description Every prompt token, cache reads and writes included */
                                 input_tokens?: number;
                                 output_tokens?: number;
+                                /** @description Of input_tokens, read from the prompt cache */
+                                cache_read_tokens?: number;
+                                /** @description Of input_tokens, written to the prompt cache */
+                                cache_write_tokens?: number;
+                                /** @description Cache reads and writes charged at the Model pricing’s cache rates */
                                 cost_usd?: number;
                             }[];
                             /** @description Over the whole window and every group */
@@ -7677,8 +7763,14 @@ export interface operations {
                                 requests?: number;
                                 /** @description Calls answered with a status of 400 or more */
                                 errors?: number;
+                                /** @description Every prompt token, cache reads and writes included */
                                 input_tokens?: number;
                                 output_tokens?: number;
+                                /** @description Of input_tokens, read from the prompt cache */
+                                cache_read_tokens?: number;
+                                /** @description Of input_tokens, written to the prompt cache */
+                                cache_write_tokens?: number;
+                                /** @description Cache reads and writes charged at the Model pricing’s cache rates */
                                 cost_usd?: number;
                             };
                             /** @description Groups with calls left out of `buckets` (beyond 20) */

@@ -1,5 +1,28 @@
-import type { Counter, Histogram, Meter } from '@opentelemetry/api';
+import type { Attributes, Counter, Histogram, Meter } from '@opentelemetry/api';
 import type { GenAiMetrics, ModelCallAttributes } from './genai.js';
+
+/** What the gateway counts of a call's usage (core/llm/types.ts Usage): the cache counts are part of the input. */
+interface CallUsage {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens?: number;
+  cache_write_tokens?: number;
+}
+
+/**
+ * Labels of the cache counter: the call's own plus `gen_ai.token.type`
+ * `input` and `gen_ai.token.cache` `read` or `creation`. The released GenAI
+ * conventions have cache counts only as span attributes
+ * (`gen_ai.usage.cache_read.input_tokens`, `…cache_creation…`); the pending
+ * metric proposal partitions `gen_ai.client.token.usage` by a
+ * `gen_ai.token.cache` attribute, whose values these follow. A counter of its
+ * own, not more points on that histogram: its `input` points already count
+ * the cached tokens, and sums by token type must stay right.
+ */
+interface CacheAttributes {
+  read: Attributes;
+  creation: Attributes;
+}
 
 /** The gateway's own time is small: finer buckets than a model call's. */
 const OVERHEAD_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
@@ -14,6 +37,9 @@ export class GatewayMetrics {
   private readonly errors: Counter;
   private readonly costUsd: Counter;
   private readonly overhead: Histogram;
+  private readonly cacheTokens: Counter;
+  /** Made once per label combination, like ModelCallAttributes' own variants: recording allocates nothing. */
+  private readonly cacheAttributes = new WeakMap<ModelCallAttributes, CacheAttributes>();
 
   constructor(
     meter: Meter,
@@ -37,6 +63,25 @@ export class GatewayMetrics {
       unit: 's',
       advice: { explicitBucketBoundaries: OVERHEAD_BUCKETS },
     });
+    this.cacheTokens = meter.createCounter('agent_server.gateway.cache.tokens', {
+      description:
+        'Input tokens the provider read from (gen_ai.token.cache=read) or wrote to (creation) its prompt cache; ' +
+        'part of the input tokens of gen_ai.client.token.usage.',
+      unit: '{token}',
+    });
+  }
+
+  private cacheLabels(a: ModelCallAttributes): CacheAttributes {
+    let c = this.cacheAttributes.get(a);
+    if (!c) {
+      const input = { ...a.base, 'gen_ai.token.type': 'input' };
+      c = {
+        read: { ...input, 'gen_ai.token.cache': 'read' },
+        creation: { ...input, 'gen_ai.token.cache': 'creation' },
+      };
+      this.cacheAttributes.set(a, c);
+    }
+    return c;
   }
 
   /**
@@ -50,14 +95,18 @@ export class GatewayMetrics {
     status: number,
     upstreamSeconds: number | undefined,
     overheadSeconds: number | undefined,
-    usage: { input_tokens: number; output_tokens: number } | undefined,
+    usage: CallUsage | undefined,
   ): void {
     this.requests.add(1, a.base);
     const errorType = status >= 400 ? String(status) : undefined;
     if (errorType !== undefined) this.errors.add(1, a.withError(errorType));
     if (upstreamSeconds !== undefined) this.genai.call(a, upstreamSeconds, errorType);
     if (overheadSeconds !== undefined) this.overhead.record(overheadSeconds, a.base);
-    if (usage) this.genai.usage(a, usage.input_tokens, usage.output_tokens);
+    if (!usage) return;
+    this.genai.usage(a, usage.input_tokens, usage.output_tokens);
+    if (usage.cache_read_tokens) this.cacheTokens.add(usage.cache_read_tokens, this.cacheLabels(a).read);
+    if (usage.cache_write_tokens)
+      this.cacheTokens.add(usage.cache_write_tokens, this.cacheLabels(a).creation);
   }
 
   cost(a: ModelCallAttributes, usd: number): void {

@@ -49,7 +49,12 @@ export interface ModelData {
   provider_type: 'openai' | 'anthropic' | 'gemini';
   provider_id: string | null;
   parameters: Record<string, unknown>;
-  pricing: { input_per_million_usd: number; output_per_million_usd: number } | null;
+  pricing: {
+    input_per_million_usd: number;
+    output_per_million_usd: number;
+    cache_read_per_million_usd?: number;
+    cache_write_per_million_usd?: number;
+  } | null;
   created_at: string;
   updated_at: string;
 }

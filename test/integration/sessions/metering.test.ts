@@ -13,7 +13,11 @@ describe.skipIf(skip)(
     const world = useSessionWorld();
 
     /** An agent on a priced model, in a project metered by a key with these limits. */
-    async function meteredAgent(key: Record<string, unknown>) {
+    async function meteredAgent(
+      key: Record<string, unknown>,
+      pricing: Record<string, number> = { input_per_million_usd: 1_000, output_per_million_usd: 1_000 },
+      modelId = 'gpt-test',
+    ) {
       const vk = await createVirtualKey(world.fx.api, key);
       const project = await world.fx.api.request<{ id: string }>('POST', '/api/agent-server/projects', {
         name: uniqueName('metered'),
@@ -22,8 +26,8 @@ describe.skipIf(skip)(
       const projectId = project.body.data.id;
       const model = await createModel(world.fx.api, projectId, {
         provider_id: world.fx.providerId,
-        model_id: 'gpt-test',
-        pricing: { input_per_million_usd: 1_000, output_per_million_usd: 1_000 },
+        model_id: modelId,
+        pricing,
       });
       const prompt = await createPrompt(world.fx.api, projectId, { template: 'Be brief.' });
       const agent = await world.fx.api.request<{ id: string }>(
@@ -75,6 +79,42 @@ describe.skipIf(skip)(
       expect(refused.body.data.status).toBe('failed');
       expect(refused.body.data.error.code).toBe('budget_exceeded');
       expect(world.fx.vendor.received).toHaveLength(1);
+    });
+
+    it("carries the provider's cached tokens into the run and charges them at the cache rate", async () => {
+      const agent = await meteredAgent(
+        { providers: [{ provider_id: world.fx.providerId, model_names: ['*'] }] },
+        { input_per_million_usd: 1_000, output_per_million_usd: 1_000, cache_read_per_million_usd: 100 },
+        // Its own model id: the metering caches each provider and model's price for 30 s.
+        'gpt-cached',
+      );
+      world.fx.vendor.script({
+        reply: { text: 'cached', usage: { input: 1200, output: 3, cacheRead: 1000 } },
+      });
+      const res = await world.fx.api.request<{
+        status: string;
+        usage: Record<string, number>;
+        cost_usd: number;
+      }>('POST', `/api/agent-server/converse?project_id=${agent.projectId}`, {
+        agent_id: agent.agentId,
+        message: 'hi',
+      });
+      // 200 uncached and 3 output tokens at 1000 USD/M, 1000 cache reads at 100 USD/M.
+      const cost = (200 * 1_000 + 1_000 * 100 + 3 * 1_000) / 1e6;
+      expect(res.body.data).toMatchObject({
+        status: 'completed',
+        usage: { input_tokens: 1200, output_tokens: 3, cache_read_tokens: 1000 },
+      });
+      expect(res.body.data.cost_usd).toBeCloseTo(cost, 8);
+      const totals = await waitFor(async () => {
+        const u = await world.fx.api.request<{ totals: Record<string, number> }>(
+          'GET',
+          `/api/agent-server/virtual-keys/${agent.keyId}/usage`,
+        );
+        return u.body.data.totals.requests === 1 ? u.body.data.totals : undefined;
+      });
+      expect(totals).toMatchObject({ input_tokens: 1200, cache_read_tokens: 1000, cache_write_tokens: 0 });
+      expect(totals.cost_usd).toBeCloseTo(cost, 8);
     });
 
     it("a key that does not grant the agent's model fails the turn, naming the model", async () => {

@@ -1,4 +1,5 @@
 import type { Surface } from '../../surface.js';
+import { validateAnthropicCacheControl } from './cache-control.js';
 import { anthropicErrorBody } from './errors.js';
 import { parseAnthropicRequest } from './request.js';
 import { createAnthropicStreamRenderer, renderAnthropicResponse } from './response.js';
@@ -7,6 +8,7 @@ import { createAnthropicStreamRenderer, renderAnthropicResponse } from './respon
 export const anthropicSurface: Surface = {
   format: 'anthropic',
   errorBody: anthropicErrorBody,
+  validateChat: validateAnthropicCacheControl,
   parseRequest: parseAnthropicRequest,
   renderResponse: renderAnthropicResponse,
   createStreamRenderer: createAnthropicStreamRenderer,

@@ -9,8 +9,14 @@ import type {
 import { invalidRequest } from '../../errors.js';
 import { str } from '../json.js';
 
-/** `metadata` only carries a caller label (user_id) for abuse monitoring, so it is safe to leave out. */
+/**
+ * `metadata` only carries a caller label (user_id) for abuse monitoring, so it
+ * is safe to leave out; so is `cache_control` (request-level, like the
+ * block-level ones): a cache breakpoint changes cost, not the answer, and the
+ * other vendors cache prompt prefixes by themselves.
+ */
 const TRANSLATED = new Set([
+  'cache_control',
   'model',
   'messages',
   'max_tokens',

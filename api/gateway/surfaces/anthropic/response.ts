@@ -1,4 +1,5 @@
 import type { FinishReason, LlmResponse, LlmStreamEvent, Usage } from '../../../../core/llm/types.js';
+import { uncachedInputTokens } from '../../../../core/llm/usage.js';
 import type { GatewayError } from '../../errors.js';
 import { sse, type StreamRenderer } from '../../surface.js';
 import { anthropicErrorBody } from './errors.js';
@@ -20,6 +21,14 @@ function input(args: string): unknown {
   }
 }
 
+/** Anthropic counts cache reads and writes apart from `input_tokens`, which is the uncached rest. */
+const usageOf = (u: Usage) => ({
+  input_tokens: uncachedInputTokens(u),
+  output_tokens: u.output_tokens,
+  cache_creation_input_tokens: u.cache_write_tokens ?? 0,
+  cache_read_input_tokens: u.cache_read_tokens ?? 0,
+});
+
 const messageId = (id: string) => (id.startsWith('msg_') ? id : `msg_${id}`);
 
 export function renderAnthropicResponse(res: LlmResponse): unknown {
@@ -34,7 +43,7 @@ export function renderAnthropicResponse(res: LlmResponse): unknown {
     ],
     stop_reason: STOP[res.finish_reason],
     stop_sequence: null,
-    usage: { input_tokens: res.usage.input_tokens, output_tokens: res.usage.output_tokens },
+    usage: usageOf(res.usage),
   };
 }
 
@@ -62,7 +71,7 @@ export function createAnthropicStreamRenderer(body: Record<string, unknown>): St
         content: [],
         stop_reason: null,
         stop_sequence: null,
-        usage: { input_tokens: 0, output_tokens: 0 },
+        usage: usageOf({ input_tokens: 0, output_tokens: 0 }),
       },
     });
   };
@@ -120,7 +129,7 @@ export function createAnthropicStreamRenderer(body: Record<string, unknown>): St
       close() +
       ev('message_delta', {
         delta: { stop_reason: stop, stop_sequence: null },
-        usage: { input_tokens: usage.input_tokens, output_tokens: usage.output_tokens },
+        usage: usageOf(usage),
       }) +
       ev('message_stop', {}),
     error: (err: GatewayError) => sse(anthropicErrorBody(err), 'error'),

@@ -1,4 +1,5 @@
 import type { Surface } from '../../surface.js';
+import { validateGeminiCachedContent } from './cached-content.js';
 import { parseGeminiEmbedding, renderGeminiEmbedding } from './embeddings.js';
 import { geminiErrorBody } from './errors.js';
 import { parseGeminiRequest } from './request.js';
@@ -7,6 +8,7 @@ import { createGeminiStreamRenderer, renderGeminiResponse } from './response.js'
 export const geminiSurface: Surface = {
   format: 'gemini',
   errorBody: geminiErrorBody,
+  validateChat: validateGeminiCachedContent,
   parseRequest: parseGeminiRequest,
   renderResponse: renderGeminiResponse,
   createStreamRenderer: createGeminiStreamRenderer,

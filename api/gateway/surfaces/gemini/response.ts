@@ -20,10 +20,16 @@ function args(text: string): unknown {
   }
 }
 
+/**
+ * promptTokenCount counts every input token, cached ones included; Gemini
+ * leaves cachedContentTokenCount out when nothing was read from a cache, and
+ * has no count of cache writes (they are part of promptTokenCount).
+ */
 const usageMetadata = (u: Usage) => ({
   promptTokenCount: u.input_tokens,
   candidatesTokenCount: u.output_tokens,
   totalTokenCount: u.input_tokens + u.output_tokens,
+  ...(u.cache_read_tokens ? { cachedContentTokenCount: u.cache_read_tokens } : {}),
 });
 
 const candidate = (parts: unknown[], finishReason?: string) => ({

@@ -15,5 +15,5 @@ const TYPES: Record<GatewayError['kind'], { type: string; code: string | null }>
 
 /** OpenAI's `{error:{message,type,param,code}}`. */
 export function openaiErrorBody(err: GatewayError): unknown {
-  return { error: { message: err.message, ...TYPES[err.kind], param: null } };
+  return { error: { message: err.message, ...TYPES[err.kind], param: err.param ?? null } };
 }

@@ -1,4 +1,5 @@
 import type { Surface } from '../../surface.js';
+import { stripOpenAiCacheControl, validateOpenAiCacheControl } from './cache-control.js';
 import { parseOpenAiEmbedding, renderOpenAiEmbedding } from './embeddings.js';
 import { openaiErrorBody } from './errors.js';
 import { parseOpenAiRequest } from './request.js';
@@ -7,6 +8,8 @@ import { createOpenAiStreamRenderer, renderOpenAiResponse } from './response.js'
 export const openaiSurface: Surface = {
   format: 'openai',
   errorBody: openaiErrorBody,
+  validateChat: validateOpenAiCacheControl,
+  sameFormatChatBody: stripOpenAiCacheControl,
   parseRequest: parseOpenAiRequest,
   renderResponse: renderOpenAiResponse,
   createStreamRenderer: createOpenAiStreamRenderer,

@@ -1,4 +1,4 @@
-import type { FinishReason, LlmResponse, LlmStreamEvent } from '../../../../core/llm/types.js';
+import type { FinishReason, LlmResponse, LlmStreamEvent, Usage } from '../../../../core/llm/types.js';
 import type { GatewayError } from '../../errors.js';
 import { sse, type StreamRenderer } from '../../surface.js';
 import { openaiErrorBody } from './errors.js';
@@ -18,6 +18,22 @@ const toolCalls = (res: LlmResponse) =>
     type: 'function',
     function: { name: c.name, arguments: c.arguments },
   }));
+
+/**
+ * OpenAI's usage: prompt_tokens counts every input token, cached ones
+ * included; `cached_tokens` is always there (as OpenAI sends it), and
+ * `cache_write_tokens` (newer OpenAI models; an Anthropic provider's cache
+ * writes) only when some were written.
+ */
+const usageOf = (u: Usage) => ({
+  prompt_tokens: u.input_tokens,
+  completion_tokens: u.output_tokens,
+  total_tokens: u.input_tokens + u.output_tokens,
+  prompt_tokens_details: {
+    cached_tokens: u.cache_read_tokens ?? 0,
+    ...(u.cache_write_tokens ? { cache_write_tokens: u.cache_write_tokens } : {}),
+  },
+});
 
 export function renderOpenAiResponse(res: LlmResponse): unknown {
   const calls = toolCalls(res);
@@ -39,11 +55,7 @@ export function renderOpenAiResponse(res: LlmResponse): unknown {
         finish_reason: FINISH[res.finish_reason],
       },
     ],
-    usage: {
-      prompt_tokens: res.usage.input_tokens,
-      completion_tokens: res.usage.output_tokens,
-      total_tokens: res.usage.input_tokens + res.usage.output_tokens,
-    },
+    usage: usageOf(res.usage),
   };
 }
 
@@ -88,13 +100,7 @@ export function createOpenAiStreamRenderer(body: Record<string, unknown>): Strea
           return chunk({ delta: {}, finish_reason: FINISH[ev.finish_reason] });
         case 'usage':
           if (!includeUsage) return '';
-          return chunk(null, {
-            usage: {
-              prompt_tokens: ev.usage.input_tokens,
-              completion_tokens: ev.usage.output_tokens,
-              total_tokens: ev.usage.input_tokens + ev.usage.output_tokens,
-            },
-          });
+          return chunk(null, { usage: usageOf(ev.usage) });
       }
     },
     end: () => 'data: [DONE]\n\n',

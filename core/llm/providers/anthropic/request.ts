@@ -1,5 +1,5 @@
 import { UnsupportedFeatureError } from '../../errors.js';
-import type { ContentPart, LlmRequest } from '../../types.js';
+import type { CacheControl, ContentPart, LlmRequest } from '../../types.js';
 
 /** Anthropic requires max_tokens; the other formats do not, so a missing one gets this. */
 export const DEFAULT_MAX_TOKENS = 4096;
@@ -10,15 +10,34 @@ interface Turn {
   content: Block[];
 }
 
+/** The block with its cache breakpoint, when the caller set one (Anthropic takes it on every block type used here). */
+const cached = (block: Block, cc: CacheControl | undefined): Block =>
+  cc ? { ...block, cache_control: cc } : block;
+
 function toBlock(p: ContentPart): Block {
-  if (p.type === 'text') return { type: 'text', text: p.text };
-  return {
-    type: 'image',
-    source:
-      p.source.kind === 'url'
-        ? { type: 'url', url: p.source.url }
-        : { type: 'base64', media_type: p.source.media_type, data: p.source.data },
-  };
+  if (p.type === 'text') return cached({ type: 'text', text: p.text }, p.cache_control);
+  return cached(
+    {
+      type: 'image',
+      source:
+        p.source.kind === 'url'
+          ? { type: 'url', url: p.source.url }
+          : { type: 'base64', media_type: p.source.media_type, data: p.source.data },
+    },
+    p.cache_control,
+  );
+}
+
+/** Blocks when a breakpoint or the session's extra system messages need them, else the plain string. */
+function systemOf(req: LlmRequest): string | Block[] | undefined {
+  if (!req.system_blocks?.length && !req.extra_system?.length) return req.system || undefined;
+  const blocks: Block[] = req.system_blocks?.length
+    ? req.system_blocks.map(toBlock)
+    : req.system
+      ? [{ type: 'text', text: req.system }]
+      : [];
+  for (const text of req.extra_system ?? []) if (text) blocks.push({ type: 'text', text });
+  return blocks;
 }
 
 function parseArguments(args: string): unknown {
@@ -41,13 +60,18 @@ export function toAnthropicRequest(req: LlmRequest, stream: boolean): Record<str
     if (m.role === 'tool') {
       const block: Block = { type: 'tool_result', tool_use_id: m.tool_call_id, content: m.content };
       if (m.is_error) block.is_error = true;
-      push('user', [block]);
+      push('user', [cached(block, m.cache_control)]);
     } else if (m.role === 'user') {
       push('user', m.content.map(toBlock));
     } else {
       const blocks = m.content.filter((p) => p.type !== 'text' || p.text !== '').map(toBlock);
       for (const c of m.tool_calls ?? []) {
-        blocks.push({ type: 'tool_use', id: c.id, name: c.name, input: parseArguments(c.arguments) });
+        blocks.push(
+          cached(
+            { type: 'tool_use', id: c.id, name: c.name, input: parseArguments(c.arguments) },
+            c.cache_control,
+          ),
+        );
       }
       push('assistant', blocks);
     }
@@ -57,17 +81,19 @@ export function toAnthropicRequest(req: LlmRequest, stream: boolean): Record<str
     max_tokens: req.max_tokens ?? DEFAULT_MAX_TOKENS,
     messages: turns,
   };
-  if (req.extra_system?.length) {
-    body.system = [req.system, ...req.extra_system]
-      .filter((t): t is string => Boolean(t))
-      .map((text) => ({ type: 'text', text }));
-  } else if (req.system) body.system = req.system;
+  const system = systemOf(req);
+  if (system !== undefined) body.system = system;
   if (req.tools?.length) {
-    body.tools = req.tools.map((t) => ({
-      name: t.name,
-      ...(t.description ? { description: t.description } : {}),
-      input_schema: t.parameters,
-    }));
+    body.tools = req.tools.map((t) =>
+      cached(
+        {
+          name: t.name,
+          ...(t.description ? { description: t.description } : {}),
+          input_schema: t.parameters,
+        },
+        t.cache_control,
+      ),
+    );
   }
   const tc = req.tool_choice;
   let choice: Record<string, unknown> | undefined;

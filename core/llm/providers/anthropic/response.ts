@@ -1,6 +1,7 @@
 import type { StreamParser } from '../../adapter.js';
 import { UpstreamError } from '../../errors.js';
-import type { FinishReason, LlmResponse, LlmStreamEvent, ToolCall } from '../../types.js';
+import type { FinishReason, LlmResponse, LlmStreamEvent, ToolCall, Usage } from '../../types.js';
+import { usageWithCache } from '../../usage.js';
 
 interface AnthropicBlock {
   type: string;
@@ -9,12 +10,26 @@ interface AnthropicBlock {
   name?: string;
   input?: unknown;
 }
+/** Anthropic's `input_tokens` excludes the two cache counts; stream deltas may repeat any of them (cumulative). */
+interface AnthropicUsage {
+  input_tokens?: number | null;
+  output_tokens?: number | null;
+  cache_read_input_tokens?: number | null;
+  cache_creation_input_tokens?: number | null;
+}
 interface AnthropicMessage {
   id?: string;
   model?: string;
   content?: AnthropicBlock[];
   stop_reason?: string | null;
-  usage?: { input_tokens?: number; output_tokens?: number };
+  usage?: AnthropicUsage;
+}
+
+/** Anthropic's counts → ours, where input counts every prompt token (see Usage). */
+function usageOf(u: AnthropicUsage | undefined): Usage {
+  const read = u?.cache_read_input_tokens ?? 0;
+  const write = u?.cache_creation_input_tokens ?? 0;
+  return usageWithCache((u?.input_tokens ?? 0) + read + write, u?.output_tokens ?? 0, read, write);
 }
 
 export function finishFromAnthropic(reason: string | null | undefined): FinishReason {
@@ -46,7 +61,7 @@ export function fromAnthropicResponse(raw: unknown, model: string): LlmResponse 
       .join(''),
     tool_calls,
     finish_reason: finishFromAnthropic(body.stop_reason),
-    usage: { input_tokens: body.usage?.input_tokens ?? 0, output_tokens: body.usage?.output_tokens ?? 0 },
+    usage: usageOf(body.usage),
   };
 }
 
@@ -56,20 +71,21 @@ interface AnthropicEvent {
   message?: AnthropicMessage;
   content_block?: AnthropicBlock;
   delta?: { type?: string; text?: string; partial_json?: string; stop_reason?: string | null };
-  usage?: { output_tokens?: number; input_tokens?: number };
+  usage?: AnthropicUsage;
   error?: { type?: string; message?: string };
 }
 
 /** Messages stream events → internal events. Tool calls are numbered among tool blocks only. */
 export function createAnthropicStreamParser(providerName: string, model: string): StreamParser {
   const toolIndexByBlock = new Map<number, number>();
-  let inputTokens = 0;
+  // message_start carries the input counts; message_delta the output and, lately, the input counts again.
+  let started: AnthropicUsage = {};
   return ({ data }) => {
     const ev = JSON.parse(data) as AnthropicEvent;
     const out: LlmStreamEvent[] = [];
     switch (ev.type) {
       case 'message_start':
-        inputTokens = ev.message?.usage?.input_tokens ?? 0;
+        started = ev.message?.usage ?? {};
         out.push({ type: 'start', id: ev.message?.id ?? '', model: ev.message?.model ?? model });
         break;
       case 'content_block_start': {
@@ -92,10 +108,13 @@ export function createAnthropicStreamParser(providerName: string, model: string)
         out.push({ type: 'finish', finish_reason: finishFromAnthropic(ev.delta?.stop_reason) });
         out.push({
           type: 'usage',
-          usage: {
-            input_tokens: ev.usage?.input_tokens ?? inputTokens,
+          usage: usageOf({
+            input_tokens: ev.usage?.input_tokens ?? started.input_tokens,
             output_tokens: ev.usage?.output_tokens ?? 0,
-          },
+            cache_read_input_tokens: ev.usage?.cache_read_input_tokens ?? started.cache_read_input_tokens,
+            cache_creation_input_tokens:
+              ev.usage?.cache_creation_input_tokens ?? started.cache_creation_input_tokens,
+          }),
         });
         break;
       case 'error':

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { StreamParser } from '../../adapter.js';
 import { UpstreamError } from '../../errors.js';
 import type { FinishReason, LlmResponse, LlmStreamEvent, ToolCall, Usage } from '../../types.js';
+import { usageWithCache } from '../../usage.js';
 
 interface GeminiPart {
   text?: string;
@@ -12,7 +13,13 @@ interface GeminiBody {
   responseId?: string;
   modelVersion?: string;
   candidates?: Array<{ content?: { parts?: GeminiPart[] }; finishReason?: string }>;
-  usageMetadata?: { promptTokenCount?: number; candidatesTokenCount?: number; thoughtsTokenCount?: number };
+  usageMetadata?: {
+    promptTokenCount?: number;
+    candidatesTokenCount?: number;
+    thoughtsTokenCount?: number;
+    /** Part of promptTokenCount: read from a cache (explicit `cachedContent` or implicit). */
+    cachedContentTokenCount?: number;
+  };
   error?: { message?: string };
 }
 
@@ -24,10 +31,13 @@ export function finishFromGemini(reason: string | undefined, calledTools: boolea
   return calledTools ? 'tool_calls' : 'stop';
 }
 
-const usageOf = (u: GeminiBody['usageMetadata']): Usage => ({
-  input_tokens: u?.promptTokenCount ?? 0,
-  output_tokens: (u?.candidatesTokenCount ?? 0) + (u?.thoughtsTokenCount ?? 0),
-});
+/** Gemini reports no cache writes: creating a cache is its own API call, billed as storage. */
+const usageOf = (u: GeminiBody['usageMetadata']): Usage =>
+  usageWithCache(
+    u?.promptTokenCount ?? 0,
+    (u?.candidatesTokenCount ?? 0) + (u?.thoughtsTokenCount ?? 0),
+    u?.cachedContentTokenCount ?? 0,
+  );
 
 /** Gemini's calls may carry no id; the other formats need one to pair results with calls. */
 const callId = (fc: NonNullable<GeminiPart['functionCall']>) =>

@@ -1,6 +1,7 @@
 import type { StreamParser } from '../../adapter.js';
 import { UpstreamError } from '../../errors.js';
-import type { FinishReason, LlmResponse, LlmStreamEvent, ToolCall } from '../../types.js';
+import type { FinishReason, LlmResponse, LlmStreamEvent, ToolCall, Usage } from '../../types.js';
+import { usageWithCache } from '../../usage.js';
 
 interface OpenAiToolCall {
   index?: number;
@@ -16,7 +17,12 @@ interface OpenAiBody {
   id?: string;
   model?: string;
   choices?: OpenAiChoice[];
-  usage?: { prompt_tokens?: number; completion_tokens?: number } | null;
+  usage?: {
+    prompt_tokens?: number;
+    completion_tokens?: number;
+    /** Both counts are part of prompt_tokens; writes are reported (and billed) by newer models only. */
+    prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number } | null;
+  } | null;
   error?: { message?: string; type?: string };
 }
 
@@ -34,10 +40,13 @@ export function finishFromOpenAi(reason: string | null | undefined): FinishReaso
   }
 }
 
-const usageOf = (u: OpenAiBody['usage']) => ({
-  input_tokens: u?.prompt_tokens ?? 0,
-  output_tokens: u?.completion_tokens ?? 0,
-});
+const usageOf = (u: OpenAiBody['usage']): Usage =>
+  usageWithCache(
+    u?.prompt_tokens ?? 0,
+    u?.completion_tokens ?? 0,
+    u?.prompt_tokens_details?.cached_tokens ?? 0,
+    u?.prompt_tokens_details?.cache_write_tokens ?? 0,
+  );
 
 /** Chat completion → internal. */
 export function fromOpenAiResponse(raw: unknown, model: string): LlmResponse {
