@@ -59,7 +59,9 @@ export async function settle(
   what: string,
 ): Promise<void> {
   if (!admission) return;
-  await deps.policy.settle(admission, outcome).catch((err: unknown) => deps.logger.warn({ err }, what));
+  await deps.policy
+    .settle(admission, outcome)
+    .settled.catch((err: unknown) => deps.logger.warn({ err }, what));
 }
 
 /** One of the session's model calls as recorded: its span, and its duration and tokens, ended together. */

@@ -18,6 +18,11 @@ export interface JsonAnswer {
 /** An opened upstream stream: SSE text in the caller's format, produced as upstream events arrive. */
 export interface OpenedStream {
   chunks: AsyncGenerator<string>;
+  /**
+   * True from the chunk that carries the answer's end (finish reason, usage,
+   * the closing event) on: the writer holds those until the usage row is written.
+   */
+  finished(): boolean;
   usage(): Usage | undefined;
 }
 
@@ -66,8 +71,8 @@ export async function chatStream(
     const call = buildCall(adapter, target, model, 'stream', passthroughChatBody(surface, body, model));
     const res = await postUpstream(target, call, signal);
     const parse = adapter.createStreamParser(target.name, model);
+    let finished = false;
     const chunks = async function* () {
-      let finished = false;
       for await (const sse of readSse(res, target.name)) {
         let events: ReturnType<typeof parse>;
         try {
@@ -85,19 +90,22 @@ export async function chatStream(
       if (!finished)
         throw new UpstreamError(502, `${target.name}: stream ended before the answer was complete`, false);
     };
-    return { chunks: chunks(), usage: () => usage };
+    return { chunks: chunks(), usage: () => usage, finished: () => finished };
   }
   const events = await openStream(target, surface.parseRequest(body, model, target.type), signal);
   const render = surface.createStreamRenderer(body);
+  let finished = false;
   const chunks = async function* () {
     for await (const ev of events) {
       if (ev.type === 'usage') usage = ev.usage;
+      if (ev.type === 'finish') finished = true;
       const text = render.event(ev);
       if (text) yield text;
     }
+    finished = true;
     yield render.end();
   };
-  return { chunks: chunks(), usage: () => usage };
+  return { chunks: chunks(), usage: () => usage, finished: () => finished };
 }
 
 /** Gemini to Gemini keeps the caller's method; a batch names the model in each request too. */

@@ -138,10 +138,11 @@ export class Gateway {
             answeredBy = r.candidate;
             return r.value;
           });
-      // Usage and counters are written after the answer has gone, not before it.
-      const settle = (used: Usage | undefined, out: Outcome) => {
+      // The usage row is written before the answer's last bytes leave (a process
+      // killed after answering has stored it); the counters follow without holding it.
+      const settle = (used: Usage | undefined, out: Outcome): Promise<void> => {
         usage = used;
-        this.settleLater(admission, used, out);
+        return this.settleLater(admission, used, out);
       };
       try {
         if (stream) {
@@ -154,26 +155,30 @@ export class Gateway {
               controller.signal,
             ),
           );
-          const result = await writeStream(ctx, surface, request, opened, controller);
-          settle(opened.usage(), outcome(result.status, result.error));
+          let settled = false;
+          const result = await writeStream(ctx, surface, request, opened, controller, () => {
+            settled = true;
+            return settle(opened.usage(), outcome(200));
+          });
+          if (!settled) void settle(opened.usage(), outcome(result.status, result.error));
           return;
         }
         const call = op === 'chat' ? chatJson : embedJson;
         const answer: JsonAnswer = await attempt((c) =>
           call(surface, targetOf(c.provider, this.deps.secrets, hops), c.model, request, controller.signal),
         );
+        await settle(answer.usage, outcome(200));
         ctx.body = answer.body;
-        settle(answer.usage, outcome(200));
       } catch (err) {
         if (controller.signal.aborted) {
           // The caller left: nobody to answer, and not a server failure worth an error log.
-          settle(undefined, outcome(499, 'client disconnected'));
+          void settle(undefined, outcome(499, 'client disconnected'));
           ctx.status = 499; // nginx's "client closed request", for the request log
           ctx.respond = false;
           return;
         }
         const gerr = toGatewayError(err);
-        settle(undefined, outcome(gerr.status, gerr.message));
+        void settle(undefined, outcome(gerr.status, gerr.message));
         throw err;
       }
     } catch (err) {
@@ -237,10 +242,11 @@ export class Gateway {
    * lands (under load that was seconds of requests, all promoted to the old
    * generation).
    */
-  private settleLater(admission: Admission, usage: Usage | undefined, out: Outcome): void {
-    this.policy
-      .settle(admission, usage, out)
-      .catch((err: unknown) => this.deps.logger.error({ err }, 'settling a gateway call failed'));
+  private settleLater(admission: Admission, usage: Usage | undefined, out: Outcome): Promise<void> {
+    const { logged, settled } = this.policy.settle(admission, usage, out);
+    settled.catch((err: unknown) => this.deps.logger.error({ err }, 'settling a gateway call failed'));
+    // A failed usage write is logged with the settle; the answer goes out regardless.
+    return logged.catch(() => undefined);
   }
 }
 

@@ -12,7 +12,7 @@ import { costUsd } from '../../core/metering/pricing.js';
 import { startModelCallSpan, type ModelCallSpan } from '../../core/telemetry/genai.js';
 import { metrics } from '../../core/telemetry/metrics.js';
 import { GatewayError, invalidRequest } from './errors.js';
-import type { Admission, AdmissionRequest, GatewayPolicy, Outcome } from './policy.js';
+import type { Admission, AdmissionRequest, GatewayPolicy, GatewaySettlement, Outcome } from './policy.js';
 import type { Usage } from '../../core/llm/types.js';
 import type { GatewayKey } from './keys.js';
 
@@ -70,7 +70,7 @@ export function meteredPolicy(db: Db, usageWriter?: UsageWriter): GatewayPolicy 
       return trace.setSpan(context.active(), (admission as Metered).span.span);
     },
 
-    settle(admission: Admission, usage: Usage | undefined, outcome: Outcome): Promise<void> {
+    settle(admission: Admission, usage: Usage | undefined, outcome: Outcome): GatewaySettlement {
       const { admission: adm, span } = admission as Metered;
       // The span ends with the call, not with the bookkeeping that follows it.
       const cost = usage && adm.price ? costUsd(adm.price, usage) : undefined;
@@ -111,12 +111,12 @@ export function meteredPolicy(db: Db, usageWriter?: UsageWriter): GatewayPolicy 
     }
   }
 
-  async function settleUsage(
+  function settleUsage(
     adm: PolicyAdmission,
     usage: Usage | undefined,
     outcome: Outcome,
     traceId: string,
-  ): Promise<void> {
+  ): GatewaySettlement {
     // A success without reported usage is charged its whole reservation:
     // the budget must never be under-counted.
     const charged =
@@ -124,7 +124,7 @@ export function meteredPolicy(db: Db, usageWriter?: UsageWriter): GatewayPolicy 
       (outcome.status < 400
         ? { input_tokens: adm.request.inputTokens, output_tokens: adm.request.maxOutputTokens }
         : { input_tokens: 0, output_tokens: 0 });
-    await service.settle(adm, {
+    const { logged, settled } = service.settle(adm, {
       inputTokens: charged.input_tokens,
       outputTokens: charged.output_tokens,
       cacheReadTokens: usage?.cache_read_tokens,
@@ -132,6 +132,7 @@ export function meteredPolicy(db: Db, usageWriter?: UsageWriter): GatewayPolicy 
       status: outcome.status,
       traceId,
     });
+    return { logged, settled: settled.then(() => undefined) };
   }
 }
 

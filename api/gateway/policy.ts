@@ -35,9 +35,8 @@ export type Admission = unknown;
  * `admit` runs after authentication and model resolution, before anything
  * is sent upstream; it throws a GatewayError (429, `rate_limit` or
  * `insufficient_quota`) to refuse. `settle` runs exactly once per admitted
- * request, after the answer (or the failure, or the client's disconnect) and
- * without holding it up (the pipeline does not wait for its promise and
- * logs a rejection), with the usage the provider reported (undefined when it reported none,
+ * request, once the answer is complete (or failed, or the client left),
+ * with the usage the provider reported (undefined when it reported none,
  * e.g. a same-format stream whose caller did not ask for usage).
  */
 export interface GatewayPolicy {
@@ -48,11 +47,21 @@ export interface GatewayPolicy {
    * adds no second CLIENT span (core/telemetry/model-call-context.ts).
    */
   callContext?(admission: Admission): Context;
-  settle(admission: Admission, usage: Usage | undefined, outcome: Outcome): Promise<void>;
+  settle(admission: Admission, usage: Usage | undefined, outcome: Outcome): GatewaySettlement;
+}
+
+/**
+ * `logged`: the call's usage row is stored (the pipeline holds the answer's
+ * last bytes for it, within a bound); `settled`: everything is, counters
+ * included (the pipeline does not wait for it and logs a rejection).
+ */
+export interface GatewaySettlement {
+  logged: Promise<void>;
+  settled: Promise<void>;
 }
 
 /** Admits everything and records nothing: limits, budgets and the usage log are not built yet. */
 export const noopPolicy: GatewayPolicy = {
   admit: () => Promise.resolve(undefined),
-  settle: () => Promise.resolve(),
+  settle: () => ({ logged: Promise.resolve(), settled: Promise.resolve() }),
 };

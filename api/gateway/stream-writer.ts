@@ -23,13 +23,19 @@ export async function writeStream(
   body: Record<string, unknown>,
   opened: OpenedStream,
   controller: AbortController,
+  beforeEnd: () => Promise<void> = () => Promise.resolve(),
 ): Promise<StreamResult> {
   const res = openEventStream(ctx);
+  // The answer's closing chunks wait for `beforeEnd` (the usage row written): a
+  // caller that saw its stream complete is a call whose usage is stored.
+  const held: string[] = [];
   try {
     for await (const text of opened.chunks) {
-      if (!res.write(text)) await once(res, 'drain', { signal: controller.signal });
+      if (opened.finished()) held.push(text);
+      else if (!res.write(text)) await once(res, 'drain', { signal: controller.signal });
     }
-    res.end();
+    await beforeEnd();
+    res.end(held.join(''));
     return { status: 200 };
   } catch (err) {
     if (controller.signal.aborted) {

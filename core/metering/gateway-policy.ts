@@ -39,6 +39,12 @@ export interface Admission {
   startedAt: number;
 }
 
+/** What a settle promises: the usage row written (`logged`), and everything, counters included (`settled`). */
+export interface Settlement {
+  logged: Promise<void>;
+  settled: Promise<{ costUsd: number }>;
+}
+
 export interface Outcome {
   /** Every prompt token, cache reads and writes included (see core/llm/types.ts Usage). */
   inputTokens: number;
@@ -129,10 +135,15 @@ export class GatewayPolicyService {
 
   private readonly repo: MeteringRepository;
 
-  /** Without a writer, usage rows are inserted one by one (tests of the policy alone). */
+  /**
+   * Without a writer, usage rows are inserted one by one (tests of the policy
+   * alone). `usageWaitMs`: how long a settle's `logged` waits for an
+   * unreachable database before giving up on holding the answer.
+   */
   constructor(
     db: Db,
     private readonly usageWriter?: UsageWriter,
+    private readonly usageWaitMs = 2_000,
   ) {
     this.repo = new MeteringRepository(db);
   }
@@ -197,13 +208,15 @@ export class GatewayPolicyService {
 
   /**
    * Replaces the reservation by the actual cost, adds tokens to the minute
-   * window, and records the usage row. The usage row is queued before this
-   * returns its promise (the usage endpoint flushes the writer first); the
+   * window, and records the usage row. `logged` resolves once the usage row
+   * is written (the gateway holds the answer's last bytes for it, so a
+   * process killed after answering has stored it) or after `usageWaitMs`
+   * with the row still queued (the database is unreachable); the
    * counters of calls settled while a write is in flight are merged into one
    * write per key (hot keys settle without queueing on their rows), and the
    * promise resolves once this call's counters are written.
    */
-  settle(admission: Admission, outcome: Outcome): Promise<{ costUsd: number }> {
+  settle(admission: Admission, outcome: Outcome): Settlement {
     const { key, request, price } = admission;
     const cacheRead = outcome.cacheReadTokens ?? 0;
     const cacheWrite = outcome.cacheWriteTokens ?? 0;
@@ -231,12 +244,14 @@ export class GatewayPolicyService {
       // The time of the call, not of the (possibly batched) insert.
       created_at: new Date(),
     };
-    const logged = this.usageWriter ? this.usageWriter.add(row) : this.repo.insertUsage(row);
+    const logged = this.usageWriter
+      ? this.usageWriter.addDurable(row, this.usageWaitMs)
+      : this.repo.insertUsage(row);
     const counted =
       admission.windowStart || admission.periodStart
         ? this.addCounters(admission, outcome.inputTokens + outcome.outputTokens, actual)
         : undefined;
-    return Promise.all([logged, counted]).then(() => ({ costUsd: actual }));
+    return { logged, settled: Promise.all([logged, counted]).then(() => ({ costUsd: actual })) };
   }
 
   /**

@@ -24,6 +24,8 @@ function isPermanent(err: unknown): boolean {
  * rows do, core/telemetry/postgres-exporter.ts): queued objects outlive
  * young-generation GC, and an 11-column multi-row insert costs far more to
  * build and bind than one string. Budgets do not depend on it (their ledger is updated synchronously).
+ * `addDurable` is the gateway's way in: its caller waits until the row is
+ * written, and such rows are flushed at once, in groups (see there).
  * When the queue is full the caller waits for a direct insert rather than
  * losing a row; on shutdown `close()` writes what is left.
  *
@@ -33,9 +35,18 @@ function isPermanent(err: unknown): boolean {
  * row is written. Any other failure (the database unreachable) puts the
  * unwritten rows back for the next flush, which is scheduled.
  */
+/** A queued row: its JSON, and who waits for it to be written (addDurable). */
+interface Queued {
+  json: string;
+  written?: () => void;
+}
+
 export class UsageWriter {
-  private queue: string[] = [];
+  private queue: Queued[] = [];
+  /** Rows whose caller waits: flushed at once (group commit) rather than on the timer. */
+  private waiting = 0;
   private timer: NodeJS.Timeout | undefined;
+  private immediate: NodeJS.Immediate | undefined;
   private flushing: Promise<void> | undefined;
   /** Rows that could not be stored: rejected for their data, or no room left to keep them for a retry. */
   droppedRows = 0;
@@ -60,9 +71,45 @@ export class UsageWriter {
       }
       return;
     }
-    this.queue.push(JSON.stringify(row));
+    this.queue.push({ json: JSON.stringify(row) });
     if (this.queue.length >= this.opts.maxBatch) void context.with(ROOT_CONTEXT, () => this.flush());
     else this.schedule();
+  }
+
+  /**
+   * Queues the row and resolves once it is in Postgres (or dropped for its
+   * data, logged), or after `maxWaitMs` with the row still queued for the
+   * next attempt (the database is unreachable). The gateway awaits this
+   * before the answer's last bytes, so a process killed after answering
+   * has already stored the call's row. Rows arriving while an insert is in
+   * flight share the next one (group commit): one insert per round trip,
+   * however many calls end meanwhile.
+   */
+  addDurable(row: UsageRow, maxWaitMs: number): Promise<void> {
+    if (this.queue.length >= this.opts.maxQueue) return this.add(row);
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, maxWaitMs);
+      timer.unref();
+      const done = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      this.waiting++;
+      this.queue.push({
+        json: JSON.stringify(row),
+        written: () => {
+          this.waiting--;
+          done();
+        },
+      });
+      if (!this.flushing && !this.immediate)
+        this.immediate = context.with(ROOT_CONTEXT, () =>
+          setImmediate(() => {
+            this.immediate = undefined;
+            void this.flush();
+          }),
+        );
+    });
   }
 
   private schedule(): void {
@@ -92,46 +139,54 @@ export class UsageWriter {
     while (this.flushing) await this.flushing;
     if (this.queue.length === 0) return;
     const batch = this.queue.splice(0, this.queue.length);
-    this.flushing = (async () => {
-      // Groups still to write, in order; a group rejected for its data is split in two.
-      const pending: string[][] = [];
-      for (let i = 0; i < batch.length; i += this.opts.maxBatch)
-        pending.push(batch.slice(i, i + this.opts.maxBatch));
-      try {
-        while (pending.length > 0) {
-          const rows = pending[0]!;
-          try {
-            await this.insert(rows);
-            pending.shift();
-          } catch (err) {
-            if (!isPermanent(err)) throw err;
-            pending.shift();
-            if (rows.length === 1) this.drop(rows[0]!, err);
-            else {
-              const half = Math.ceil(rows.length / 2);
-              pending.unshift(rows.slice(0, half), rows.slice(half));
-            }
+    this.flushing = this.writeBatch(batch).finally(() => {
+      this.flushing = undefined;
+      // Callers waiting on rows queued during that insert: the next one starts now.
+      if (this.waiting > 0 && this.queue.length > 0) void context.with(ROOT_CONTEXT, () => this.flush());
+    });
+    await this.flushing;
+  }
+
+  private async writeBatch(batch: Queued[]): Promise<void> {
+    // Groups still to write, in order; a group rejected for its data is split in two.
+    const pending: Queued[][] = [];
+    for (let i = 0; i < batch.length; i += this.opts.maxBatch)
+      pending.push(batch.slice(i, i + this.opts.maxBatch));
+    try {
+      while (pending.length > 0) {
+        const rows = pending[0]!;
+        try {
+          await this.insert(rows.map((r) => r.json));
+          pending.shift();
+          notify(rows);
+        } catch (err) {
+          if (!isPermanent(err)) throw err;
+          pending.shift();
+          if (rows.length === 1) {
+            this.drop(rows[0]!.json, err);
+            notify(rows);
+          } else {
+            const half = Math.ceil(rows.length / 2);
+            pending.unshift(rows.slice(0, half), rows.slice(half));
           }
         }
-      } catch (err) {
-        // Put back what was not written (oldest first, as far as the queue has room); the next flush tries again.
-        const left = pending.flat();
-        const kept = left.slice(0, Math.max(0, this.opts.maxQueue - this.queue.length));
-        this.queue.unshift(...kept);
-        const lost = left.length - kept.length;
-        this.droppedRows += lost;
-        this.logger.error(
-          { err, rows: kept.length, dropped_rows: lost },
-          lost > 0
-            ? 'writing gateway usage failed; the queue is full, rows dropped'
-            : 'writing gateway usage failed; will retry',
-        );
-        this.schedule();
-      } finally {
-        this.flushing = undefined;
       }
-    })();
-    await this.flushing;
+    } catch (err) {
+      // Put back what was not written (oldest first, as far as the queue has room); the next flush tries again.
+      const left = pending.flat();
+      const kept = left.slice(0, Math.max(0, this.opts.maxQueue - this.queue.length));
+      this.queue.unshift(...kept);
+      const lost = left.slice(kept.length);
+      this.droppedRows += lost.length;
+      notify(lost);
+      this.logger.error(
+        { err, rows: kept.length, dropped_rows: lost.length },
+        lost.length > 0
+          ? 'writing gateway usage failed; the queue is full, rows dropped'
+          : 'writing gateway usage failed; will retry',
+      );
+      this.schedule();
+    }
   }
 
   /** Writes what is left; rows that still cannot be written are counted as dropped and logged. */
@@ -140,9 +195,16 @@ export class UsageWriter {
     clearTimeout(this.timer);
     this.timer = undefined;
     if (this.queue.length > 0) {
-      const lost = this.queue.splice(0, this.queue.length).length;
+      const left = this.queue.splice(0, this.queue.length);
+      notify(left);
+      const lost = left.length;
       this.droppedRows += lost;
       this.logger.error({ rows: lost }, 'gateway usage not written at shutdown: rows dropped');
     }
   }
+}
+
+/** Tells the callers waiting on these rows that they are settled (written, or dropped and logged). */
+function notify(rows: Queued[]): void {
+  for (const r of rows) r.written?.();
 }

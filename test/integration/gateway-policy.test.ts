@@ -76,7 +76,7 @@ describe('gateway rate limits, budgets and usage (shared through Postgres)', () 
           inputTokens: 100,
           outputTokens: 100,
           status: 200,
-        }),
+        }).settled,
       ),
     );
     const ledger = (await dbA('gateway_budget_ledger').where({ virtual_key_id: key.id }).first()) as {
@@ -102,8 +102,8 @@ describe('gateway rate limits, budgets and usage (shared through Postgres)', () 
     const first = await a.admit(metered, request);
     const second = await b.admit(metered, request);
     await expect(a.admit(metered, request)).rejects.toBeInstanceOf(BudgetExceededError);
-    await a.settle(first, { inputTokens: 25, outputTokens: 25, status: 200 });
-    await b.settle(second, { inputTokens: 25, outputTokens: 25, status: 200 });
+    await a.settle(first, { inputTokens: 25, outputTokens: 25, status: 200 }).settled;
+    await b.settle(second, { inputTokens: 25, outputTokens: 25, status: 200 }).settled;
     const third = await a.admit(metered, request);
     expect(third.reservedUsd).toBeCloseTo(0.002, 10);
   });
@@ -114,12 +114,12 @@ describe('gateway rate limits, budgets and usage (shared through Postgres)', () 
     const first = await a.admit(metered, request);
     const second = await a.admit(metered, request);
     const settled = [first, second].map((adm) =>
-      a.settle(adm, { inputTokens: 25, outputTokens: 25, status: 200 }),
+      a.settle(adm, { inputTokens: 25, outputTokens: 25, status: 200 }).settled,
     );
     const third = await a.admit(metered, request);
     expect(third.reservedUsd).toBeCloseTo(0.002, 10);
     await Promise.all(settled);
-    await a.settle(third, { inputTokens: 0, outputTokens: 0, status: 500 });
+    await a.settle(third, { inputTokens: 0, outputTokens: 0, status: 500 }).settled;
   });
 
   it('counts requests per minute across replicas and says when to retry', async () => {
@@ -137,7 +137,7 @@ describe('gateway rate limits, budgets and usage (shared through Postgres)', () 
   it('limits tokens per minute once settled calls have used them', async () => {
     const { metered, request } = await setup({ rate_limit: { tokens_per_minute: 150 } });
     const first = await a.admit(metered, request);
-    await a.settle(first, { inputTokens: 100, outputTokens: 60, status: 200 });
+    await a.settle(first, { inputTokens: 100, outputTokens: 60, status: 200 }).settled;
     const err = await b.admit(metered, request).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RateLimitedError);
     expect((err as RateLimitedError).limit).toBe('tokens_per_minute');
