@@ -1,0 +1,83 @@
+/**
+ * How long a turn waits when the worker running its model call is killed,
+ * with the default heartbeat settings: another worker (already running, as
+ * a replica is) takes the call over once the dead one's heartbeat times out.
+ * Issue 26 asks for under 10 s at p50 and 15 s at most; the heartbeat
+ * timeout (8 s), the worker's heartbeat throttle (2 s) and its sticky-queue
+ * timeout (3 s) are what this measures; a healthy call longer than the
+ * heartbeat timeout is not retried.
+ */
+import { performance } from 'node:perf_hooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { noTemporal } from '../../helpers/services.js';
+import { killHard, sessionEnv, spawnWorker, startFixture, type Fixture } from './session-harness.js';
+
+const ROUNDS = 2;
+
+describe.skipIf(noTemporal())('recovery from a killed worker, default heartbeat settings', () => {
+  let fx: Fixture;
+  const env = sessionEnv();
+  // The defaults, not the harness's short test timeout.
+  delete env.SESSION_MODEL_HEARTBEAT_TIMEOUT_MS;
+
+  beforeAll(async () => {
+    fx = await startFixture(env);
+  });
+  afterAll(async () => {
+    await fx?.close();
+  });
+
+  it('finishes the turn on the other worker within 10 s (p50) and 15 s (max) of the kill', async () => {
+    const recoveries: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      fx.vendor.reset();
+      const agent = await fx.agent({}, 'Be brief.');
+      fx.vendor.script({ reply: { text: 'cut short' }, hold: true }, { reply: { text: 'whole answer' } });
+      const doomed = await spawnWorker(env);
+      let survivor: Awaited<ReturnType<typeof spawnWorker>> | undefined;
+      try {
+        let completedAt = 0;
+        const streaming = fx.stream({ agent_id: agent.id, message: 'go' }, (ev) => {
+          if (ev.event === 'run.completed') completedAt = ev.at;
+        });
+        await fx.vendor.whenHeld();
+        survivor = await spawnWorker(env);
+        const killedAt = performance.now();
+        await killHard(doomed.child);
+        const events = await streaming;
+        expect(events.at(-1)!.event).toBe('run.completed');
+        recoveries.push(completedAt - killedAt);
+      } finally {
+        fx.vendor.release();
+        await killHard(doomed.child);
+        if (survivor) await killHard(survivor.child);
+      }
+    }
+    const sorted = [...recoveries].sort((a, b) => a - b);
+    const p50 = sorted[Math.floor((sorted.length - 1) / 2)]!;
+    console.log(`worker kill → turn completed: ${recoveries.map((r) => (r / 1000).toFixed(1)).join(', ')} s`);
+    expect(p50).toBeLessThan(10_000);
+    expect(sorted.at(-1)!).toBeLessThan(15_000);
+  }, 120_000);
+
+  it('does not retry a healthy model call that outlasts the heartbeat timeout', async () => {
+    fx.vendor.reset();
+    const agent = await fx.agent({}, 'Be brief.');
+    fx.vendor.script({ reply: { text: 'slow but fine' }, hold: true });
+    const worker = await spawnWorker(env);
+    try {
+      const streaming = fx.stream({ agent_id: agent.id, message: 'go' });
+      await fx.vendor.whenHeld();
+      // Mid-answer for longer than the 8 s heartbeat timeout.
+      await new Promise((r) => setTimeout(r, 11_000));
+      fx.vendor.release();
+      const events = await streaming;
+      expect(events.at(-1)!.event).toBe('run.completed');
+      expect(fx.vendor.received).toHaveLength(1);
+      expect(fx.vendor.aborted).toBe(0);
+    } finally {
+      fx.vendor.release();
+      await killHard(worker.child);
+    }
+  }, 60_000);
+});
