@@ -155,6 +155,7 @@ export class Gateway {
               controller.signal,
             ),
           );
+          setServerTiming(ctx, entered, started, performance.now());
           let settled = false;
           const result = await writeStream(ctx, surface, request, opened, controller, () => {
             settled = true;
@@ -167,7 +168,9 @@ export class Gateway {
         const answer: JsonAnswer = await attempt((c) =>
           call(surface, targetOf(c.provider, this.deps.secrets, hops), c.model, request, controller.signal),
         );
+        const answered = performance.now();
         await settle(answer.usage, outcome(200));
+        setServerTiming(ctx, entered, started, answered);
         ctx.body = answer.body;
       } catch (err) {
         if (controller.signal.aborted) {
@@ -248,6 +251,18 @@ export class Gateway {
     // A failed usage write is logged with the settle; the answer goes out regardless.
     return logged.catch(() => undefined);
   }
+}
+
+/**
+ * `Server-Timing: gateway;dur=…, upstream;dur=…` (milliseconds): the upstream's
+ * share is from the first attempt's start to its answer (a stream: to its
+ * headers, when ours go out), retries and fallbacks included; the gateway's is
+ * everything else so far (authentication, admission, translation, the usage row).
+ */
+function setServerTiming(ctx: Context, entered: number, started: number, answered: number): void {
+  const upstream = answered - started;
+  const gateway = performance.now() - entered - upstream;
+  ctx.set('Server-Timing', `gateway;dur=${gateway.toFixed(2)}, upstream;dur=${upstream.toFixed(2)}`);
 }
 
 /** Refuses a request that has looped through gateways (a 4xx: the official SDKs retry every 5xx). */
