@@ -12,6 +12,8 @@ pg.types.setTypeParser(20, (v) => Number(v));
 export type Db = Knex;
 
 const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../migrations');
+// `.ts` under tsx and vitest; `.js` in the server image, which runs `tsc`'s output (scripts/image/).
+const MIGRATION_EXT = path.extname(fileURLToPath(import.meta.url));
 
 interface MigrationModule {
   up(knex: Knex): Promise<void>;
@@ -20,18 +22,24 @@ interface MigrationModule {
 
 /**
  * Loads migrations with dynamic import, so the same TypeScript files run under
- * tsx (npm scripts) and vitest without a separate compile step.
+ * tsx (npm scripts) and vitest without a separate compile step, and their
+ * compiled copies in the image. Either way a migration is named by its `.ts`
+ * file (what knex_migrations records), so the two agree on what has run.
  */
 class TsMigrationSource implements Knex.MigrationSource<string> {
   async getMigrations(): Promise<string[]> {
     const files = await readdir(MIGRATIONS_DIR);
-    return files.filter((f) => /^\d{14}_[a-z0-9_]+\.ts$/.test(f)).sort();
+    return files
+      .filter((f) => /^\d{14}_[a-z0-9_]+\.[jt]s$/.test(f) && path.extname(f) === MIGRATION_EXT)
+      .map((f) => `${path.basename(f, MIGRATION_EXT)}.ts`)
+      .sort();
   }
   getMigrationName(migration: string): string {
     return migration;
   }
   async getMigration(migration: string): Promise<MigrationModule> {
-    return (await import(pathToFileURL(path.join(MIGRATIONS_DIR, migration)).href)) as MigrationModule;
+    const file = `${path.basename(migration, '.ts')}${MIGRATION_EXT}`;
+    return (await import(pathToFileURL(path.join(MIGRATIONS_DIR, file)).href)) as MigrationModule;
   }
 }
 
