@@ -9,12 +9,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, migrateLatest } from '../../core/db/knex.js';
 import { startOpenAiVendor } from '../fixtures/vendors/openai.js';
 import type { ScriptedVendor } from '../fixtures/vendors/scripted-server.js';
 import { freePort } from '../helpers/ports.js';
+import { createScratchDatabase } from '../helpers/scratch-db.js';
 import { noTemporal, temporalAddress } from '../helpers/services.js';
 import { buildImage, Containers, docker, dockerUnavailable, IMAGE, ROOT, waitFor } from './image-harness.js';
 
@@ -52,8 +52,7 @@ const unavailable = (await dockerUnavailable()) !== undefined;
 
 describe.skipIf(unavailable || noTemporal())('the server image, run as the Helm chart runs it', () => {
   const containers = new Containers();
-  const adminUrl = inject('adminDatabaseUrl');
-  const database = `agent_image_${Date.now()}_${process.pid}`;
+  let scratch: Awaited<ReturnType<typeof createScratchDatabase>> | undefined;
   let databaseUrl: string;
   let env: Record<string, string>;
   let vendor: ScriptedVendor;
@@ -62,14 +61,8 @@ describe.skipIf(unavailable || noTemporal())('the server image, run as the Helm 
 
   beforeAll(async () => {
     console.log(await buildImage());
-    if (!adminUrl) throw new Error('no PostgreSQL from the global setup');
-    const admin = new pg.Client({ connectionString: adminUrl });
-    await admin.connect();
-    await admin.query(`create database ${database}`);
-    await admin.end();
-    const url = new URL(adminUrl);
-    url.pathname = `/${database}`;
-    databaseUrl = url.toString();
+    scratch = await createScratchDatabase('agent_image');
+    databaseUrl = scratch.url;
     vendor = await startOpenAiVendor();
     env = {
       DATABASE_URL: databaseUrl,
@@ -86,11 +79,7 @@ describe.skipIf(unavailable || noTemporal())('the server image, run as the Helm 
   afterAll(async () => {
     await containers.removeAll();
     await vendor?.close();
-    if (!adminUrl) return;
-    const admin = new pg.Client({ connectionString: adminUrl });
-    await admin.connect();
-    await admin.query(`drop database if exists ${database} with (force)`);
-    await admin.end();
+    await scratch?.drop();
   }, 120_000);
 
   it('runs as uid 1000, holds no dev dependency and no shell beyond sh, and stays under its size bound', async () => {

@@ -10,8 +10,7 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
-import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { preflight } from '../../api/server.js';
 import { WrongSecretsKeyError } from '../../core/crypto/secrets-check.js';
 import { ENCRYPTED_COLUMNS } from '../../core/crypto/secrets-rotation.js';
@@ -23,6 +22,7 @@ import type { ScriptedVendor } from '../fixtures/vendors/scripted-server.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createProject, uniqueName } from '../helpers/factories.js';
 import { createProvider, createVirtualKey, fakeApiKey } from '../helpers/factories/config.js';
+import { createScratchDatabase } from '../helpers/scratch-db.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const A = randomBytes(32).toString('base64');
@@ -38,25 +38,15 @@ interface Made {
 }
 
 describe('rotating SECRETS_KEY', () => {
-  const admin = inject('adminDatabaseUrl');
-  const name = `agent_rot_${Date.now()}_${process.pid}`;
+  let scratch: Awaited<ReturnType<typeof createScratchDatabase>>;
   let url: string;
   let db: Db;
   let vendor: ScriptedVendor;
   const apis: TestApi[] = [];
 
-  const adminQuery = async (sql: string) => {
-    const c = new pg.Client({ connectionString: admin! });
-    await c.connect();
-    await c.query(sql);
-    await c.end();
-  };
-
   beforeAll(async () => {
-    await adminQuery(`create database ${name}`);
-    const u = new URL(admin!);
-    u.pathname = `/${name}`;
-    url = u.toString();
+    scratch = await createScratchDatabase('agent_rot');
+    url = scratch.url;
     db = createDb(url, { max: 2 });
     await migrateLatest(db);
     vendor = await startOpenAiVendor();
@@ -66,7 +56,7 @@ describe('rotating SECRETS_KEY', () => {
     await Promise.all(apis.map((a) => a.close()));
     await db?.destroy();
     await vendor?.close();
-    await adminQuery(`drop database if exists ${name} with (force)`);
+    await scratch?.drop();
   });
 
   /** The API against the scratch database; no telemetry (its pool would outlive the database). */

@@ -6,26 +6,16 @@
  * addDurable), so nothing answered waits in a dead process's memory.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, migrateLatest, type Db } from '../../../core/db/knex.js';
 import { startOpenAiVendor } from '../../fixtures/vendors/openai.js';
 import type { ScriptedVendor } from '../../fixtures/vendors/scripted-server.js';
 import { freePort } from '../../helpers/ports.js';
-import { databaseUrl } from '../../helpers/services.js';
+import { createScratchDatabase } from '../../helpers/scratch-db.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../../..');
-const admin = databaseUrl();
-
-async function adminQuery(sql: string): Promise<void> {
-  const c = new pg.Client({ connectionString: admin });
-  await c.connect();
-  await c.query(sql);
-  await c.end();
-}
-
 /** The production API process (`npm run api`'s entry point) on a free port. */
 async function spawnApi(env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
   const port = await freePort();
@@ -48,17 +38,15 @@ async function spawnApi(env: Record<string, string>): Promise<{ url: string; chi
   throw new Error('the API did not come up');
 }
 
-describe.skipIf(!admin)('a gateway replica killed mid-traffic', () => {
-  const name = `usage_kill_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+describe('a gateway replica killed mid-traffic', () => {
+  let scratch: Awaited<ReturnType<typeof createScratchDatabase>>;
   let url: string;
   let db: Db;
   let vendor: ScriptedVendor;
 
   beforeAll(async () => {
-    await adminQuery(`create database ${name}`);
-    const u = new URL(admin);
-    u.pathname = `/${name}`;
-    url = u.toString();
+    scratch = await createScratchDatabase('usage_kill');
+    url = scratch.url;
     db = createDb(url, { max: 2 });
     await migrateLatest(db);
     vendor = await startOpenAiVendor();
@@ -67,7 +55,7 @@ describe.skipIf(!admin)('a gateway replica killed mid-traffic', () => {
   afterAll(async () => {
     await db?.destroy();
     await vendor?.close();
-    await adminQuery(`drop database if exists ${name} with (force)`);
+    await scratch?.drop();
   });
 
   it('has stored the usage row of every call it answered whole', async () => {
