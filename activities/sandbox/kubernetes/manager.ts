@@ -7,8 +7,10 @@
  * create answers 409 to the loser, and deletes carry the pod's uid as a
  * precondition so a peer's newer pod is never removed.
  *
- * Tested only against a local fake of the API calls below
- * (test/fixtures/k8s-fake), never against a real cluster.
+ * Tested against a real kube-apiserver with etcd and the chart's RBAC, a test
+ * standing in for the kubelet (test/integration/sandbox/k8s-real.test.ts), and
+ * for the exact request bodies against a local fake (test/fixtures/k8s-fake).
+ * Never against a full cluster: no pod has run on a real node in our tests.
  */
 import {
   ApiException,
@@ -258,12 +260,14 @@ export class KubernetesSandboxManager extends BaseSandboxManager {
 
   private async deletePod(name: string, uid: string | undefined): Promise<void> {
     // 404: gone already; 409: the uid precondition failed, i.e. a peer already replaced it.
+    // The grace period goes in the body: the API server reads DeleteOptions from the body when
+    // there is one and then ignores the query's gracePeriodSeconds, so a running pod would stay
+    // Terminating for its 30 s default (seen against a real kube-apiserver, not the fake).
     await ignore(
       this.core.deleteNamespacedPod({
         name,
         namespace: this.namespace,
-        gracePeriodSeconds: 0,
-        body: uid ? { preconditions: { uid } } : {},
+        body: { gracePeriodSeconds: 0, ...(uid ? { preconditions: { uid } } : {}) },
       }),
       404,
       409,
@@ -311,6 +315,9 @@ export class KubernetesSandboxManager extends BaseSandboxManager {
       });
     }
     for (const claim of claims.items) {
+      // A destroyed sandbox's claim lingers, Terminating, until the PVC-protection controller drops
+      // its finalizer (once no pod mounts it): it is gone already, not a stopped sandbox to reap again.
+      if (claim.metadata?.deletionTimestamp) continue;
       const session = sessionFromLabels(claim.metadata?.labels);
       const name = claim.metadata?.name?.replace(/-workspace$/, '');
       if (!session || !name || out.has(name)) continue;
