@@ -71,12 +71,13 @@ describe('gateway rate limits, budgets and usage (shared through Postgres)', () 
 
     // Worst case: every admitted call uses its whole allowance.
     await Promise.all(
-      admitted.map((o, i) =>
-        (i % 2 ? a : b).settle(o.value, {
-          inputTokens: 100,
-          outputTokens: 100,
-          status: 200,
-        }).settled,
+      admitted.map(
+        (o, i) =>
+          (i % 2 ? a : b).settle(o.value, {
+            inputTokens: 100,
+            outputTokens: 100,
+            status: 200,
+          }).settled,
       ),
     );
     const ledger = (await dbA('gateway_budget_ledger').where({ virtual_key_id: key.id }).first()) as {
@@ -113,8 +114,8 @@ describe('gateway rate limits, budgets and usage (shared through Postgres)', () 
     const { metered, request } = await setup({ budget: { max_usd: 0.004, period: 'total' } });
     const first = await a.admit(metered, request);
     const second = await a.admit(metered, request);
-    const settled = [first, second].map((adm) =>
-      a.settle(adm, { inputTokens: 25, outputTokens: 25, status: 200 }).settled,
+    const settled = [first, second].map(
+      (adm) => a.settle(adm, { inputTokens: 25, outputTokens: 25, status: 200 }).settled,
     );
     const third = await a.admit(metered, request);
     expect(third.reservedUsd).toBeCloseTo(0.002, 10);
