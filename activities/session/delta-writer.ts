@@ -1,4 +1,5 @@
 import type { Db } from '../../core/db/knex.js';
+import { isDatabaseUnavailable } from '../../core/db/unavailable.js';
 import { appendRunEvent } from '../../core/repositories/run-store.js';
 
 /**
@@ -25,6 +26,8 @@ export class DeltaWriter {
   /** After `finish`, nothing more is written. */
   private closed = false;
   private scheduled: NodeJS.Immediate | undefined;
+  /** Set while the database is unavailable: the next write is tried when it fires. */
+  private retryTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly db: Db,
@@ -58,6 +61,7 @@ export class DeltaWriter {
     if (this.matchingPrior && this.full.length < this.prior.length) this.diverge();
     if (this.scheduled) clearImmediate(this.scheduled);
     this.scheduled = undefined;
+    this.stopRetrying();
     this.kick();
     while (this.writing) await this.writing;
     if (this.failure) throw this.failure;
@@ -75,6 +79,7 @@ export class DeltaWriter {
     this.closed = true;
     if (this.scheduled) clearImmediate(this.scheduled);
     this.scheduled = undefined;
+    this.stopRetrying();
     while (this.writing) await this.writing;
     if (this.failure) throw this.failure;
     const events: Array<{ type: 'message.restarted' | 'message.delta'; data: Record<string, unknown> }> = [];
@@ -96,18 +101,28 @@ export class DeltaWriter {
   }
 
   private kick(): void {
-    if (this.writing || this.failure || this.closed) return;
+    if (this.writing || this.failure || this.closed || this.retryTimer) return;
     this.writing = this.drain().finally(() => {
       this.writing = undefined;
-      if (!this.failure && !this.closed && (this.restartPending || this.sent < this.full.length)) this.kick();
+      const more = this.restartPending || this.sent < this.full.length;
+      if (!this.failure && !this.closed && !this.retryTimer && more) this.kick();
     });
   }
 
+  private stopRetrying(): void {
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+  }
+
   private async drain(): Promise<void> {
+    const sentBefore = this.sent;
+    let restartUnwritten = false;
     try {
       if (this.restartPending) {
         this.restartPending = false;
+        restartUnwritten = true;
         await appendRunEvent(this.db, this.runId, 'message.restarted', { step: this.step });
+        restartUnwritten = false;
       }
       if (this.sent < this.full.length) {
         const text = this.full.slice(this.sent);
@@ -115,7 +130,20 @@ export class DeltaWriter {
         await appendRunEvent(this.db, this.runId, 'message.delta', { step: this.step, text });
       }
     } catch (err) {
-      this.failure = err instanceof Error ? err : new Error('writing a run event failed');
+      if (!isDatabaseUnavailable(err)) {
+        this.failure = err instanceof Error ? err : new Error('writing a run event failed');
+        return;
+      }
+      // The database is away (a restart): the text waits, for the next try or for the
+      // step's own statement (`finish`), which waits the outage out. Failing here would
+      // fail the model call, and its retry would pay for the answer again.
+      this.sent = sentBefore;
+      if (restartUnwritten) this.restartPending = true;
+      this.retryTimer = setTimeout(() => {
+        this.retryTimer = undefined;
+        this.kick();
+      }, 1_000);
+      this.retryTimer.unref();
     }
   }
 }

@@ -1,4 +1,5 @@
 /** The `callModel` activity: one model call of the turn. */
+import { whileDatabaseUnavailable } from '../../core/db/unavailable.js';
 import { targetOf } from '../../core/llm/provider-target.js';
 import { StepMessagesRepository } from '../../core/repositories/step-messages.repository.js';
 import { ThreadHistoryRepository } from '../../core/repositories/thread-history.repository.js';
@@ -12,8 +13,12 @@ import { streamAnswer } from './model-stream.js';
 import { recordStep } from './step-record.js';
 import { stepResult } from './step-result.js';
 import { runToolsRecord, sandboxState, toolDefinitions, type RunTools } from './tools.js';
+import { heartbeating } from './turn-run.js';
 import { startStep } from './turn-start.js';
 import type { SessionDeps } from './types.js';
+
+/** How long a model call's answer waits for an unreachable database before the activity fails. */
+const RECORD_WAIT_MS = 120_000;
 
 export function createModelCallActivities(deps: SessionDeps) {
   const steps = new StepMessagesRepository(deps.db);
@@ -53,7 +58,17 @@ export function createModelCallActivities(deps: SessionDeps) {
       const admission = await admit(deps, plan, provider, req);
       const answer = await streamAnswer(deps, { runId, step, plan, provider, target, req, admission });
       const result = stepResult(plan, runTools, answer.text, answer.toolCalls);
-      await recordStep(deps, { run: row, step, plan, answer, result });
+      // The answer is paid for: a database outage now is waited out (heartbeating), not
+      // turned into an activity failure whose retry would call the model again.
+      const stop = heartbeating();
+      try {
+        await whileDatabaseUnavailable(
+          () => recordStep(deps, { run: row, step, plan, answer, result }),
+          RECORD_WAIT_MS,
+        );
+      } finally {
+        stop();
+      }
       return result;
     },
   };
