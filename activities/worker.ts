@@ -143,9 +143,11 @@ export async function startWorker(
     // Recovery from a killed worker (issue 26: p50 < 10 s): heartbeats reach the server at
     // least every 2 s (the SDK would otherwise hold them for 80% of the heartbeat timeout),
     // and a workflow task waiting on a dead worker's sticky queue moves to the shared queue
-    // after 3 s rather than 10 (a live worker's cache miss only costs a replay).
+    // after 1 s rather than 10: a live worker takes its sticky tasks in milliseconds, and one
+    // too busy for a second only costs a history replay elsewhere (measured: a tool call's
+    // takeover 8.7–8.9 s at 2 s, 7.7 s at 1 s; test/integration/sessions/worker-kill-recovery).
     maxHeartbeatThrottleInterval: '2 seconds',
-    stickyQueueScheduleToStartTimeout: '3 seconds',
+    stickyQueueScheduleToStartTimeout: '1 second',
     plugins: telemetry ? [temporalWorkerPlugin(telemetry)] : [],
   });
   // Housekeeping: stream events of long-finished runs (one replica prunes at a time).

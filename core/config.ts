@@ -192,9 +192,9 @@ const schema = Joi.object({
   SESSION_CONTINUE_AS_NEW_TURNS: Joi.number().integer().min(1).max(10_000).default(100),
   // A killed worker's call is retried elsewhere this long after its last heartbeat. Activities
   // heartbeat every second and the worker sends one at least every 2 s (activities/worker.ts),
-  // so a healthy call keeps 6 s of margin.
-  SESSION_MODEL_HEARTBEAT_TIMEOUT_MS: Joi.number().integer().min(1_000).max(600_000).default(8_000),
-  SESSION_TOOL_HEARTBEAT_TIMEOUT_MS: Joi.number().integer().min(1_000).max(600_000).default(8_000),
+  // so a healthy call keeps 4 s of margin (an event-loop stall that long is what would retry one).
+  SESSION_MODEL_HEARTBEAT_TIMEOUT_MS: Joi.number().integer().min(1_000).max(600_000).default(6_000),
+  SESSION_TOOL_HEARTBEAT_TIMEOUT_MS: Joi.number().integer().min(1_000).max(600_000).default(6_000),
   MCP_TOOL_TIMEOUT_MS: Joi.number().integer().min(100).max(3_600_000).default(120_000),
   MCP_LIST_TIMEOUT_MS: Joi.number().integer().min(100).max(600_000).default(10_000),
   CONVERSE_WAIT_TIMEOUT_MS: Joi.number().integer().min(100).max(3_600_000).default(600_000),
