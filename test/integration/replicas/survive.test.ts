@@ -199,16 +199,21 @@ describe('replicas that survive each other', () => {
     expect(v.problems).toEqual([]);
   }, 240_000);
 
-  it('restart of the Temporal dev server (same database file): turns are delayed, none fails', async () => {
+  /**
+   * A service every process depends on goes away mid-turn and comes back: the
+   * turns are delayed, none fails, no model call is made twice, and every
+   * process rides it out.
+   */
+  async function serviceRestart(label: string, name: string, restart: () => Promise<void>) {
     await ensureReplicas();
-    const { done } = await startTurns('temporal-restart');
+    const { done } = await startTurns(label);
     const faultAt = performance.now();
-    await cluster.restartTemporal(1_000);
+    await restart();
     const finished = await done;
     const v = await verify(finished, ANSWER, cluster.apis[0]!.url, cluster.db);
     const inProgress = finished.filter((t) => !t.endedAt || t.endedAt > faultAt);
     summary(
-      'Temporal dev server restart',
+      name,
       v,
       inProgress.map((t) => (t.endedAt ?? faultAt) - faultAt),
       `; ${inProgress.length}/${finished.length} turns in progress at the fault; ` +
@@ -216,10 +221,17 @@ describe('replicas that survive each other', () => {
     );
     expect(inProgress.length).toBeGreaterThan(TURNS / 2);
     expect(v.problems).toEqual([]);
+    // An answer already paid for waits out the outage: no model call is made twice.
     expect(vendor.received).toHaveLength(TURNS);
-    // The processes rode it out.
     expect(cluster.apis.every(alive) && cluster.workers.every(alive)).toBe(true);
-  }, 240_000);
+  }
+
+  it(
+    'restart of the Temporal dev server (same database file): turns are delayed, none fails',
+    () =>
+      serviceRestart('temporal-restart', 'Temporal dev server restart', () => cluster.restartTemporal(1_000)),
+    240_000,
+  );
 
   it('rolling restart (SIGTERM, one at a time) of both APIs under gateway load: no failed request', async () => {
     await ensureReplicas();
@@ -283,27 +295,11 @@ describe('replicas that survive each other', () => {
     expect(exits.every((e) => e.endsWith('exit 0'))).toBe(true);
   }, 240_000);
 
-  it('restart of PostgreSQL mid-turn: turns are delayed, none fails', async () => {
-    await ensureReplicas();
-    const { done } = await startTurns('pg-restart');
-    const faultAt = performance.now();
-    await cluster.restartPg(1_000);
-    const finished = await done;
-    const v = await verify(finished, ANSWER, cluster.apis[0]!.url, cluster.db);
-    const inProgress = finished.filter((t) => !t.endedAt || t.endedAt > faultAt);
-    summary(
-      'PostgreSQL restart',
-      v,
-      inProgress.map((t) => (t.endedAt ?? faultAt) - faultAt),
-      `; ${inProgress.length}/${finished.length} turns in progress at the fault; ` +
-        `${vendor.received.length} model calls, ${vendor.aborted} cut`,
-    );
-    expect(inProgress.length).toBeGreaterThan(TURNS / 2);
-    expect(v.problems).toEqual([]);
-    // An answer already paid for waits out the outage: no model call is made twice.
-    expect(vendor.received).toHaveLength(TURNS);
-    expect(cluster.apis.every(alive) && cluster.workers.every(alive)).toBe(true);
-  }, 240_000);
+  it(
+    'restart of PostgreSQL mid-turn: turns are delayed, none fails',
+    () => serviceRestart('pg-restart', 'PostgreSQL restart', () => cluster.restartPg(1_000)),
+    240_000,
+  );
 
   it('kill -9 of an API in the middle of gateway traffic: every answered call has its usage row and budget charge', async () => {
     await ensureReplicas();
