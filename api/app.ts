@@ -35,7 +35,7 @@ export function createApp(deps: AppDeps): Koa {
   );
 
   app.use(serveConsole(CONSOLE_DIST));
-  app.use(gatewayRouter(deps, { policy: meteredPolicy(deps.db, deps.usage) }).routes());
+  app.use(gatewayRouter(deps, { policy: meteredPolicy(deps.metering) }).routes());
   const routers = buildRouters(deps);
   const router = ApiRouter.mountAll(routers, { adminToken: deps.config.adminToken });
   app.use(router.routes());

@@ -3,6 +3,7 @@ import type { Config } from '../core/config.js';
 import { SecretBox } from '../core/crypto/secrets.js';
 import { createDb, type Db } from '../core/db/knex.js';
 import type { Logger } from '../core/logger.js';
+import { GatewayPolicyService } from '../core/metering/gateway-policy.js';
 import { UsageWriter } from '../core/metering/usage-writer.js';
 import { temporalConnectionOptions } from '../core/temporal/connection-options.js';
 import { TemporalClientHolder } from './temporal/client.js';
@@ -22,6 +23,8 @@ export interface AppDeps {
   changes: ChangeFeed;
   /** Gateway usage rows, written in batches off the request path. */
   usage: UsageWriter;
+  /** The gateway's rate limits, budgets and usage log; holds this replica's leases, given back on close. */
+  metering: GatewayPolicyService;
 }
 
 export function createDeps(config: Config, logger: Logger): AppDeps {
@@ -33,10 +36,14 @@ export function createDeps(config: Config, logger: Logger): AppDeps {
   changes.start();
   const usage = new UsageWriter(db, logger);
   const secrets = new SecretBox(config.secretsKey, config.secretsKeyPrevious);
-  return { config, db, logger, secrets, temporal, changes, usage };
+  const metering = new GatewayPolicyService(db, usage, undefined, config.gatewayLeases);
+  return { config, db, logger, secrets, temporal, changes, usage, metering };
 }
 
 export async function closeDeps(deps: AppDeps): Promise<void> {
+  await deps.metering
+    .close()
+    .catch((err: unknown) => deps.logger.error({ err }, 'giving back gateway leases failed'));
   await deps.usage.close().catch((err: unknown) => deps.logger.error({ err }, 'final usage flush failed'));
   await Promise.allSettled([deps.changes.stop(), deps.db.destroy(), deps.temporal.close()]);
 }

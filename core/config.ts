@@ -74,6 +74,19 @@ export interface Config {
     /** RUN_EVENTS_PRUNE_INTERVAL_MS: how often the worker prunes them. */
     runEventsPruneIntervalMs: number;
   };
+  /**
+   * Gateway rate limits and budgets admitted against each replica's leases
+   * (core/metering/leases.ts); undefined: GATEWAY_LEASES=false, every call
+   * counts and reserves in PostgreSQL itself.
+   */
+  gatewayLeases:
+    | {
+        /** GATEWAY_LEASE_MS: how long a replica spends one lease before it takes the next, giving back the rest. */
+        spendMs: number;
+        /** GATEWAY_LEASE_TTL_MS: a lease its replica stopped renewing (it died) is returned after this long. */
+        ttlMs: number;
+      }
+    | undefined;
   /** Metrics and the Prometheus `/metrics` endpoints (see core/telemetry/README.md). */
   metrics: {
     /** METRICS_ENABLED: record metrics and serve `/metrics`; off means neither (tracing is separate). */
@@ -200,6 +213,9 @@ const schema = Joi.object({
   CONVERSE_WAIT_TIMEOUT_MS: Joi.number().integer().min(100).max(3_600_000).default(600_000),
   RUN_EVENTS_RETENTION_DAYS: Joi.number().min(0.001).max(3650).default(7),
   RUN_EVENTS_PRUNE_INTERVAL_MS: Joi.number().integer().min(1_000).max(86_400_000).default(3_600_000),
+  GATEWAY_LEASES: Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off').default(true),
+  GATEWAY_LEASE_MS: Joi.number().integer().min(10).max(60_000).default(2_000),
+  GATEWAY_LEASE_TTL_MS: Joi.number().integer().min(1_000).max(3_600_000).default(10_000),
   METRICS_ENABLED: Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off').default(true),
   METRICS_REQUIRE_TOKEN: Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off').default(false),
   METRICS_PER_KEY: Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off').default(false),
@@ -316,6 +332,9 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
       runEventsRetentionDays: v.RUN_EVENTS_RETENTION_DAYS as number,
       runEventsPruneIntervalMs: v.RUN_EVENTS_PRUNE_INTERVAL_MS as number,
     },
+    gatewayLeases: v.GATEWAY_LEASES
+      ? { spendMs: v.GATEWAY_LEASE_MS as number, ttlMs: v.GATEWAY_LEASE_TTL_MS as number }
+      : undefined,
     metrics: {
       enabled: v.METRICS_ENABLED as boolean,
       requireToken: v.METRICS_REQUIRE_TOKEN as boolean,

@@ -1,9 +1,7 @@
 import { context, trace, type Context } from '@opentelemetry/api';
-import type { Db } from '../../core/db/knex.js';
-import type { UsageWriter } from '../../core/metering/usage-writer.js';
 import {
   BudgetExceededError,
-  GatewayPolicyService,
+  type GatewayPolicyService,
   RateLimitedError,
   UnpricedModelError,
   type Admission as PolicyAdmission,
@@ -48,8 +46,7 @@ interface Metered {
   span: ModelCallSpan;
 }
 
-export function meteredPolicy(db: Db, usageWriter?: UsageWriter): GatewayPolicy {
-  const service = new GatewayPolicyService(db, usageWriter);
+export function meteredPolicy(service: GatewayPolicyService): GatewayPolicy {
   return {
     async admit(key: GatewayKey, request: AdmissionRequest): Promise<Admission> {
       const admission = await admitOrRefuse(key, request);

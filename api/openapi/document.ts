@@ -4,6 +4,7 @@ import { loadConfig } from '../../core/config.js';
 import { SecretBox } from '../../core/crypto/secrets.js';
 import { createDb } from '../../core/db/knex.js';
 import { createLogger } from '../../core/logger.js';
+import { GatewayPolicyService } from '../../core/metering/gateway-policy.js';
 import { UsageWriter } from '../../core/metering/usage-writer.js';
 import { temporalSettings } from '../../temporal.config.js';
 import type { AppDeps } from '../deps.js';
@@ -36,6 +37,7 @@ export async function openApiDocument(): Promise<Record<string, unknown>> {
     temporal: new TemporalClientHolder(temporalSettings(config)),
     changes: new ChangeFeed(url, logger),
     usage: new UsageWriter(db, logger),
+    metering: new GatewayPolicyService(db),
   };
   try {
     return buildOpenApi(

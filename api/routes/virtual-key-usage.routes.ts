@@ -6,7 +6,6 @@ import { ok } from '../http/envelope.js';
 import type { Validated } from '../middleware/validate.js';
 import { VirtualKeysRepository } from '../../core/repositories/virtual-keys.repository.js';
 import { idParams } from '../schemas/common.schemas.js';
-import { GatewayPolicyService } from '../../core/metering/gateway-policy.js';
 import * as u from '../schemas/usage.schemas.js';
 import { UsageService } from '../services/usage.service.js';
 
@@ -24,7 +23,7 @@ const usageRow = {
 };
 
 export function virtualKeyUsageRoutes(deps: AppDeps): ApiRouter {
-  const policy = new GatewayPolicyService(deps.db, deps.usage);
+  const policy = deps.metering;
   const keys = new VirtualKeysRepository(deps.db);
   const series = new UsageService(deps.db, () => deps.usage.flush());
   return new ApiRouter('/api/agent-server/virtual-keys', 'VirtualKeys')

@@ -2,6 +2,7 @@ import { context, ROOT_CONTEXT } from '@opentelemetry/api';
 import type { Db } from '../db/knex.js';
 import { MeteringRepository, type BudgetPeriod } from '../repositories/metering.repository.js';
 import { costUsd, defaultPrice, worstCaseCostUsd, type Price } from './pricing.js';
+import { LeaseBook, LeaseRefused, type Lease, type LeaseSettings, type LeaseWrite } from './leases.js';
 import type { UsageWriter } from './usage-writer.js';
 
 export interface RateLimit {
@@ -36,6 +37,8 @@ export interface Admission {
   windowStart: Date | undefined;
   periodStart: Date | undefined;
   reservedUsd: number;
+  /** The replica's lease the call was admitted on (leases enabled), instead of windowStart/periodStart. */
+  lease?: Lease;
   startedAt: number;
 }
 
@@ -89,14 +92,24 @@ const PRICE_TTL_MS = 30_000;
 
 /** Counter changes of one key's settled calls, written together (GatewayPolicyService.addCounters). */
 interface CounterBatch {
-  /** Tokens to add, by window start (ISO). */
-  windows: Map<string, number>;
+  /** Tokens to add and requests to give back, by window start (ISO). */
+  windows: Map<string, { tokens: number; requestsBack: number }>;
   /** Reservations to release and costs to add, by budget period start (ISO). */
   periods: Map<string, { releaseUsd: number; spentUsd: number }>;
+  /** What budget leases consumed, and whether they end, by lease id. */
+  leases: Map<string, { periodStart: Date; consumedUsd: number; release: boolean }>;
   /** Settles when the batch's statement has committed (or failed). */
   written: Promise<void>;
   resolve: () => void;
   reject: (err: unknown) => void;
+}
+
+function addWindow(batch: CounterBatch, start: Date, tokens: number, requestsBack: number): void {
+  const w = start.toISOString();
+  const d = batch.windows.get(w) ?? { tokens: 0, requestsBack: 0 };
+  d.tokens += tokens;
+  d.requestsBack += requestsBack;
+  batch.windows.set(w, d);
 }
 
 function newCounterBatch(): CounterBatch {
@@ -108,7 +121,7 @@ function newCounterBatch(): CounterBatch {
   });
   // A batch whose settles were all dropped must not be an unhandled rejection.
   written.catch(() => undefined);
-  return { windows: new Map(), periods: new Map(), written, resolve, reject };
+  return { windows: new Map(), periods: new Map(), leases: new Map(), written, resolve, reject };
 }
 
 /**
@@ -134,18 +147,25 @@ export class GatewayPolicyService {
   private readonly settling = new Map<string, Promise<void>>();
 
   private readonly repo: MeteringRepository;
+  /** Admission against this replica's leases of each key's limits (core/metering/leases.ts), when enabled. */
+  private readonly leases: LeaseBook | undefined;
 
   /**
    * Without a writer, usage rows are inserted one by one (tests of the policy
    * alone). `usageWaitMs`: how long a settle's `logged` waits for an
-   * unreachable database before giving up on holding the answer.
+   * unreachable database before giving up on holding the answer. With
+   * `leases`, calls of limited keys are admitted against leases (the
+   * gateway); without, each call counts and reserves in its own statement
+   * (agent sessions, whose calls are few and long).
    */
   constructor(
     db: Db,
     private readonly usageWriter?: UsageWriter,
     private readonly usageWaitMs = 2_000,
+    leases?: LeaseSettings,
   ) {
     this.repo = new MeteringRepository(db);
+    this.leases = leases && new LeaseBook(db, leases, (keyId, change) => this.addLeaseWrite(keyId, change));
   }
 
   private async price(providerId: string, model: string): Promise<Price | undefined> {
@@ -166,22 +186,48 @@ export class GatewayPolicyService {
     // Settles of this key that this replica is still writing when the count starts
     // (their promise may resolve before the refusal reaches us).
     const writing = this.unwritten(key.id);
-    let counted: { windowStart: Date | undefined; periodStart: Date | undefined };
+    const tokens = request.inputTokens + request.maxOutputTokens;
+    let counted: { windowStart?: Date; periodStart?: Date; lease?: Lease };
     try {
-      counted = await this.count(key, reservedUsd);
+      counted = await this.count(key, reservedUsd, tokens);
     } catch (err) {
       // Settles are applied after the answer is sent: a refusal caused by our
       // own unwritten reservations or tokens is re-checked once they are in.
       const pending = this.unwritten(key.id) ?? writing;
       if (!pending || !(err instanceof RateLimitedError || err instanceof BudgetExceededError)) throw err;
       await pending.catch(() => undefined);
-      counted = await this.count(key, reservedUsd);
+      counted = await this.count(key, reservedUsd, tokens);
     }
-    return { key, request, price, ...counted, reservedUsd, startedAt: performance.now() };
+    return {
+      key,
+      request,
+      price,
+      windowStart: counted.windowStart,
+      periodStart: counted.periodStart,
+      reservedUsd,
+      lease: counted.lease,
+      startedAt: performance.now(),
+    };
+  }
+
+  /** Admits against a lease when leases are on, else counts in the key's rows directly. */
+  private async count(
+    key: MeteredKey,
+    usd: number,
+    tokens: number,
+  ): Promise<{ windowStart?: Date; periodStart?: Date; lease?: Lease }> {
+    if (!this.leases || (!key.rate_limit && !key.budget)) return this.countOnce(key, usd);
+    try {
+      return { lease: await this.leases.take(key, usd, tokens) };
+    } catch (err) {
+      if (!(err instanceof LeaseRefused)) throw err;
+      if (err.refusal === 'budget') throw new BudgetExceededError(key.budget!);
+      throw new RateLimitedError(err.retryAfterSeconds, err.refusal);
+    }
   }
 
   /** Counts the request in the key's minute window and reserves `usd` against its budget. */
-  private async count(
+  private async countOnce(
     key: MeteredKey,
     usd: number,
   ): Promise<{ windowStart: Date | undefined; periodStart: Date | undefined }> {
@@ -247,9 +293,11 @@ export class GatewayPolicyService {
     const logged = this.usageWriter
       ? this.usageWriter.addDurable(row, this.usageWaitMs)
       : this.repo.insertUsage(row);
-    const counted =
-      admission.windowStart || admission.periodStart
-        ? this.addCounters(admission, outcome.inputTokens + outcome.outputTokens, actual)
+    const tokens = outcome.inputTokens + outcome.outputTokens;
+    const counted = admission.lease
+      ? this.leases!.settle(admission.lease, admission.reservedUsd, actual, tokens)
+      : admission.windowStart || admission.periodStart
+        ? this.addCounters(admission, tokens, actual)
         : undefined;
     return { logged, settled: Promise.all([logged, counted]).then(() => ({ costUsd: actual })) };
   }
@@ -265,16 +313,8 @@ export class GatewayPolicyService {
    * per call under sustained load, and its backlog grew to seconds.)
    */
   private addCounters(admission: Admission, tokens: number, spentUsd: number): Promise<void> {
-    const id = admission.key.id;
-    let batch = this.counterBatches.get(id);
-    if (!batch) {
-      batch = newCounterBatch();
-      this.counterBatches.set(id, batch);
-    }
-    if (admission.windowStart) {
-      const w = admission.windowStart.toISOString();
-      batch.windows.set(w, (batch.windows.get(w) ?? 0) + tokens);
-    }
+    const batch = this.openBatch(admission.key.id);
+    if (admission.windowStart) addWindow(batch, admission.windowStart, tokens, 0);
     if (admission.periodStart) {
       const p = admission.periodStart.toISOString();
       const d = batch.periods.get(p) ?? { releaseUsd: 0, spentUsd: 0 };
@@ -282,8 +322,36 @@ export class GatewayPolicyService {
       d.spentUsd += spentUsd;
       batch.periods.set(p, d);
     }
+    return this.writeBatch(admission.key.id, batch);
+  }
+
+  /** A lease's consumption or end, merged into the key's open batch like a settle's counters. */
+  private addLeaseWrite(keyId: string, change: LeaseWrite): Promise<void> {
+    const batch = this.openBatch(keyId);
+    if (change.window)
+      addWindow(batch, change.window.start, change.window.tokens, change.window.requestsBack);
+    if (change.lease) {
+      const { id, periodStart, consumedUsd, release } = change.lease;
+      const d = batch.leases.get(id) ?? { periodStart, consumedUsd: 0, release: false };
+      d.consumedUsd += consumedUsd;
+      d.release ||= release;
+      batch.leases.set(id, d);
+    }
+    return this.writeBatch(keyId, batch);
+  }
+
+  private openBatch(keyId: string): CounterBatch {
+    let batch = this.counterBatches.get(keyId);
+    if (!batch) {
+      batch = newCounterBatch();
+      this.counterBatches.set(keyId, batch);
+    }
+    return batch;
+  }
+
+  private writeBatch(keyId: string, batch: CounterBatch): Promise<void> {
     // The writer serves several calls, so it belongs to no one trace.
-    if (!this.settling.has(id)) context.with(ROOT_CONTEXT, () => this.startWriter(id));
+    if (!this.settling.has(keyId)) context.with(ROOT_CONTEXT, () => this.startWriter(keyId));
     return batch.written;
   }
 
@@ -315,9 +383,17 @@ export class GatewayPolicyService {
   /** Writes one key's batch of counter changes. */
   private async writeCounters(keyId: string, batch: CounterBatch): Promise<void> {
     await this.repo.addCounters(keyId, {
-      windows: [...batch.windows].map(([windowStart, tokens]) => [new Date(windowStart), tokens]),
+      windows: [...batch.windows].map(([windowStart, d]) => [new Date(windowStart), d]),
       periods: [...batch.periods].map(([periodStart, d]) => [new Date(periodStart), d]),
+      leases: [...batch.leases].map(([id, d]) => ({ id, ...d })),
+      leaseTtlMs: this.leases?.settings.ttlMs ?? 0,
     });
+  }
+
+  /** Shutting down: every lease is given back (the server has answered its calls) and everything written. */
+  async close(): Promise<void> {
+    this.leases?.closeAll();
+    await this.drain();
   }
 
   /** Waits until every settle this instance has started is written (counters and usage rows). */

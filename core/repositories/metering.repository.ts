@@ -31,10 +31,19 @@ export interface CountRequest {
   reservation: { period: BudgetPeriod; usd: number; maxUsd: number } | undefined;
 }
 
-/** Token and cost changes of one key's settled calls, by window start and budget period start. */
+/**
+ * Counter changes of one key's settled calls and leases, written together:
+ * tokens (and requests given back) by window start; per-call reservations
+ * released and costs spent by budget period start; and what this replica's
+ * budget leases consumed, with `release` for a lease that ends (its
+ * unconsumed rest goes back to the ledger and its row is deleted).
+ */
 export interface CounterChanges {
-  windows: Array<[windowStart: Date, tokens: number]>;
+  windows: Array<[windowStart: Date, change: { tokens: number; requestsBack: number }]>;
   periods: Array<[periodStart: Date, change: { releaseUsd: number; spentUsd: number }]>;
+  leases: Array<{ id: string; periodStart: Date; consumedUsd: number; release: boolean }>;
+  /** How long from now a lease kept here stays valid (a replica holding it renews it). */
+  leaseTtlMs: number;
 }
 
 const USAGE_COLUMNS =
@@ -55,7 +64,8 @@ const USAGE_VALUES =
  */
 const ASYNC_COMMIT = "set_config('synchronous_commit', 'off', true) as async_commit";
 
-const PERIOD_SQL: Record<BudgetPeriod, string> = {
+/** When the current budget period began, in SQL. */
+export const PERIOD_SQL: Record<BudgetPeriod, string> = {
   day: "date_trunc('day', now())",
   week: "date_trunc('week', now())",
   month: "date_trunc('month', now())",
@@ -134,31 +144,72 @@ export class MeteringRepository {
     return rows[0];
   }
 
-  /** Writes one key's batch of counter changes, in one statement. */
+  /**
+   * Writes one key's batch of counter changes, in one statement. It takes
+   * the window rows (oldest first), then lease rows, then ledger rows, as
+   * admission and lease acquisition do, so nothing waits in a cycle: the
+   * later updates wait on `n`, the count of window updates. A lease whose row
+   * is gone (expired and swept by another replica, which returned all it
+   * held) still adds its cost to `spent_usd` but releases nothing.
+   */
   async addCounters(keyId: string, changes: CounterChanges): Promise<void> {
-    // It takes the window rows (oldest first) before the ledger rows, as the
-    // count does: the ledger updates wait on `n`, the count of window
-    // updates, so they run after them.
     const ctes: string[] = [];
     const args: Array<string | number | Date> = [];
     const windows = [...changes.windows].sort(([a], [b]) => a.getTime() - b.getTime());
-    windows.forEach(([windowStart, tokens], i) => {
-      ctes.push(`w${i} as (update gateway_rate_windows set tokens = tokens + ?
+    windows.forEach(([windowStart, d], i) => {
+      ctes.push(`w${i} as (update gateway_rate_windows
+        set tokens = greatest(tokens + ?, 0), requests = greatest(requests - ?, 0)
         where virtual_key_id = ? and window_start = ? returning 1)`);
-      args.push(tokens, keyId, windowStart);
+      args.push(d.tokens, d.requestsBack, keyId, windowStart);
     });
     const counts = windows.map((_, i) => `(select count(*) from w${i})`);
     ctes.push(`n as (select ${counts.length ? counts.join(' + ') : '0'} as n)`);
-    changes.periods.forEach(([periodStart, d], i) => {
-      ctes.push(`l${i} as (update gateway_budget_ledger
-        set reserved_usd = greatest(reserved_usd - ?, 0), spent_usd = spent_usd + ?
-        where virtual_key_id = ? and period_start = ? and (select n from n) >= 0 returning 1)`);
-      args.push(d.releaseUsd, d.spentUsd, keyId, periodStart);
-    });
-    const ledgers = changes.periods.map((_, i) => `(select count(*) from l${i})`);
+    ctes.push(`lo as (select * from jsonb_to_recordset(?::jsonb)
+        as x(id uuid, period_start timestamptz, consumed numeric, release boolean))`);
+    args.push(
+      JSON.stringify(
+        changes.leases.map((l) => ({
+          id: l.id,
+          period_start: l.periodStart,
+          consumed: l.consumedUsd,
+          release: l.release,
+        })),
+      ),
+    );
+    ctes.push(`lu as (update gateway_budget_leases b
+        set consumed_usd = b.consumed_usd + lo.consumed, expires_at = now() + ?::int * interval '1 millisecond'
+        from lo where b.id = lo.id and b.virtual_key_id = ? and not lo.release and (select n from n) >= 0
+        returning lo.period_start, lo.consumed as back)`);
+    args.push(changes.leaseTtlMs, keyId);
+    ctes.push(`ld as (delete from gateway_budget_leases b using lo
+        where b.id = lo.id and b.virtual_key_id = ? and lo.release and (select n from n) >= 0
+        returning lo.period_start, b.granted_usd - b.consumed_usd as back)`);
+    args.push(keyId);
+    ctes.push(
+      `pc as (select * from jsonb_to_recordset(?::jsonb) as p(period_start timestamptz, spent numeric, back numeric))`,
+    );
+    args.push(
+      JSON.stringify(
+        changes.periods.map(([periodStart, d]) => ({
+          period_start: periodStart,
+          spent: d.spentUsd,
+          back: d.releaseUsd,
+        })),
+      ),
+    );
+    ctes.push(`ls as (select period_start, sum(spent) as spent, sum(back) as back from (
+          select period_start, spent, back from pc
+          union all select period_start, consumed, 0 from lo
+          union all select period_start, 0, back from lu
+          union all select period_start, 0, back from ld) t group by period_start)`);
+    ctes.push(`lx as (update gateway_budget_ledger g
+        set reserved_usd = greatest(g.reserved_usd - ls.back, 0), spent_usd = g.spent_usd + ls.spent
+        from ls where g.virtual_key_id = ? and g.period_start = ls.period_start and (select n from n) >= 0
+        returning 1)`);
+    args.push(keyId);
     await this.db.raw(
       `with ${ctes.join(',\n')}
-       select ${ASYNC_COMMIT}, (select n from n) as windows, ${ledgers.length ? ledgers.join(' + ') : '0'} as ledgers`,
+       select ${ASYNC_COMMIT}, (select n from n) as windows, (select count(*) from lx) as ledgers`,
       args,
     );
   }
@@ -188,14 +239,18 @@ export class MeteringRepository {
   ): Promise<{ period_start: Date; period_end: Date | null; spent_usd: number; reserved_usd: number }> {
     const start = PERIOD_SQL[period];
     const end = period === 'total' ? 'null::timestamptz' : `${start} + interval '1 ${period}'`;
+    // A lease past its expiry (its replica died) holds nothing: the next lease taken returns it.
     const { rows } = await this.db.raw<{
       rows: Array<{ period_start: Date; period_end: Date | null; spent_usd: number; reserved_usd: number }>;
     }>(
       `select ${start} as period_start, ${end} as period_end,
-              coalesce(l.spent_usd, 0)::float8 as spent_usd, coalesce(l.reserved_usd, 0)::float8 as reserved_usd
+              coalesce(l.spent_usd, 0)::float8 as spent_usd,
+              greatest(coalesce(l.reserved_usd, 0) - coalesce((select sum(b.granted_usd - b.consumed_usd)
+                from gateway_budget_leases b where b.virtual_key_id = ? and b.period_start = ${start}
+                 and b.expires_at < now()), 0), 0)::float8 as reserved_usd
          from (select 1) one
          left join gateway_budget_ledger l on l.virtual_key_id = ? and l.period_start = ${start}`,
-      [keyId],
+      [keyId, keyId],
     );
     return rows[0]!;
   }

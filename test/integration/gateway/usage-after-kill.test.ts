@@ -5,38 +5,13 @@
  * last bytes until the row is written (core/metering/usage-writer.ts
  * addDurable), so nothing answered waits in a dead process's memory.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, migrateLatest, type Db } from '../../../core/db/knex.js';
 import { startOpenAiVendor } from '../../fixtures/vendors/openai.js';
 import type { ScriptedVendor } from '../../fixtures/vendors/scripted-server.js';
-import { freePort } from '../../helpers/ports.js';
+import { spawnApi } from '../../helpers/api-process.js';
 import { createScratchDatabase } from '../../helpers/scratch-db.js';
-
-const ROOT = path.resolve(import.meta.dirname, '../../..');
-/** The production API process (`npm run api`'s entry point) on a free port. */
-async function spawnApi(env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'api/server.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, ...env, PORT: String(port), LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 150; i++) {
-    if (child.exitCode !== null) throw new Error(`the API exited early (${child.exitCode})`);
-    const up = await fetch(`${url}/api/agent-server/health`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (up) return { url, child };
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  child.kill('SIGKILL');
-  throw new Error('the API did not come up');
-}
 
 describe('a gateway replica killed mid-traffic', () => {
   let scratch: Awaited<ReturnType<typeof createScratchDatabase>>;

@@ -1,0 +1,41 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import path from 'node:path';
+import { freePort } from './ports.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+export interface ApiProcess {
+  url: string;
+  child: ChildProcess;
+  /** SIGTERM, and resolves once the process has exited (its graceful shutdown done). */
+  stop(): Promise<void>;
+}
+
+/** The production API process (`npm run api`'s entry point) on a free port, resolved once it answers. */
+export async function spawnApi(env: Record<string, string>): Promise<ApiProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, ['--import', 'tsx', 'api/server.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = once(child, 'exit');
+    child.kill('SIGTERM');
+    await exited;
+  };
+  for (let i = 0; i < 150; i++) {
+    if (child.exitCode !== null) throw new Error(`the API exited early (${child.exitCode})`);
+    const up = await fetch(`${url}/api/agent-server/health`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (up) return { url, child, stop };
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  child.kill('SIGKILL');
+  throw new Error('the API did not come up');
+}
