@@ -34,4 +34,15 @@ describe('SecretBox keys', () => {
     expect(new SecretBox(keyA, keyB).hasPreviousKey).toBe(true);
     expect(new SecretBox(keyA).hasPreviousKey).toBe(false);
   });
+
+  it('decryptCached opens what decrypt opens, and a box never answers from another key', () => {
+    const a = new SecretBox(keyA);
+    const stored = a.encrypt('sk-provider');
+    expect(a.decryptCached(stored)).toBe('sk-provider');
+    expect(a.decryptCached(stored)).toBe('sk-provider');
+    // A value is remembered per box: one without the key still cannot open it.
+    expect(() => new SecretBox(keyB).decryptCached(stored)).toThrowError(SecretDecryptionError);
+    const tampered = stored.slice(0, -2) + (stored.endsWith('A') ? 'B' : 'A') + '=';
+    expect(() => a.decryptCached(tampered)).toThrowError(SecretDecryptionError);
+  });
 });
