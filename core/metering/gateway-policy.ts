@@ -1,4 +1,6 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { context, ROOT_CONTEXT } from '@opentelemetry/api';
+import { isDatabaseUnavailable } from '../db/unavailable.js';
 import type { Db } from '../db/knex.js';
 import { MeteringRepository, type BudgetPeriod } from '../repositories/metering.repository.js';
 import { costUsd, defaultPrice, worstCaseCostUsd, type Price } from './pricing.js';
@@ -89,6 +91,9 @@ export class UnpricedModelError extends Error {
 }
 
 const PRICE_TTL_MS = 30_000;
+/** How long counter changes are retried while the database is unreachable (see retryLater). */
+const COUNTER_RETRY_MS = 120_000;
+const COUNTER_RETRY_DELAY_MS = 500;
 
 /** Counter changes of one key's settled calls, written together (GatewayPolicyService.addCounters). */
 interface CounterBatch {
@@ -98,10 +103,30 @@ interface CounterBatch {
   periods: Map<string, { releaseUsd: number; spentUsd: number }>;
   /** What budget leases consumed, and whether they end, by lease id. */
   leases: Map<string, { periodStart: Date; consumedUsd: number; release: boolean }>;
+  /** When its first change was queued (Date.now()), for how long a failed write is retried. */
+  createdAt: number;
   /** Settles when the batch's statement has committed (or failed). */
   written: Promise<void>;
   resolve: () => void;
   reject: (err: unknown) => void;
+}
+
+/** Moves `from`'s changes into `into` (whose creation time, the oldest, it keeps). */
+function mergeBatch(into: CounterBatch, from: CounterBatch): void {
+  into.createdAt = Math.min(into.createdAt, from.createdAt);
+  for (const [w, d] of from.windows) addWindow(into, new Date(w), d.tokens, d.requestsBack);
+  for (const [p, d] of from.periods) {
+    const e = into.periods.get(p) ?? { releaseUsd: 0, spentUsd: 0 };
+    e.releaseUsd += d.releaseUsd;
+    e.spentUsd += d.spentUsd;
+    into.periods.set(p, e);
+  }
+  for (const [id, d] of from.leases) {
+    const e = into.leases.get(id) ?? { periodStart: d.periodStart, consumedUsd: 0, release: false };
+    e.consumedUsd += d.consumedUsd;
+    e.release ||= d.release;
+    into.leases.set(id, e);
+  }
 }
 
 function addWindow(batch: CounterBatch, start: Date, tokens: number, requestsBack: number): void {
@@ -121,7 +146,15 @@ function newCounterBatch(): CounterBatch {
   });
   // A batch whose settles were all dropped must not be an unhandled rejection.
   written.catch(() => undefined);
-  return { windows: new Map(), periods: new Map(), leases: new Map(), written, resolve, reject };
+  return {
+    windows: new Map(),
+    periods: new Map(),
+    leases: new Map(),
+    createdAt: Date.now(),
+    written,
+    resolve,
+    reject,
+  };
 }
 
 /**
@@ -371,13 +404,32 @@ export class GatewayPolicyService {
         this.counterBatches.delete(keyId);
         this.writingBatch.set(keyId, batch);
         // A failed write fails its own batch's settles; the next batch is still written.
-        await this.writeCounters(keyId, batch).then(batch.resolve, batch.reject);
+        await this.writeCounters(keyId, batch).then(batch.resolve, (err: unknown) =>
+          this.retryLater(keyId, batch, err),
+        );
       }
       // Synchronously with the last look at the queue: a settle after this starts a new writer.
       this.writingBatch.delete(keyId);
       this.settling.delete(keyId);
     })();
     this.settling.set(keyId, writer);
+  }
+
+  /**
+   * A batch that failed because the database is unreachable is merged into
+   * the key's next one and written with it, for up to COUNTER_RETRY_MS: a
+   * lease's consumption must not be lost, or the lease, once expired, would
+   * be returned as if unspent. Any other failure fails the batch's settles.
+   */
+  private async retryLater(keyId: string, batch: CounterBatch, err: unknown): Promise<void> {
+    if (!isDatabaseUnavailable(err) || Date.now() - batch.createdAt > COUNTER_RETRY_MS) {
+      batch.reject(err);
+      return;
+    }
+    const next = this.openBatch(keyId);
+    mergeBatch(next, batch);
+    next.written.then(batch.resolve, batch.reject);
+    await sleep(COUNTER_RETRY_DELAY_MS);
   }
 
   /** Writes one key's batch of counter changes. */
@@ -391,9 +443,11 @@ export class GatewayPolicyService {
   }
 
   /** Shutting down: every lease is given back (the server has answered its calls) and everything written. */
-  async close(): Promise<void> {
+  async close(waitMs = 10_000): Promise<void> {
     this.leases?.closeAll();
-    await this.drain();
+    // Bounded: with the database gone, retries would hold the shutdown (the leases expire instead).
+    const timer = sleep(waitMs, undefined, { ref: false });
+    await Promise.race([this.drain(), timer]);
   }
 
   /** Waits until every settle this instance has started is written (counters and usage rows). */

@@ -22,6 +22,7 @@ let db: Db;
 let vendor: ScriptedVendor;
 let apis: ApiProcess[] = [];
 let providerId = '';
+let env: Record<string, string>;
 
 async function post(api: ApiProcess, p: string, body: unknown): Promise<Record<string, string>> {
   const res = await fetch(`${api.url}/api/agent-server${p}`, {
@@ -35,7 +36,8 @@ async function post(api: ApiProcess, p: string, body: unknown): Promise<Record<s
 }
 
 async function keyWith(limits: Record<string, unknown>): Promise<{ id: string; secret: string }> {
-  const key = await post(apis[0]!, '/virtual-keys', {
+  const live = apis.find((a) => a.child.exitCode === null && a.child.signalCode === null)!;
+  const key = await post(live, '/virtual-keys', {
     name: `k-${randomBytes(4).toString('hex')}`,
     providers: [{ provider_id: providerId, model_names: ['*'] }],
     ...limits,
@@ -84,7 +86,7 @@ beforeAll(async () => {
   db = createDb(scratch.url, { max: 4 });
   await migrateLatest(db);
   vendor = await startOpenAiVendor();
-  const env = {
+  env = {
     DATABASE_URL: scratch.url,
     TEMPORAL_ADDRESS: '127.0.0.1:1',
     SECRETS_KEY: randomBytes(32).toString('base64'),
@@ -222,5 +224,20 @@ describe('leased limits across two API processes', () => {
     // The TTL, plus one try's length and a loaded machine's slack.
     expect(backAfter).toBeLessThanOrEqual(TTL_MS + 2_000);
     vendor.reset();
+  }, 60_000);
+
+  it('a replica stopped gracefully gives its lease back as it stops', async () => {
+    const key = await keyWith({ budget: { max_usd: 1, period: 'day' } });
+    // Leases spent for a minute: only the shutdown can be what gives this one back.
+    const c = await spawnApi({ ...env, GATEWAY_LEASE_MS: '60000' });
+    apis.push(c);
+    expect((await chat(c, key.secret, 16)).status).toBe(200);
+    expect(await db('gateway_budget_leases').where({ virtual_key_id: key.id })).toHaveLength(1);
+    expect((await ledger(key.id)).reserved).toBeGreaterThan(0);
+    await c.stop();
+    expect(await db('gateway_budget_leases').where({ virtual_key_id: key.id })).toHaveLength(0);
+    const l = await ledger(key.id);
+    expect(l.reserved).toBeCloseTo(0, 8);
+    expect(l.spent).toBeCloseTo(0.00016, 8);
   }, 60_000);
 });
