@@ -23,17 +23,24 @@
  * Targets: added p50 ≤ 1 ms at concurrency 1; ≥ 2,000 non-streaming req/s;
  * tracing ≤ 10% of throughput; no memory growth over a 60-second run.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import autocannon from 'autocannon';
 import { blockRatios, pctCost } from '../lib/abba.js';
 import { COST_CELL_ENVS, reportCostCells } from '../lib/cost-cells.js';
-import { cpuSeconds, mainThreadCpuSeconds, postgresCpuSeconds } from '../lib/proc-cpu.js';
-import { ROOT, scratchDatabase, spawnServer, type Child } from '../lib/scratch.js';
+import {
+  apiNodeArgs,
+  GATEWAY_MODEL,
+  GATEWAY_PATH,
+  load as loadTarget,
+  pct,
+  sequential as sequentialTarget,
+  setupGatewayKeys,
+  startVendor,
+  VENDOR_KEY,
+  type Target,
+} from '../lib/gateway-targets.js';
+import { scratchDatabase, spawnServer, type Child } from '../lib/scratch.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const SEQ = Number(process.env.BENCH_SEQUENTIAL ?? 1500);
@@ -77,99 +84,13 @@ const SAME_PROCESS = process.env.BENCH_SAME_PROCESS !== 'false';
 /** `false`: no "limit & budget" cells (they take a quarter of the run; the soak still uses that key). */
 const LIMITED = process.env.BENCH_LIMITED !== 'false';
 const median = (xs: number[]) => pct(xs, 50);
-const pct = (xs: number[], p: number) =>
-  [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
-
-async function startVendor(): Promise<{ url: string; pid: number; stop(): void }> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'bench/gateway/vendor-server.ts'], {
-    cwd: ROOT,
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve) =>
-    proc.stdout.once('data', (d: Buffer) => resolve(d.toString().trim())),
-  );
-  return { url, pid: proc.pid!, stop: () => proc.kill('SIGTERM') };
-}
-
-interface Target {
-  name: string;
-  url: string;
-  headers: Record<string, string>;
-  model: string;
-  /** The server process behind the URL, for CPU per request. */
-  pid?: number;
-}
-
-const body = (model: string, stream: boolean) =>
-  JSON.stringify({
-    model,
-    messages: [{ role: 'user', content: 'Say hello.' }],
-    max_tokens: 16,
-    ...(stream ? { stream: true } : {}),
-  });
-
-async function sequential(t: Target, stream: boolean): Promise<{ p50: number; p99: number }> {
-  const times: number[] = [];
-  const payload = body(t.model, stream);
-  for (let i = 0; i < SEQ + 100; i++) {
-    const started = performance.now();
-    const res = await fetch(t.url, { method: 'POST', headers: t.headers, body: payload });
-    await res.arrayBuffer();
-    if (res.status !== 200) throw new Error(`${t.name}: HTTP ${res.status}`);
-    if (i >= 100) times.push(performance.now() - started); // first 100 warm up
-  }
-  return { p50: pct(times, 50), p99: pct(times, 99) };
-}
+const sequential = (t: Target, stream: boolean) => sequentialTarget(t, stream, SEQ);
 
 /** Set once the vendor runs: its CPU is part of every target's per-request total. */
 let vendorPid = 0;
 
-/** This process's CPU seconds (autocannon generates the load in it). */
-const ownCpuSeconds = () => {
-  const u = process.cpuUsage();
-  return (u.user + u.system) / 1e6;
-};
-
-async function load(t: Target, stream: boolean, connections: number, duration = SECONDS) {
-  const cpu0 = t.pid ? cpuSeconds(t.pid) : 0;
-  const main0 = t.pid ? mainThreadCpuSeconds(t.pid) : 0;
-  const pg0 = postgresCpuSeconds();
-  const vendor0 = vendorPid && vendorPid !== t.pid ? cpuSeconds(vendorPid) : 0;
-  const own0 = ownCpuSeconds();
-  const r = await autocannon({
-    url: t.url,
-    method: 'POST',
-    headers: t.headers,
-    body: body(t.model, stream),
-    connections,
-    duration,
-  });
-  const n = Math.max(1, r.requests.total);
-  return {
-    rps: r.requests.average,
-    errors: r.non2xx + r.errors + r.timeouts,
-    /** The target server's CPU per request, µs. */
-    cpuUs: t.pid ? ((cpuSeconds(t.pid) - cpu0) * 1e6) / n : 0,
-    /** Of which the target's main thread, µs. */
-    mainUs: t.pid ? ((mainThreadCpuSeconds(t.pid) - main0) * 1e6) / n : 0,
-    /** Postgres's CPU per request, µs. */
-    pgUs: ((postgresCpuSeconds() - pg0) * 1e6) / n,
-    /**
-     * All the CPU a request costs on this machine, µs: the target, Postgres,
-     * the vendor behind a gateway and the load generator. On saturated cores
-     * throughput is about cores / this, and it moves far less with the
-     * neighbours than req/s does.
-     */
-    totalUs:
-      ((cpuSeconds(t.pid ?? 0) -
-        cpu0 +
-        (postgresCpuSeconds() - pg0) +
-        (vendorPid && vendorPid !== t.pid ? cpuSeconds(vendorPid) - vendor0 : 0) +
-        (ownCpuSeconds() - own0)) *
-        1e6) /
-      n,
-  };
-}
+const load = (t: Target, stream: boolean, connections: number, duration = SECONDS) =>
+  loadTarget(t, stream, { connections, seconds: duration, vendorPid });
 
 interface Cells {
   rps: number[];
@@ -233,17 +154,8 @@ function reportPooled(mode: string, traced: number[][], untraced: number[][]): v
   );
 }
 
-/** Node flags of both API processes: by default those of package.json's `api` script (its V8 heap cap). */
-const API_NODE_ARGS = (
-  process.env.BENCH_API_NODE_ARGS ??
-  /\bnode (.*?)\s*--import tsx api\/server\.ts/.exec(
-    (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { api: string } })
-      .scripts.api,
-  )?.[1] ??
-  ''
-)
-  .split(' ')
-  .filter(Boolean);
+/** Node flags of every API process: by default those of package.json's `api` script (its V8 heap cap). */
+const API_NODE_ARGS = apiNodeArgs();
 /** Idle time before the live heap is measured (post-GC) at the start and end of the soak. */
 const REST_MS = Number(process.env.BENCH_SOAK_REST_MS ?? 3000);
 const MiB = (b: number) => b / 2 ** 20;
@@ -388,69 +300,45 @@ if (COST_CELLS)
       ),
     });
 try {
-  const post = async (path: string, payload: unknown) => {
-    const res = await fetch(`${api.url}/api/agent-server${path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(payload),
-    });
-    const json = (await res.json()) as { data: Record<string, string> };
-    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
-    return json.data;
-  };
-  const vendorKey = 'sk-bench-vendor-key-0000000000';
-  const provider = await post('/providers', {
-    name: 'bench',
-    provider_type: 'openai',
-    base_url: `${vendor.url}/v1`,
-    api_key: vendorKey,
-  });
-  const grants = [{ provider_id: provider.id, model_names: ['*'] }];
-  const plain = await post('/virtual-keys', { name: 'plain', providers: grants });
-  const limited = await post('/virtual-keys', {
-    name: 'limited',
-    providers: grants,
-    rate_limit: { requests_per_minute: 10_000_000, tokens_per_minute: 1_000_000_000 },
-    budget: { max_usd: 1_000_000, period: 'month' },
-  });
+  const { plain, limited } = await setupGatewayKeys(api.url, vendor.url);
   const json = { 'content-type': 'application/json' };
   const targets: Target[] = [
     {
       name: 'direct to vendor',
       pid: vendor.pid,
       url: `${vendor.url}/v1/chat/completions`,
-      headers: { ...json, authorization: `Bearer ${vendorKey}` },
+      headers: { ...json, authorization: `Bearer ${VENDOR_KEY}` },
       model: 'gpt-4o-mini',
     },
     {
       name: 'gateway',
       pid: api.proc.pid!,
-      url: `${api.url}/api/gateway/openai/v1/chat/completions`,
-      headers: { ...json, authorization: `Bearer ${plain.secret_key}` },
-      model: 'bench/gpt-4o-mini',
+      url: `${api.url}${GATEWAY_PATH}`,
+      headers: { ...json, authorization: `Bearer ${plain}` },
+      model: GATEWAY_MODEL,
     },
     {
       name: 'gateway, observability off',
       pid: untraced.proc.pid!,
-      url: `${untraced.url}/api/gateway/openai/v1/chat/completions`,
-      headers: { ...json, authorization: `Bearer ${plain.secret_key}` },
-      model: 'bench/gpt-4o-mini',
+      url: `${untraced.url}${GATEWAY_PATH}`,
+      headers: { ...json, authorization: `Bearer ${plain}` },
+      model: GATEWAY_MODEL,
     },
     {
       name: 'gateway + limit & budget',
       pid: api.proc.pid!,
-      url: `${api.url}/api/gateway/openai/v1/chat/completions`,
-      headers: { ...json, authorization: `Bearer ${limited.secret_key}` },
-      model: 'bench/gpt-4o-mini',
+      url: `${api.url}${GATEWAY_PATH}`,
+      headers: { ...json, authorization: `Bearer ${limited}` },
+      model: GATEWAY_MODEL,
     },
   ];
   variants.forEach((v, k) =>
     targets.push({
       name: `gateway, ${JSON.stringify(VARIANT_ENVS[k])}`,
       pid: v.proc.pid!,
-      url: `${v.url}/api/gateway/openai/v1/chat/completions`,
-      headers: { ...json, authorization: `Bearer ${plain.secret_key}` },
-      model: 'bench/gpt-4o-mini',
+      url: `${v.url}${GATEWAY_PATH}`,
+      headers: { ...json, authorization: `Bearer ${plain}` },
+      model: GATEWAY_MODEL,
     }),
   );
   /** Index of the first cost cell's target. */
@@ -459,9 +347,9 @@ try {
     targets.push({
       name: `gateway, ${name}`,
       pid: child.proc.pid!,
-      url: `${child.url}/api/gateway/openai/v1/chat/completions`,
-      headers: { ...json, authorization: `Bearer ${plain.secret_key}` },
-      model: 'bench/gpt-4o-mini',
+      url: `${child.url}${GATEWAY_PATH}`,
+      headers: { ...json, authorization: `Bearer ${plain}` },
+      model: GATEWAY_MODEL,
     });
   // Tracing on and off in the same process: each traced process
   // also serves requests whose W3C traceparent says "not sampled", so its
