@@ -74,6 +74,11 @@ export interface Config {
     /** RUN_EVENTS_PRUNE_INTERVAL_MS: how often the worker prunes them. */
     runEventsPruneIntervalMs: number;
   };
+  /** The LLM gateway (see api/gateway/README.md). */
+  gateway: {
+    /** GATEWAY_RESPONSES_RETENTION_DAYS: a stored Responses API answer is gone this long after it was written. */
+    responsesRetentionDays: number;
+  };
   /**
    * Gateway rate limits and budgets admitted against each replica's leases
    * (core/metering/leases.ts); undefined: GATEWAY_LEASES=false, every call
@@ -213,6 +218,7 @@ const schema = Joi.object({
   CONVERSE_WAIT_TIMEOUT_MS: Joi.number().integer().min(100).max(3_600_000).default(600_000),
   RUN_EVENTS_RETENTION_DAYS: Joi.number().min(0.001).max(3650).default(7),
   RUN_EVENTS_PRUNE_INTERVAL_MS: Joi.number().integer().min(1_000).max(86_400_000).default(3_600_000),
+  GATEWAY_RESPONSES_RETENTION_DAYS: Joi.number().min(0.001).max(3650).default(30),
   GATEWAY_LEASES: Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off').default(true),
   GATEWAY_LEASE_MS: Joi.number().integer().min(10).max(60_000).default(2_000),
   GATEWAY_LEASE_TTL_MS: Joi.number().integer().min(1_000).max(3_600_000).default(10_000),
@@ -331,6 +337,9 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
       converseWaitTimeoutMs: v.CONVERSE_WAIT_TIMEOUT_MS as number,
       runEventsRetentionDays: v.RUN_EVENTS_RETENTION_DAYS as number,
       runEventsPruneIntervalMs: v.RUN_EVENTS_PRUNE_INTERVAL_MS as number,
+    },
+    gateway: {
+      responsesRetentionDays: v.GATEWAY_RESPONSES_RETENTION_DAYS as number,
     },
     gatewayLeases: v.GATEWAY_LEASES
       ? { spendMs: v.GATEWAY_LEASE_MS as number, ttlMs: v.GATEWAY_LEASE_TTL_MS as number }

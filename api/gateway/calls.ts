@@ -31,6 +31,10 @@ function passthroughBody(surface: Surface, body: Obj, model: string): Obj {
   return surface.format === 'gemini' ? body : { ...body, model };
 }
 
+/** Whether a chat body goes to this provider as received (same format, and a body of that provider's API). */
+const passesThrough = (surface: Surface, target: ProviderTarget) =>
+  surface.format === target.type && !surface.alwaysTranslate;
+
 /** A chat body for a same-format provider: the surface's own extensions removed (see Surface.sameFormatChatBody). */
 function passthroughChatBody(surface: Surface, body: Obj, model: string): Obj {
   return passthroughBody(surface, surface.sameFormatChatBody?.(body) ?? body, model);
@@ -44,7 +48,7 @@ export async function chatJson(
   signal: AbortSignal,
 ): Promise<JsonAnswer> {
   const adapter = ADAPTERS[target.type];
-  if (surface.format === target.type) {
+  if (passesThrough(surface, target)) {
     const call = buildCall(adapter, target, model, 'chat', passthroughChatBody(surface, body, model));
     const answer: unknown = await (await postUpstream(target, call, signal)).json();
     return { body: answer, usage: adapter.fromVendorResponse(answer, model).usage };
@@ -66,7 +70,7 @@ export async function chatStream(
   signal: AbortSignal,
 ): Promise<OpenedStream> {
   let usage: Usage | undefined;
-  if (surface.format === target.type) {
+  if (passesThrough(surface, target)) {
     const adapter = ADAPTERS[target.type];
     const call = buildCall(adapter, target, model, 'stream', passthroughChatBody(surface, body, model));
     const res = await postUpstream(target, call, signal);

@@ -3,7 +3,10 @@ import type { Context } from 'koa';
 import type { AppDeps } from '../deps.js';
 import { GatewayError, invalidRequest } from './errors.js';
 import { Gateway, type GatewayOptions } from './gateway.js';
+import { mountResponsesRoutes } from './responses/responses.routes.js';
+import { ResponsesStore } from './responses/store.js';
 import { SURFACES } from './surfaces/index.js';
+import { responsesSurface } from './surfaces/responses/index.js';
 
 const GEMINI_ACTIONS = new Set([
   'generateContent',
@@ -49,6 +52,12 @@ export function gatewayRouter(deps: AppDeps, opts: GatewayOptions = {}): Router 
     gateway.handle(ctx, openai, 'chat', modelOf(ctx), streamed(ctx)),
   );
   router.post('/openai/v1/embeddings', (ctx) => gateway.handle(ctx, openai, 'embed', modelOf(ctx), false));
+  const store = new ResponsesStore(deps.db, deps.config.gateway.responsesRetentionDays, deps.logger);
+  const responses = responsesSurface(store);
+  router.post('/openai/v1/responses', (ctx) =>
+    gateway.handle(ctx, responses, 'chat', modelOf(ctx), streamed(ctx)),
+  );
+  mountResponsesRoutes(router, gateway.keys, responses, store);
   router.get('/openai/v1/models', (ctx) => gateway.listModels(ctx, openai));
   router.post('/anthropic/v1/messages', (ctx) =>
     gateway.handle(ctx, anthropic, 'chat', modelOf(ctx), streamed(ctx)),

@@ -93,9 +93,14 @@ export class Gateway {
       key = authorized.key;
       const body: unknown = ctx.request.body;
       if (!isObj(body)) throw invalidRequest('request body must be a JSON object');
-      const request = body;
+      let request = body;
       if (op === 'chat') surface.validateChat?.(request);
       primary = resolveModel(key, authorized.providers, asked);
+      // A surface with per-request state (the Responses API) renders this request with its own
+      // surface and body (earlier turns expanded), and stores its answer with the usage row.
+      const scoped = await surface.begin?.(key, request);
+      if (scoped) ({ surface, body: request } = scoped);
+      const persist = scoped?.persist;
       const candidates = [primary, ...fallbackCandidates(key, authorized.providers, primary)];
       const admission = await this.policy.admit(key, {
         surface: surface.format,
@@ -142,7 +147,8 @@ export class Gateway {
       // killed after answering has stored it); the counters follow without holding it.
       const settle = (used: Usage | undefined, out: Outcome): Promise<void> => {
         usage = used;
-        return this.settleLater(admission, used, out);
+        const logged = this.settleLater(admission, used, out);
+        return persist && out.status < 400 ? Promise.all([logged, persist()]).then(() => undefined) : logged;
       };
       try {
         if (stream) {
@@ -281,6 +287,7 @@ function incomingHops(ctx: Context): number {
 
 function maxOutputTokens(body: Record<string, unknown>): number | undefined {
   const gen = body.generationConfig as { maxOutputTokens?: unknown } | undefined;
-  const value = body.max_completion_tokens ?? body.max_tokens ?? gen?.maxOutputTokens;
+  const value =
+    body.max_completion_tokens ?? body.max_tokens ?? body.max_output_tokens ?? gen?.maxOutputTokens;
   return typeof value === 'number' ? value : undefined;
 }

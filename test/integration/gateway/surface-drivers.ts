@@ -244,7 +244,72 @@ function geminiDriver(api: TestApi, secret: string): Driver {
   };
 }
 
-export function driverFor(surface: Format, api: TestApi, secret: string): Driver {
+/** OpenAI's Responses API (`/v1/responses`) through the official SDK's `responses.create` and `responses.stream`. */
+function responsesDriver(api: TestApi, secret: string): Driver {
+  const client = openaiClient(api, secret);
+  const tools = [
+    {
+      type: 'function' as const,
+      name: 'weather',
+      description: 'Weather',
+      parameters: weatherSchema,
+      strict: false,
+    },
+  ];
+  const callsOf = (output: Array<{ type: string }>): Call[] =>
+    output.flatMap((item) => {
+      const c = item as { type: string; call_id: string; name: string; arguments: string };
+      return c.type === 'function_call'
+        ? [{ id: c.call_id, name: c.name, args: JSON.parse(c.arguments) as Record<string, unknown> }]
+        : [];
+    });
+  return {
+    async text(model) {
+      const res = await client.responses.create({
+        model,
+        instructions: 'Be brief.',
+        input: 'Say hello',
+        max_output_tokens: 50,
+      });
+      return res.output_text;
+    },
+    async tools(model) {
+      const res = await client.responses.create({ model, input: QUESTION, tools, tool_choice: 'auto' });
+      return callsOf(res.output);
+    },
+    async followUp(model, calls) {
+      const res = await client.responses.create({
+        model,
+        tools,
+        input: [
+          { role: 'user', content: QUESTION },
+          ...calls.map((c) => ({
+            type: 'function_call' as const,
+            call_id: c.id,
+            name: c.name,
+            arguments: JSON.stringify(c.args),
+          })),
+          ...calls.map((c) => ({ type: 'function_call_output' as const, call_id: c.id, output: result(c) })),
+        ],
+      });
+      return res.output_text;
+    },
+    async stream(model, withTools = false) {
+      const stream = client.responses.stream({ model, input: QUESTION, ...(withTools ? { tools } : {}) });
+      const deltas: string[] = [];
+      stream.on('response.output_text.delta', (ev) => deltas.push(ev.delta));
+      const final = await stream.finalResponse();
+      return { deltas, calls: callsOf(final.output) };
+    },
+  };
+}
+
+/** The surfaces under test: each vendor format, and OpenAI's Responses API beside its Chat Completions. */
+export type SurfaceName = Format | 'responses';
+export const SURFACE_NAMES: SurfaceName[] = ['openai', 'anthropic', 'gemini', 'responses'];
+
+export function driverFor(surface: SurfaceName, api: TestApi, secret: string): Driver {
+  if (surface === 'responses') return responsesDriver(api, secret);
   if (surface === 'openai') return openaiDriver(api, secret);
   if (surface === 'anthropic') return anthropicDriver(api, secret);
   return geminiDriver(api, secret);

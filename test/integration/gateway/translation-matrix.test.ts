@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Received } from '../../fixtures/vendors/scripted-server.js';
 import { FORMATS, startHarness, type Format, type Harness } from './gateway-harness.js';
-import { driverFor } from './surface-drivers.js';
+import { driverFor, SURFACE_NAMES } from './surface-drivers.js';
 
 let h: Harness;
 beforeAll(async () => {
@@ -45,7 +45,7 @@ function systemPrompt(provider: Format, body: Received['body']): string | undefi
   return (body.systemInstruction as { parts: Array<{ text: string }> } | undefined)?.parts[0]?.text;
 }
 
-describe.each(FORMATS)('%s surface', (surface) => {
+describe.each(SURFACE_NAMES)('%s surface', (surface) => {
   describe.each(FORMATS)('to a %s provider', (provider) => {
     const model = () => `${h.providers[provider].name}/model-x`;
     const vendor = () => h.vendors[provider];

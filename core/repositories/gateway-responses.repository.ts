@@ -1,0 +1,86 @@
+import type { Db } from '../db/knex.js';
+import { deleteInChunks } from '../db/prune.js';
+
+export const GatewayResponsesTableName = 'gateway_responses';
+
+/**
+ * A stored answer of the gateway's Responses API. The JSON columns hold the
+ * Responses API's own item and usage shapes, as the caller sees them.
+ */
+export interface DbGatewayResponse {
+  id: string;
+  virtual_key_id: string;
+  model: string;
+  status: string;
+  /** The whole conversation the response answered, earlier turns included. */
+  input_items: unknown[];
+  output_items: unknown[];
+  usage: Record<string, unknown> | null;
+  /** The rest of the response object as answered: what it echoes of its request, incomplete_details… */
+  response: Record<string, unknown>;
+  created_at: Date;
+  expires_at: Date;
+}
+
+export type DbGatewayResponseInsert = Omit<DbGatewayResponse, 'expires_at'>;
+
+/**
+ * Stored responses. Every read and delete sees only the rows of one virtual
+ * key that have not expired: an expired row is gone for callers before the
+ * sweep deletes it.
+ */
+export class GatewayResponsesRepository {
+  constructor(private readonly db: Db) {}
+
+  private visible(id: string, keyId: string) {
+    return this.db<DbGatewayResponse>(GatewayResponsesTableName)
+      .where({ id, virtual_key_id: keyId })
+      .andWhere('expires_at', '>', this.db.fn.now());
+  }
+
+  /** One statement; the row expires `retentionDays` after now (the database's clock, as the reads use). */
+  async insert(row: DbGatewayResponseInsert, retentionDays: number): Promise<void> {
+    await this.db(GatewayResponsesTableName).insert({
+      ...row,
+      // node-postgres would send arrays as Postgres arrays, not JSON.
+      input_items: JSON.stringify(row.input_items),
+      output_items: JSON.stringify(row.output_items),
+      usage: row.usage === null ? null : JSON.stringify(row.usage),
+      response: JSON.stringify(row.response),
+      expires_at: this.db.raw(`now() + ? * interval '1 day'`, [retentionDays]),
+    });
+  }
+
+  async find(id: string, keyId: string): Promise<DbGatewayResponse | undefined> {
+    return this.visible(id, keyId).first();
+  }
+
+  /** What a follow-up turn (`previous_response_id`) needs: the conversation so far. */
+  async conversation(
+    id: string,
+    keyId: string,
+  ): Promise<Pick<DbGatewayResponse, 'input_items' | 'output_items'> | undefined> {
+    return this.visible(id, keyId).first('input_items', 'output_items');
+  }
+
+  /** True when a visible row was deleted. */
+  async delete(id: string, keyId: string): Promise<boolean> {
+    return (await this.visible(id, keyId).delete()) > 0;
+  }
+
+  /**
+   * Deletes expired rows in chunks, one replica at a time (an advisory lock;
+   * the others skip the round). Idempotent: a row is deleted once whoever
+   * runs it. Returns the rows deleted.
+   */
+  sweepExpired(chunk = 1_000): Promise<number> {
+    return deleteInChunks(
+      this.db,
+      'agent-server:sweep-gateway-responses',
+      `delete from gateway_responses where id in (
+         select id from gateway_responses where expires_at <= now() limit ?)`,
+      [],
+      chunk,
+    );
+  }
+}
