@@ -36,7 +36,7 @@ export function createDeps(config: Config, logger: Logger): AppDeps {
   changes.start();
   const usage = new UsageWriter(db, logger);
   const secrets = new SecretBox(config.secretsKey, config.secretsKeyPrevious);
-  const metering = new GatewayPolicyService(db, usage, undefined, config.gatewayLeases);
+  const metering = new GatewayPolicyService(db, usage, undefined, config.gateway.leases);
   return { config, db, logger, secrets, temporal, changes, usage, metering };
 }
 

@@ -78,20 +78,20 @@ export interface Config {
   gateway: {
     /** GATEWAY_RESPONSES_RETENTION_DAYS: a stored Responses API answer is gone this long after it was written. */
     responsesRetentionDays: number;
+    /**
+     * Rate limits and budgets admitted against each replica's leases
+     * (core/metering/leases.ts); undefined: GATEWAY_LEASES=false, every call
+     * counts and reserves in PostgreSQL itself.
+     */
+    leases:
+      | {
+          /** GATEWAY_LEASE_MS: how long a replica spends one lease before it takes the next, giving back the rest. */
+          spendMs: number;
+          /** GATEWAY_LEASE_TTL_MS: a lease its replica stopped renewing (it died) is returned after this long. */
+          ttlMs: number;
+        }
+      | undefined;
   };
-  /**
-   * Gateway rate limits and budgets admitted against each replica's leases
-   * (core/metering/leases.ts); undefined: GATEWAY_LEASES=false, every call
-   * counts and reserves in PostgreSQL itself.
-   */
-  gatewayLeases:
-    | {
-        /** GATEWAY_LEASE_MS: how long a replica spends one lease before it takes the next, giving back the rest. */
-        spendMs: number;
-        /** GATEWAY_LEASE_TTL_MS: a lease its replica stopped renewing (it died) is returned after this long. */
-        ttlMs: number;
-      }
-    | undefined;
   /** Metrics and the Prometheus `/metrics` endpoints (see core/telemetry/README.md). */
   metrics: {
     /** METRICS_ENABLED: record metrics and serve `/metrics`; off means neither (tracing is separate). */
@@ -340,10 +340,10 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     },
     gateway: {
       responsesRetentionDays: v.GATEWAY_RESPONSES_RETENTION_DAYS as number,
+      leases: v.GATEWAY_LEASES
+        ? { spendMs: v.GATEWAY_LEASE_MS as number, ttlMs: v.GATEWAY_LEASE_TTL_MS as number }
+        : undefined,
     },
-    gatewayLeases: v.GATEWAY_LEASES
-      ? { spendMs: v.GATEWAY_LEASE_MS as number, ttlMs: v.GATEWAY_LEASE_TTL_MS as number }
-      : undefined,
     metrics: {
       enabled: v.METRICS_ENABLED as boolean,
       requireToken: v.METRICS_REQUIRE_TOKEN as boolean,

@@ -61,12 +61,12 @@ describe('configuration', () => {
   });
 
   it('leases gateway limits by default (GATEWAY_LEASE_MS, GATEWAY_LEASE_TTL_MS) and can turn them off', () => {
-    expect(loadConfig({}).gatewayLeases).toEqual({ spendMs: 2_000, ttlMs: 10_000 });
-    expect(loadConfig({ GATEWAY_LEASE_MS: '250', GATEWAY_LEASE_TTL_MS: '5000' }).gatewayLeases).toEqual({
+    expect(loadConfig({}).gateway.leases).toEqual({ spendMs: 2_000, ttlMs: 10_000 });
+    expect(loadConfig({ GATEWAY_LEASE_MS: '250', GATEWAY_LEASE_TTL_MS: '5000' }).gateway.leases).toEqual({
       spendMs: 250,
       ttlMs: 5_000,
     });
-    expect(loadConfig({ GATEWAY_LEASES: 'false' }).gatewayLeases).toBeUndefined();
+    expect(loadConfig({ GATEWAY_LEASES: 'false' }).gateway.leases).toBeUndefined();
     expect(() => loadConfig({ GATEWAY_LEASE_TTL_MS: '10' })).toThrowError(
       /GATEWAY_LEASE_TTL_MS must be greater than or equal to 1000 \(got "10"\)/,
     );
