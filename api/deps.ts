@@ -1,7 +1,7 @@
 import { ChangeFeed } from './cache/change-feed.js';
 import type { Config } from '../core/config.js';
 import { SecretBox } from '../core/crypto/secrets.js';
-import { createDb, type Db } from '../core/db/knex.js';
+import { createDb, createSidePool, type Db } from '../core/db/knex.js';
 import type { Logger } from '../core/logger.js';
 import { GatewayPolicyService } from '../core/metering/gateway-policy.js';
 import { UsageWriter } from '../core/metering/usage-writer.js';
@@ -34,7 +34,16 @@ export function createDeps(config: Config, logger: Logger): AppDeps {
   const temporal = new TemporalClientHolder(temporalSettings(config), temporalConnectionOptions(config));
   const changes = new ChangeFeed(config.databaseUrl, logger, config.database.ssl);
   changes.start();
-  const usage = new UsageWriter(db, logger);
+  const usage = new UsageWriter(
+    db,
+    logger,
+    undefined,
+    createSidePool(config.databaseUrl, {
+      max: 1,
+      ssl: config.database.ssl,
+      onError: (err) => logger.warn({ err }, 'the usage rows connection failed; reconnecting'),
+    }),
+  );
   const secrets = new SecretBox(config.secretsKey, config.secretsKeyPrevious);
   const metering = new GatewayPolicyService(db, usage, undefined, config.gateway.leases);
   return { config, db, logger, secrets, temporal, changes, usage, metering };

@@ -65,6 +65,26 @@ export function createDb(databaseUrl: string, options: DbOptions = {}): Db {
   return db;
 }
 
+/**
+ * A small node-postgres pool beside knex's, for one hot statement that
+ * knex's per-query work would double (the gateway's usage inserts). An idle
+ * connection's error is logged, not thrown (the pool drops it and connects
+ * again on the next query).
+ */
+export function createSidePool(
+  databaseUrl: string,
+  options: { max: number; ssl?: DatabaseSsl | undefined; onError: (err: Error) => void },
+): pg.Pool {
+  const pool = new pg.Pool({
+    ...pgConnectionConfig(databaseUrl, options.ssl),
+    max: options.max,
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+  });
+  pool.on('error', options.onError);
+  return pool;
+}
+
 export async function migrateLatest(db: Db): Promise<string[]> {
   const [, applied] = (await db.migrate.latest()) as [number, string[]];
   return applied;

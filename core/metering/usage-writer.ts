@@ -1,4 +1,5 @@
 import { context, ROOT_CONTEXT } from '@opentelemetry/api';
+import type pg from 'pg';
 import type { Db } from '../db/knex.js';
 import type { Logger } from '../logger.js';
 import { MeteringRepository, type DbGatewayUsage } from '../repositories/metering.repository.js';
@@ -41,6 +42,13 @@ interface Queued {
   written?: () => void;
 }
 
+export interface UsageWriterOptions {
+  flushMs: number;
+  maxBatch: number;
+  maxQueue: number;
+}
+const DEFAULT_OPTIONS: UsageWriterOptions = { flushMs: 200, maxBatch: 500, maxQueue: 20_000 };
+
 export class UsageWriter {
   private queue: Queued[] = [];
   /** Rows whose caller waits: flushed at once (group commit) rather than on the timer. */
@@ -52,12 +60,14 @@ export class UsageWriter {
   droppedRows = 0;
   private readonly repo: MeteringRepository;
 
+  /** `pool`: a connection of its own for the inserts (see MeteringRepository); ended by `close()`. */
   constructor(
     db: Db,
     private readonly logger: Logger,
-    private readonly opts = { flushMs: 200, maxBatch: 500, maxQueue: 20_000 },
+    private readonly opts: UsageWriterOptions = DEFAULT_OPTIONS,
+    private readonly pool?: pg.Pool,
   ) {
-    this.repo = new MeteringRepository(db);
+    this.repo = new MeteringRepository(db, pool);
   }
 
   async add(row: UsageRow): Promise<void> {
@@ -201,6 +211,7 @@ export class UsageWriter {
       this.droppedRows += lost;
       this.logger.error({ rows: lost }, 'gateway usage not written at shutdown: rows dropped');
     }
+    await this.pool?.end();
   }
 }
 
