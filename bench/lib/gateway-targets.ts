@@ -11,6 +11,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { cpuSeconds, mainThreadCpuSeconds, postgresCpuSeconds } from './proc-cpu.js';
 import { ROOT } from './scratch.js';
+import { postConfig } from '../../test/helpers/api-process.js';
 
 /** The p-th percentile, nearest rank: `pct(xs, 50)` is the median of an odd count, the upper middle of an even one. */
 export const pct = (xs: number[], p: number) =>
@@ -182,16 +183,7 @@ export async function setupGatewayKeys(
   apiUrl: string,
   vendorUrl: string,
 ): Promise<{ plain: string; limited: string }> {
-  const post = async (route: string, payload: unknown) => {
-    const res = await fetch(`${apiUrl}/api/agent-server${route}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify(payload),
-    });
-    const json = (await res.json()) as { data: Record<string, string> };
-    if (res.status !== 200) throw new Error(`${route}: ${res.status} ${JSON.stringify(json)}`);
-    return json.data;
-  };
+  const post = (route: string, payload: unknown) => postConfig(apiUrl, route, payload);
   const provider = await post('/providers', {
     name: 'bench',
     provider_type: 'openai',

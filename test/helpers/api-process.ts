@@ -39,3 +39,19 @@ export async function spawnApi(env: Record<string, string>): Promise<ApiProcess>
   child.kill('SIGKILL');
   throw new Error('the API did not come up');
 }
+
+/** POSTs JSON to the configuration API at `baseUrl` and returns the envelope's `data`; throws on a non-200. */
+export async function postConfig(
+  baseUrl: string,
+  route: string,
+  body: unknown,
+): Promise<Record<string, string>> {
+  const res = await fetch(`${baseUrl}/api/agent-server${route}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const json = (await res.json()) as { data: Record<string, string> };
+  if (res.status !== 200) throw new Error(`${route}: ${res.status} ${JSON.stringify(json)}`);
+  return json.data;
+}

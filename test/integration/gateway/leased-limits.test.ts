@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, migrateLatest, type Db } from '../../../core/db/knex.js';
 import { startOpenAiVendor } from '../../fixtures/vendors/openai.js';
 import type { ScriptedVendor } from '../../fixtures/vendors/scripted-server.js';
-import { spawnApi, type ApiProcess } from '../../helpers/api-process.js';
+import { postConfig, spawnApi, type ApiProcess } from '../../helpers/api-process.js';
 import { createScratchDatabase } from '../../helpers/scratch-db.js';
 
 const TTL_MS = 3_000;
@@ -24,16 +24,7 @@ let apis: ApiProcess[] = [];
 let providerId = '';
 let env: Record<string, string>;
 
-async function post(api: ApiProcess, p: string, body: unknown): Promise<Record<string, string>> {
-  const res = await fetch(`${api.url}/api/agent-server${p}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  const json = (await res.json()) as { data: Record<string, string> };
-  if (res.status !== 200) throw new Error(`${p}: ${res.status} ${JSON.stringify(json)}`);
-  return json.data;
-}
+const post = (api: ApiProcess, p: string, body: unknown) => postConfig(api.url, p, body);
 
 async function keyWith(limits: Record<string, unknown>): Promise<{ id: string; secret: string }> {
   const live = apis.find((a) => a.child.exitCode === null && a.child.signalCode === null)!;

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, migrateLatest, type Db } from '../../../core/db/knex.js';
 import { startOpenAiVendor } from '../../fixtures/vendors/openai.js';
 import type { ScriptedVendor } from '../../fixtures/vendors/scripted-server.js';
-import { spawnApi } from '../../helpers/api-process.js';
+import { postConfig, spawnApi } from '../../helpers/api-process.js';
 import { createScratchDatabase } from '../../helpers/scratch-db.js';
 
 describe('a gateway replica killed mid-traffic', () => {
@@ -40,16 +40,7 @@ describe('a gateway replica killed mid-traffic', () => {
       SECRETS_KEY: randomBytes(32).toString('base64'),
     });
     try {
-      const post = async (p: string, body: unknown) => {
-        const res = await fetch(`${api.url}/api/agent-server${p}`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(body),
-        });
-        const env = (await res.json()) as { data: Record<string, string> };
-        if (res.status !== 200) throw new Error(`${p}: ${res.status} ${JSON.stringify(env)}`);
-        return env.data;
-      };
+      const post = (p: string, body: unknown) => postConfig(api.url, p, body);
       const provider = await post('/providers', {
         name: 'vendor',
         provider_type: 'openai',
