@@ -91,7 +91,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
       console.warn(`\n*** SKIPPING Temporal tests: ${reason} ***\n`);
       project.provide('temporalAddress', null);
     } else {
-      const server: DevServer = await startTemporalDevServer({ cliPath: cli, port: await freePort() });
+      const server = await startTemporalOnAFreePort(cli);
       cleanups.push(() => server.stop());
       project.provide('temporalAddress', server.address);
     }
@@ -100,4 +100,18 @@ export default async function setup(project: TestProject): Promise<() => Promise
     throw err;
   }
   return teardown;
+}
+
+/**
+ * A free port can be taken between the check and the server's bind (other
+ * processes on the machine pick ports too): one more try on another port
+ * before the whole run fails.
+ */
+async function startTemporalOnAFreePort(cliPath: string): Promise<DevServer> {
+  try {
+    return await startTemporalDevServer({ cliPath, port: await freePort() });
+  } catch (err) {
+    console.warn(`the Temporal dev server did not start (${String(err)}); trying another port`);
+    return startTemporalDevServer({ cliPath, port: await freePort() });
+  }
 }
