@@ -53,14 +53,6 @@ const USAGE_COLUMNS =
 const USAGE_VALUES =
   'virtual_key_id, provider_id, provider_name, model, input_tokens, output_tokens, coalesce(cache_read_tokens, 0), coalesce(cache_write_tokens, 0), cost_usd, latency_ms, status, trace_id, created_at';
 
-/** Usage rows from one jsonb parameter (`?`), committed as the counters are (ASYNC_COMMIT: see insertUsageJson). */
-const INSERT_USAGE_SQL = `with ins as (insert into gateway_usage (${USAGE_COLUMNS})
-    select ${USAGE_VALUES} from jsonb_populate_recordset(null::gateway_usage, ?::jsonb) returning 1)
-  select set_config('synchronous_commit', 'off', true) as async_commit, (select count(*) from ins) as rows`;
-
-/** The same for node-postgres itself (`$1`). */
-const INSERT_USAGE_PG = INSERT_USAGE_SQL.replace('?::jsonb', '$1::jsonb');
-
 /**
  * Selected by each counter statement (admit's count and reservation, settle's
  * writes): the statement's own transaction commits without waiting for its
@@ -72,6 +64,14 @@ const INSERT_USAGE_PG = INSERT_USAGE_SQL.replace('?::jsonb', '$1::jsonb');
  * the length of an fsync (0.3–1.5 ms here), which serialised a key's calls.
  */
 const ASYNC_COMMIT = "set_config('synchronous_commit', 'off', true) as async_commit";
+
+/** Usage rows from one jsonb parameter (`?`), committed as the counters are (ASYNC_COMMIT: see insertUsageJson). */
+const INSERT_USAGE_SQL = `with ins as (insert into gateway_usage (${USAGE_COLUMNS})
+    select ${USAGE_VALUES} from jsonb_populate_recordset(null::gateway_usage, ?::jsonb) returning 1)
+  select ${ASYNC_COMMIT}, (select count(*) from ins) as rows`;
+
+/** The same for node-postgres itself (`$1`). */
+const INSERT_USAGE_PG = INSERT_USAGE_SQL.replace('?::jsonb', '$1::jsonb');
 
 /** When the current budget period began, in SQL. */
 export const PERIOD_SQL: Record<BudgetPeriod, string> = {

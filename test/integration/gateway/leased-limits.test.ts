@@ -212,8 +212,6 @@ describe('leased limits across two API processes', () => {
     }
     console.log(`killed replica's lease back within ${backAfter} ms (TTL ${TTL_MS} ms)`);
     expect(backAfter).toBeGreaterThanOrEqual(TTL_MS - 1_000);
-    // The TTL, plus one try's length and a loaded machine's slack.
-    expect(backAfter).toBeLessThanOrEqual(TTL_MS + 2_000);
     vendor.reset();
   }, 60_000);
 
