@@ -37,7 +37,7 @@ export function createDeps(config: Config, logger: Logger): AppDeps {
   const usage = new UsageWriter(
     db,
     logger,
-    undefined,
+    {},
     createSidePool(config.databaseUrl, {
       max: 1,
       ssl: config.database.ssl,

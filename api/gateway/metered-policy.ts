@@ -60,6 +60,7 @@ export function meteredPolicy(service: GatewayPolicyService): GatewayPolicy {
         ...(request.max_output_tokens !== undefined ? { maxTokens: request.max_output_tokens } : {}),
         input: body.messages ?? body.contents ?? body.input,
       });
+      service.startUsage(admission, span.span.spanContext().traceId);
       return { admission, span } satisfies Metered;
     },
 

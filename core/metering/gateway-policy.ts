@@ -5,7 +5,7 @@ import type { Db } from '../db/knex.js';
 import { MeteringRepository, type BudgetPeriod } from '../repositories/metering.repository.js';
 import { costUsd, defaultPrice, worstCaseCostUsd, type Price } from './pricing.js';
 import { LeaseBook, LeaseRefused, type Lease, type LeaseSettings, type LeaseWrite } from './leases.js';
-import type { UsageWriter } from './usage-writer.js';
+import type { ProvisionalUsage, UsageCompletion, UsageRow, UsageWriter } from './usage-writer.js';
 
 export interface RateLimit {
   requests_per_minute?: number;
@@ -42,6 +42,8 @@ export interface Admission {
   /** The replica's lease the call was admitted on (leases enabled), instead of windowStart/periodStart. */
   lease?: Lease;
   startedAt: number;
+  /** The call's usage row, stored while it goes upstream (startUsage), completed by settle. */
+  provisional?: ProvisionalUsage;
 }
 
 /** What a settle promises: the usage row written (`logged`), and everything, counters included (`settled`). */
@@ -88,6 +90,24 @@ export class UnpricedModelError extends Error {
       `no price is known for model "${model}" and this key has a budget: set pricing on a Model resource for it`,
     );
   }
+}
+
+/** What a usage row says of the call before its outcome: who called whom, when. */
+type UsageRowIdentity = Pick<
+  UsageRow,
+  'virtual_key_id' | 'provider_id' | 'provider_name' | 'model' | 'created_at' | 'lease_id'
+>;
+
+function usageIdentity({ key, request, lease }: Admission): UsageRowIdentity {
+  return {
+    virtual_key_id: key.id,
+    provider_id: request.providerId,
+    provider_name: request.providerName,
+    model: request.model,
+    // The time of the call, not of the (possibly batched) insert.
+    created_at: new Date(),
+    lease_id: lease?.budget ? lease.id : null,
+  };
 }
 
 const PRICE_TTL_MS = 30_000;
@@ -286,9 +306,31 @@ export class GatewayPolicyService {
   }
 
   /**
+   * Stores the admitted call's usage row while it goes upstream: provisional,
+   * charged at its worst case (the reservation), completed by `settle`. So
+   * the answer waits only for an insert that ran beside the upstream call,
+   * and a process killed after answering has a row for every call it
+   * answered, never charged less than it cost (UsageWriter.addProvisional).
+   * Without a writer (agent sessions) the row is written by `settle`.
+   */
+  startUsage(admission: Admission, traceId: string): void {
+    if (!this.usageWriter) return;
+    admission.provisional = this.usageWriter.addProvisional({
+      ...usageIdentity(admission),
+      input_tokens: admission.request.inputTokens,
+      output_tokens: admission.request.maxOutputTokens,
+      cost_usd: admission.reservedUsd,
+      latency_ms: 0,
+      // No HTTP status yet: 0 until the outcome is known.
+      status: 0,
+      trace_id: traceId,
+    });
+  }
+
+  /**
    * Replaces the reservation by the actual cost, adds tokens to the minute
-   * window, and records the usage row. `logged` resolves once the usage row
-   * is written (the gateway holds the answer's last bytes for it, so a
+   * window, and completes the usage row. `logged` resolves once the usage
+   * row is stored (the gateway holds the answer's last bytes for it, so a
    * process killed after answering has stored it) or after `usageWaitMs`
    * with the row still queued (the database is unreachable); the
    * counters of calls settled while a write is in flight are merged into one
@@ -296,7 +338,7 @@ export class GatewayPolicyService {
    * promise resolves once this call's counters are written.
    */
   settle(admission: Admission, outcome: Outcome): Settlement {
-    const { key, request, price } = admission;
+    const { price } = admission;
     const cacheRead = outcome.cacheReadTokens ?? 0;
     const cacheWrite = outcome.cacheWriteTokens ?? 0;
     const actual = price
@@ -307,11 +349,7 @@ export class GatewayPolicyService {
           cache_write_tokens: cacheWrite,
         })
       : 0;
-    const row = {
-      virtual_key_id: key.id,
-      provider_id: request.providerId,
-      provider_name: request.providerName,
-      model: request.model,
+    const completion = {
       input_tokens: outcome.inputTokens,
       output_tokens: outcome.outputTokens,
       cache_read_tokens: cacheRead,
@@ -320,12 +358,8 @@ export class GatewayPolicyService {
       latency_ms: Math.round(performance.now() - admission.startedAt),
       status: outcome.status,
       trace_id: outcome.traceId ?? null,
-      // The time of the call, not of the (possibly batched) insert.
-      created_at: new Date(),
     };
-    const logged = this.usageWriter
-      ? this.usageWriter.addDurable(row, this.usageWaitMs)
-      : this.repo.insertUsage(row);
+    const logged = this.logUsage(admission, completion);
     const tokens = outcome.inputTokens + outcome.outputTokens;
     const counted = admission.lease
       ? this.leases!.settle(admission.lease, admission.reservedUsd, actual, tokens)
@@ -333,6 +367,16 @@ export class GatewayPolicyService {
         ? this.addCounters(admission, tokens, actual)
         : undefined;
     return { logged, settled: Promise.all([logged, counted]).then(() => ({ costUsd: actual })) };
+  }
+
+  /** Completes the call's provisional row, or writes its row now (no writer, or no startUsage). */
+  private logUsage(admission: Admission, completion: Omit<UsageCompletion, 'id'>): Promise<void> {
+    if (!this.usageWriter) return this.repo.insertUsage({ ...usageIdentity(admission), ...completion });
+    const provisional =
+      admission.provisional ??
+      this.usageWriter.addProvisional({ ...usageIdentity(admission), ...completion });
+    provisional.complete(completion);
+    return provisional.stored(this.usageWaitMs);
   }
 
   /**

@@ -2,9 +2,14 @@ import { context, ROOT_CONTEXT } from '@opentelemetry/api';
 import type pg from 'pg';
 import type { Db } from '../db/knex.js';
 import type { Logger } from '../logger.js';
-import { MeteringRepository, type DbGatewayUsage } from '../repositories/metering.repository.js';
+import {
+  MeteringRepository,
+  type DbGatewayUsage,
+  type UsageCompletion,
+} from '../repositories/metering.repository.js';
 
 export type UsageRow = DbGatewayUsage;
+export type { UsageCompletion };
 
 /**
  * Postgres error classes caused by a row's own data: 22 data exception, 23
@@ -19,54 +24,150 @@ function isPermanent(err: unknown): boolean {
 }
 
 /**
- * Writes gateway usage rows in batches, off the request path: one insert
- * every `flushMs` (or every `maxBatch` rows) instead of one insert per call.
- * Rows wait as their JSON and go to Postgres as one jsonb parameter (as span
- * rows do, core/telemetry/postgres-exporter.ts): queued objects outlive
- * young-generation GC, and an 11-column multi-row insert costs far more to
- * build and bind than one string. Budgets do not depend on it (their ledger is updated synchronously).
- * `addDurable` is the gateway's way in: its caller waits until the row is
- * written, and such rows are flushed at once, in groups (see there).
- * When the queue is full the caller waits for a direct insert rather than
- * losing a row; on shutdown `close()` writes what is left.
- *
- * A batch that fails because of a row's data is split in halves until the
- * row at fault stands alone; that row is dropped (counted in `droppedRows`
- * and logged at error level with its key id and contents) and every other
- * row is written. Any other failure (the database unreachable) puts the
- * unwritten rows back for the next flush, which is scheduled.
+ * A row stored while its call goes upstream (UsageWriter.addProvisional),
+ * completed with the call's outcome after the answer has left.
  */
-/** A queued row: its JSON, and who waits for it to be written (addDurable). */
-interface Queued {
-  json: string;
-  written?: () => void;
+export interface ProvisionalUsage {
+  /**
+   * Resolves once the row is in Postgres (or dropped for its data, logged),
+   * or after `maxWaitMs` with it still queued (the database is unreachable).
+   * The gateway holds the answer's last bytes for it.
+   */
+  stored(maxWaitMs: number): Promise<void>;
+  /** The call's outcome: written with the next flush, off the answer's path. */
+  complete(outcome: Omit<UsageCompletion, 'id'>): void;
 }
 
+/** A queued insert: its JSON, and who waits for it to be written. */
+interface Queued {
+  json: string;
+  /** Called once the row is written (with its id) or dropped (without). */
+  written?: (id: string | undefined) => void;
+  /** Taken into an insert that has not finished (a completion can no longer replace its JSON). */
+  inFlight?: boolean;
+  provisional?: Provisional;
+}
+
+/** A provisional row's state, between its insert and its completion. */
+class Provisional implements ProvisionalUsage {
+  /** Set once inserted; undefined while queued or in flight, and for a dropped row. */
+  private id: string | undefined;
+  private done = false;
+  private readonly waiters: Array<() => void> = [];
+  /** An outcome that arrived while the insert was in flight: completed once the id is known. */
+  private pending: Omit<UsageCompletion, 'id'> | undefined;
+
+  constructor(
+    private readonly writer: UsageWriter,
+    readonly entry: Queued,
+    private readonly row: UsageRow,
+  ) {}
+
+  stored(maxWaitMs: number): Promise<void> {
+    if (this.done) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, maxWaitMs);
+      timer.unref();
+      this.waiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  complete(outcome: Omit<UsageCompletion, 'id'>): void {
+    if (this.id !== undefined) this.writer.queueCompletion({ id: this.id, ...outcome });
+    else if (!this.entry.inFlight && !this.done) this.entry.json = finalJson(this.row, outcome);
+    else if (!this.done) this.pending = outcome;
+  }
+
+  /** The insert settled: written with `id`, or dropped. */
+  settle(id: string | undefined): void {
+    this.done = true;
+    this.id = id;
+    if (id !== undefined && this.pending) this.writer.queueCompletion({ id, ...this.pending });
+    this.pending = undefined;
+    for (const w of this.waiters.splice(0)) w();
+  }
+
+  /** The insert failed and the row is queued again: an outcome that came meanwhile goes in with it. */
+  requeued(): void {
+    if (!this.pending) return;
+    this.entry.json = finalJson(this.row, this.pending);
+    this.pending = undefined;
+  }
+}
+
+/** A provisional row turned into the final one, when its outcome came before its insert. */
+function finalJson(row: UsageRow, outcome: Omit<UsageCompletion, 'id'>): string {
+  return JSON.stringify({ ...row, ...outcome, provisional: false });
+}
+
+/**
+ * Writes gateway usage rows, off the answer's path where it can. Rows wait
+ * as their JSON and go to Postgres as one jsonb parameter (as span rows do,
+ * core/telemetry/postgres-exporter.ts): queued objects outlive
+ * young-generation GC, and an 11-column multi-row insert costs far more to
+ * build and bind than one string.
+ *
+ * - `addProvisional` is the gateway's way in. The call's row is stored while
+ *   the call goes upstream, charged at its worst case (the reservation), and
+ *   the answer's last bytes wait for that insert only (usually long done),
+ *   so a process killed after answering has stored a row for every call it
+ *   answered, never charged less than it cost. The outcome completes the row
+ *   with the next timed flush; an outcome that comes before the insert has
+ *   left replaces the provisional row (one insert, the final row).
+ * - Rows whose caller waits are inserted at once, in groups: rows arriving
+ *   while an insert is in flight share the next one (group commit).
+ * - `add` queues a row for the next timed flush (every `flushMs`, or every
+ *   `maxBatch` rows).
+ *
+ * When the queue is full the caller waits for a direct insert rather than
+ * losing a row; on shutdown `close()` writes what is left. A batch that fails
+ * because of a row's data is split in halves until the row at fault stands
+ * alone; that row is dropped (counted in `droppedRows` and logged at error
+ * level with its contents) and every other row is written. Any other failure
+ * (the database unreachable) puts the unwritten rows back for the next
+ * flush, which is scheduled.
+ */
 export interface UsageWriterOptions {
   flushMs: number;
+  /**
+   * How long a completion waits for others to share its statement: what a
+   * killed replica's last answered calls may stay charged at their worst
+   * case, and how long another replica's usage reads show them so.
+   */
+  completeMs: number;
   maxBatch: number;
   maxQueue: number;
 }
-const DEFAULT_OPTIONS: UsageWriterOptions = { flushMs: 200, maxBatch: 500, maxQueue: 20_000 };
+const DEFAULT_OPTIONS: UsageWriterOptions = { flushMs: 200, completeMs: 50, maxBatch: 500, maxQueue: 20_000 };
 
 export class UsageWriter {
   private queue: Queued[] = [];
-  /** Rows whose caller waits: flushed at once (group commit) rather than on the timer. */
-  private waiting = 0;
+  /** Completions of provisional rows (UsageCompletion JSON), written with the timed flush. */
+  private completions: string[] = [];
   private timer: NodeJS.Timeout | undefined;
-  private immediate: NodeJS.Immediate | undefined;
-  private flushing: Promise<void> | undefined;
+  /** When `timer` fires (Date.now()). */
+  private due = 0;
+  /** The last write asked for: writes run one at a time (one connection), in the order asked. */
+  private tail: Promise<unknown> = Promise.resolve();
+  /** A write of the queue asked for and not yet started: rows queued meanwhile join it (group commit). */
+  private insertTurn: Promise<boolean> | undefined;
+  private completionTurn: Promise<boolean> | undefined;
   /** Rows that could not be stored: rejected for their data, or no room left to keep them for a retry. */
   droppedRows = 0;
   private readonly repo: MeteringRepository;
+  private readonly opts: UsageWriterOptions;
 
-  /** `pool`: a connection of its own for the inserts (see MeteringRepository); ended by `close()`. */
+  /** `pool`: a connection of its own for the writes (see MeteringRepository); ended by `close()`. */
   constructor(
     db: Db,
     private readonly logger: Logger,
-    private readonly opts: UsageWriterOptions = DEFAULT_OPTIONS,
+    options: Partial<UsageWriterOptions> = {},
     private readonly pool?: pg.Pool,
   ) {
+    this.opts = { ...DEFAULT_OPTIONS, ...options };
     this.repo = new MeteringRepository(db, pool);
   }
 
@@ -74,7 +175,7 @@ export class UsageWriter {
     if (this.queue.length >= this.opts.maxQueue) {
       const json = JSON.stringify(row);
       try {
-        await this.insert([json]);
+        await this.repo.insertUsageJson([json]);
       } catch (err) {
         if (!isPermanent(err)) throw err;
         this.drop(json, err);
@@ -82,55 +183,41 @@ export class UsageWriter {
       return;
     }
     this.queue.push({ json: JSON.stringify(row) });
-    if (this.queue.length >= this.opts.maxBatch) void context.with(ROOT_CONTEXT, () => this.flush());
+    if (this.queue.length >= this.opts.maxBatch) void this.insertSoon();
     else this.schedule();
   }
 
   /**
-   * Queues the row and resolves once it is in Postgres (or dropped for its
-   * data, logged), or after `maxWaitMs` with the row still queued for the
-   * next attempt (the database is unreachable). The gateway awaits this
-   * before the answer's last bytes, so a process killed after answering
-   * has already stored the call's row. Rows arriving while an insert is in
-   * flight share the next one (group commit): one insert per round trip,
-   * however many calls end meanwhile.
+   * Queues `row` (the call's worst case) for an insert as soon as the
+   * connection is free, shared with the rows queued until then (group
+   * commit), and returns its handle.
    */
-  addDurable(row: UsageRow, maxWaitMs: number): Promise<void> {
-    if (this.queue.length >= this.opts.maxQueue) return this.add(row);
-    return new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, maxWaitMs);
-      timer.unref();
-      const done = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-      this.waiting++;
-      this.queue.push({
-        json: JSON.stringify(row),
-        written: () => {
-          this.waiting--;
-          done();
-        },
-      });
-      if (!this.flushing && !this.immediate)
-        this.immediate = context.with(ROOT_CONTEXT, () =>
-          setImmediate(() => {
-            this.immediate = undefined;
-            void this.flush();
-          }),
-        );
-    });
+  addProvisional(row: UsageRow): ProvisionalUsage {
+    const entry: Queued = { json: JSON.stringify({ ...row, provisional: true }) };
+    const provisional = new Provisional(this, entry, row);
+    entry.provisional = provisional;
+    entry.written = (id) => provisional.settle(id);
+    this.queue.push(entry);
+    void this.insertSoon();
+    return provisional;
   }
 
-  private schedule(): void {
-    if (this.timer) return;
+  /** Queues a provisional row's completion for the timed flush. */
+  queueCompletion(completion: UsageCompletion): void {
+    this.completions.push(JSON.stringify(completion));
+    if (this.completions.length >= this.opts.maxBatch) void this.completeSoon();
+    else this.schedule(this.opts.completeMs);
+  }
+
+  /** A flush within `ms` (sooner if one is already due sooner). */
+  private schedule(ms = this.opts.flushMs): void {
+    const due = Date.now() + ms;
+    if (this.timer && this.due <= due) return;
+    clearTimeout(this.timer);
+    this.due = due;
     // Outside the request that happened to start the timer: a batch belongs to no one trace.
-    this.timer = context.with(ROOT_CONTEXT, () => setTimeout(() => void this.flush(), this.opts.flushMs));
+    this.timer = context.with(ROOT_CONTEXT, () => setTimeout(() => void this.flush(), ms));
     this.timer.unref();
-  }
-
-  private async insert(rows: string[]): Promise<void> {
-    await this.repo.insertUsageJson(rows);
   }
 
   private drop(json: string, err: unknown): void {
@@ -142,61 +229,128 @@ export class UsageWriter {
     );
   }
 
-  /** Writes everything queued so far (the usage endpoint calls it first: a replica reads its own writes). */
+  /**
+   * Writes everything queued so far, completions included (the usage
+   * endpoint calls it first: a replica reads its own writes). Writes take
+   * turns in the order asked, so a flush under sustained traffic ends after
+   * the writes already asked for, not when the traffic stops.
+   */
   async flush(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
-    while (this.flushing) await this.flushing;
-    if (this.queue.length === 0) return;
-    const batch = this.queue.splice(0, this.queue.length);
-    this.flushing = this.writeBatch(batch).finally(() => {
-      this.flushing = undefined;
-      // Callers waiting on rows queued during that insert: the next one starts now.
-      if (this.waiting > 0 && this.queue.length > 0) void context.with(ROOT_CONTEXT, () => this.flush());
-    });
-    await this.flushing;
+    await Promise.all([this.insertSoon(), this.completeSoon()]);
   }
 
-  private async writeBatch(batch: Queued[]): Promise<void> {
-    // Groups still to write, in order; a group rejected for its data is split in two.
-    const pending: Queued[][] = [];
+  /** One write at a time, in the order asked; outside any request's trace (a batch serves many). */
+  private turn(write: () => Promise<boolean>): Promise<boolean> {
+    const next = this.tail.then(() => context.with(ROOT_CONTEXT, write));
+    this.tail = next.catch(() => undefined);
+    return next;
+  }
+
+  /** The queue's next insert: the one not yet started, or a new turn. */
+  private insertSoon(): Promise<boolean> {
+    return (this.insertTurn ??= this.turn(() => {
+      this.insertTurn = undefined;
+      const batch = this.queue.splice(0, this.queue.length);
+      for (const q of batch) q.inFlight = true;
+      return batch.length > 0 ? this.writeInserts(batch) : Promise.resolve(true);
+    }));
+  }
+
+  private completeSoon(): Promise<boolean> {
+    return (this.completionTurn ??= this.turn(() => {
+      this.completionTurn = undefined;
+      const batch = this.completions.splice(0, this.completions.length);
+      return batch.length > 0 ? this.writeCompletions(batch) : Promise.resolve(true);
+    }));
+  }
+
+  /** Inserts `batch`; false when the database failed and what was left is queued again. */
+  private async writeInserts(batch: Queued[]): Promise<boolean> {
+    const left = await this.writeGroups(
+      batch,
+      (rows) => rows.json,
+      async (rows) => {
+        const ids = await this.repo.insertUsageJson(rows.map((r) => r.json));
+        rows.forEach((r, i) => r.written?.(ids[i]));
+      },
+      (rows) => rows.forEach((r) => r.written?.(undefined)),
+    );
+    if (!left) return true;
+    // Put back what was not written (oldest first, as far as the queue has room); the next flush tries again.
+    const kept = left.rows.slice(0, Math.max(0, this.opts.maxQueue - this.queue.length));
+    for (const q of kept) {
+      q.inFlight = false;
+      q.provisional?.requeued();
+    }
+    this.queue.unshift(...kept);
+    const lost = left.rows.slice(kept.length);
+    this.droppedRows += lost.length;
+    for (const q of lost) q.written?.(undefined);
+    this.logWriteFailure(left.err, 'usage rows', kept.length, lost.length);
+    return false;
+  }
+
+  private async writeCompletions(batch: string[]): Promise<boolean> {
+    const left = await this.writeGroups(
+      batch,
+      (json) => json,
+      (rows) => this.repo.completeUsageJson(rows),
+      () => undefined,
+    );
+    if (!left) return true;
+    const kept = left.rows.slice(0, Math.max(0, this.opts.maxQueue - this.completions.length));
+    this.completions.unshift(...kept);
+    const lost = left.rows.length - kept.length;
+    this.droppedRows += lost;
+    this.logWriteFailure(left.err, 'usage completions', kept.length, lost);
+    return false;
+  }
+
+  /**
+   * Writes `batch` in groups of `maxBatch`, in order. A group rejected for
+   * its data is split in two until the row at fault stands alone, which is
+   * dropped (logged). Returns the rows not written when the database fails
+   * otherwise (unreachable), with the error.
+   */
+  private async writeGroups<T>(
+    batch: T[],
+    jsonOf: (row: T) => string,
+    write: (rows: T[]) => Promise<void>,
+    dropped: (rows: T[]) => void,
+  ): Promise<{ rows: T[]; err: unknown } | undefined> {
+    const pending: T[][] = [];
     for (let i = 0; i < batch.length; i += this.opts.maxBatch)
       pending.push(batch.slice(i, i + this.opts.maxBatch));
-    try {
-      while (pending.length > 0) {
-        const rows = pending[0]!;
-        try {
-          await this.insert(rows.map((r) => r.json));
-          pending.shift();
-          notify(rows);
-        } catch (err) {
-          if (!isPermanent(err)) throw err;
-          pending.shift();
-          if (rows.length === 1) {
-            this.drop(rows[0]!.json, err);
-            notify(rows);
-          } else {
-            const half = Math.ceil(rows.length / 2);
-            pending.unshift(rows.slice(0, half), rows.slice(half));
-          }
+    while (pending.length > 0) {
+      const rows = pending[0]!;
+      try {
+        await write(rows);
+        pending.shift();
+      } catch (err) {
+        if (!isPermanent(err)) return { rows: pending.flat(), err };
+        pending.shift();
+        if (rows.length === 1) {
+          this.drop(jsonOf(rows[0]!), err);
+          dropped(rows);
+        } else {
+          const half = Math.ceil(rows.length / 2);
+          pending.unshift(rows.slice(0, half), rows.slice(half));
         }
       }
-    } catch (err) {
-      // Put back what was not written (oldest first, as far as the queue has room); the next flush tries again.
-      const left = pending.flat();
-      const kept = left.slice(0, Math.max(0, this.opts.maxQueue - this.queue.length));
-      this.queue.unshift(...kept);
-      const lost = left.slice(kept.length);
-      this.droppedRows += lost.length;
-      notify(lost);
-      this.logger.error(
-        { err, rows: kept.length, dropped_rows: lost.length },
-        lost.length > 0
-          ? 'writing gateway usage failed; the queue is full, rows dropped'
-          : 'writing gateway usage failed; will retry',
-      );
-      this.schedule();
     }
+    return undefined;
+  }
+
+  private logWriteFailure(err: unknown, what: string, kept: number, lost: number): void {
+    this.logger.error(
+      { err, rows: kept, dropped_rows: lost },
+      lost > 0
+        ? `writing gateway ${what} failed; the queue is full, rows dropped`
+        : `writing gateway ${what} failed; will retry`,
+    );
+    this.schedule();
   }
 
   /** Writes what is left; rows that still cannot be written are counted as dropped and logged. */
@@ -204,18 +358,13 @@ export class UsageWriter {
     await this.flush();
     clearTimeout(this.timer);
     this.timer = undefined;
-    if (this.queue.length > 0) {
-      const left = this.queue.splice(0, this.queue.length);
-      notify(left);
-      const lost = left.length;
+    const left = this.queue.splice(0, this.queue.length);
+    for (const q of left) q.written?.(undefined);
+    const lost = left.length + this.completions.splice(0).length;
+    if (lost > 0) {
       this.droppedRows += lost;
       this.logger.error({ rows: lost }, 'gateway usage not written at shutdown: rows dropped');
     }
     await this.pool?.end();
   }
-}
-
-/** Tells the callers waiting on these rows that they are settled (written, or dropped and logged). */
-function notify(rows: Queued[]): void {
-  for (const r of rows) r.written?.();
 }

@@ -100,7 +100,9 @@ export class LeaseRepository {
   /**
    * Returns expired leases of the key (their replicas died) and what the
    * previous lease gives back to the ledger, then locks and reads the
-   * current period's ledger row.
+   * current period's ledger row. What a dead replica's calls cost but it had
+   * not yet written to its lease is read from their usage rows (stored
+   * before each answer, a call in flight at its worst case) and charged.
    */
   private async lockLedger(
     trx: Knex.Transaction,
@@ -115,10 +117,17 @@ export class LeaseRepository {
        expired as (
          delete from gateway_budget_leases
           where virtual_key_id = ? and expires_at < now() and id is distinct from ?
-          returning period_start, granted_usd - consumed_usd as usd),
-       back as (select period_start, sum(usd) as usd from (
-         select * from shrunk union all select * from expired) t group by period_start)
-       update gateway_budget_ledger g set reserved_usd = greatest(g.reserved_usd - back.usd, 0)
+          returning id, period_start, granted_usd - consumed_usd as usd, consumed_usd),
+       unwritten as (
+         select e.period_start, greatest(coalesce(sum(u.cost_usd), 0) - e.consumed_usd, 0) as usd
+           from expired e left join gateway_usage u on u.lease_id = e.id
+          group by e.id, e.period_start, e.consumed_usd),
+       back as (select period_start, sum(usd) as usd, sum(spent) as spent from (
+         select period_start, usd, 0 as spent from shrunk
+         union all select period_start, usd, 0 from expired
+         union all select period_start, 0, usd from unwritten) t group by period_start)
+       update gateway_budget_ledger g
+          set reserved_usd = greatest(g.reserved_usd - back.usd, 0), spent_usd = g.spent_usd + back.spent
          from back where g.virtual_key_id = ? and g.period_start = back.period_start`,
       [back?.usd ?? 0, back?.leaseId ?? null, keyId, back?.usd ?? 0, keyId, back?.leaseId ?? null, keyId],
     );

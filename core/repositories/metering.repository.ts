@@ -19,6 +19,23 @@ export interface DbGatewayUsage {
   status: number;
   trace_id: string | null;
   created_at: Date;
+  /** Stored before the call's outcome, charged at its worst case (see UsageWriter.addProvisional). */
+  provisional?: boolean;
+  /** The budget lease the call was admitted on (gateway_budget_leases), if any. */
+  lease_id?: string | null;
+}
+
+/** What completes a provisional row: the call's outcome, by the row's id. */
+export interface UsageCompletion {
+  id: string;
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  cost_usd: number;
+  latency_ms: number;
+  status: number;
+  trace_id: string | null;
 }
 
 export type BudgetPeriod = 'day' | 'week' | 'month' | 'total';
@@ -48,10 +65,10 @@ export interface CounterChanges {
 }
 
 const USAGE_COLUMNS =
-  'virtual_key_id, provider_id, provider_name, model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, latency_ms, status, trace_id, created_at';
+  'virtual_key_id, provider_id, provider_name, model, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd, latency_ms, status, trace_id, created_at, provisional, lease_id';
 /** The same from a JSON row; a row without cache counts (no caching) has zeros. */
 const USAGE_VALUES =
-  'virtual_key_id, provider_id, provider_name, model, input_tokens, output_tokens, coalesce(cache_read_tokens, 0), coalesce(cache_write_tokens, 0), cost_usd, latency_ms, status, trace_id, created_at';
+  'virtual_key_id, provider_id, provider_name, model, input_tokens, output_tokens, coalesce(cache_read_tokens, 0), coalesce(cache_write_tokens, 0), cost_usd, latency_ms, status, trace_id, created_at, coalesce(provisional, false), lease_id';
 
 /**
  * Selected by each counter statement (admit's count and reservation, settle's
@@ -65,13 +82,31 @@ const USAGE_VALUES =
  */
 const ASYNC_COMMIT = "set_config('synchronous_commit', 'off', true) as async_commit";
 
-/** Usage rows from one jsonb parameter (`?`), committed as the counters are (ASYNC_COMMIT: see insertUsageJson). */
-const INSERT_USAGE_SQL = `with ins as (insert into gateway_usage (${USAGE_COLUMNS})
-    select ${USAGE_VALUES} from jsonb_populate_recordset(null::gateway_usage, ?::jsonb) returning 1)
-  select ${ASYNC_COMMIT}, (select count(*) from ins) as rows`;
+/**
+ * Usage rows from one jsonb parameter (`?`), committed as the counters are
+ * (ASYNC_COMMIT: see insertUsageJson). Their ids are drawn before the insert
+ * and returned in the order of the rows given, so a provisional row can be
+ * completed by id.
+ */
+const INSERT_USAGE_SQL = `with src as materialized (
+    select nextval('gateway_usage_id_seq') as new_id, r.ordinality as ord, r.*
+      from jsonb_populate_recordset(null::gateway_usage, ?::jsonb) with ordinality r),
+  ins as (insert into gateway_usage (id, ${USAGE_COLUMNS}) select new_id, ${USAGE_VALUES} from src)
+  select ${ASYNC_COMMIT}, array(select new_id::text from src order by ord) as ids`;
+
+/** Provisional rows completed with their calls' outcomes (UsageCompletion JSON objects). */
+const COMPLETE_USAGE_SQL = `with done as (update gateway_usage u
+     set input_tokens = c.input_tokens, output_tokens = c.output_tokens,
+         cache_read_tokens = c.cache_read_tokens, cache_write_tokens = c.cache_write_tokens,
+         cost_usd = c.cost_usd, latency_ms = c.latency_ms, status = c.status, trace_id = c.trace_id,
+         provisional = false
+    from jsonb_populate_recordset(null::gateway_usage, ?::jsonb) c
+   where u.id = c.id returning 1)
+  select ${ASYNC_COMMIT}, (select count(*) from done) as rows`;
 
 /** The same for node-postgres itself (`$1`). */
 const INSERT_USAGE_PG = INSERT_USAGE_SQL.replace('?::jsonb', '$1::jsonb');
+const COMPLETE_USAGE_PG = COMPLETE_USAGE_SQL.replace('?::jsonb', '$1::jsonb');
 
 /** When the current budget period began, in SQL. */
 export const PERIOD_SQL: Record<BudgetPeriod, string> = {
@@ -239,18 +274,39 @@ export class MeteringRepository {
   /**
    * Inserts usage rows given as JSON objects, as one jsonb parameter (see
    * UsageWriter), committed like the counters (ASYNC_COMMIT): the gateway
-   * holds an answer's last bytes for its row, and waiting for the WAL flush
-   * as well doubled that wait at concurrency 1 (an fsync per answered call).
-   * Every replica sees the row at once and a killed replica has stored it;
-   * a PostgreSQL crash (not a restart) can lose the last moments of rows, as
-   * of counters.
+   * holds an answer's last bytes until its row is stored, and waiting for
+   * the WAL flush as well doubled that wait at concurrency 1 (an fsync per
+   * call). Every replica sees the row at once and a killed replica has
+   * stored it; a PostgreSQL crash (not a restart) can lose the last moments
+   * of rows, as of counters. Returns the rows' ids, in the order given.
    */
-  async insertUsageJson(rows: string[]): Promise<void> {
+  async insertUsageJson(rows: string[]): Promise<string[]> {
+    const { rows: out } = await this.usageQuery<{ ids: string[] }>(
+      'insert_usage_rows',
+      rows,
+      INSERT_USAGE_PG,
+      INSERT_USAGE_SQL,
+    );
+    return out[0]!.ids;
+  }
+
+  /** Completes provisional rows (UsageCompletion objects as JSON), committed like the inserts. */
+  async completeUsageJson(rows: string[]): Promise<void> {
+    await this.usageQuery('complete_usage_rows', rows, COMPLETE_USAGE_PG, COMPLETE_USAGE_SQL);
+  }
+
+  /** One statement over JSON rows, on the usage connection when there is one. */
+  private async usageQuery<R>(
+    name: string,
+    rows: string[],
+    pgText: string,
+    knexText: string,
+  ): Promise<{ rows: R[] }> {
     const json = `[${rows.join(',')}]`;
     // Named: prepared once per connection, so PostgreSQL skips parsing and planning it (0.23 → 0.15 ms here).
     if (this.usagePool)
-      await this.usagePool.query({ name: 'insert_usage_rows', text: INSERT_USAGE_PG, values: [json] });
-    else await this.db.raw(INSERT_USAGE_SQL, [json]);
+      return this.usagePool.query<R & pg.QueryResultRow>({ name, text: pgText, values: [json] });
+    return this.db.raw<{ rows: R[] }>(knexText, [json]);
   }
 
   /**

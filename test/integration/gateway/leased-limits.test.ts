@@ -188,6 +188,9 @@ describe('leased limits across two API processes', () => {
     const key = await keyWith({ budget: { max_usd: 0.03, period: 'day' } });
     const [a, b] = apis as [ApiProcess, ApiProcess];
     expect((await chat(a, key.secret, 1_000)).status).toBe(200);
+    // Its usage row completed (the actual cost, not the worst case the lease's return would charge).
+    while ((await db('gateway_usage').where({ virtual_key_id: key.id, provisional: false })).length === 0)
+      await sleep(20);
     // `a` holds a lease with about 0.01 USD unspent; it dies holding it.
     expect(await db('gateway_budget_leases').where({ virtual_key_id: key.id })).toHaveLength(1);
     a.child.kill('SIGKILL');

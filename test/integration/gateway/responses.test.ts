@@ -203,12 +203,15 @@ describe.each(FORMATS)('to a %s provider', (provider) => {
       output_tokens_details: { reasoning_tokens: 0 },
       total_tokens: 1320,
     });
-    // Written before the answer completed: already there.
-    const rows = await h.api.server.deps
-      .db('gateway_usage')
-      .where({ virtual_key_id: key.id })
-      .select('input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'status');
-    expect(rows).toEqual([
+    // Stored before the answer completed (provisional, or already complete); the outcome follows within completeMs.
+    const usageRows = () =>
+      h.api.server.deps
+        .db('gateway_usage')
+        .where({ virtual_key_id: key.id })
+        .select('input_tokens', 'output_tokens', 'cache_read_tokens', 'cache_write_tokens', 'status');
+    expect(await usageRows()).toHaveLength(1);
+    await h.api.server.deps.usage.flush();
+    expect(await usageRows()).toEqual([
       {
         input_tokens: 1300,
         output_tokens: 20,

@@ -1,17 +1,34 @@
 /**
  * A gateway replica killed with SIGKILL in the middle of traffic: every call
  * whose answer reached its caller whole (a JSON body, or a stream up to its
- * closing `[DONE]`) has its usage row in Postgres. The API holds an answer's
- * last bytes until the row is written (core/metering/usage-writer.ts
- * addDurable), so nothing answered waits in a dead process's memory.
+ * closing `[DONE]`) has its usage row in Postgres, and its budget charge.
+ * The API stores a call's row while the call goes upstream, at its worst case
+ * (core/metering/usage-writer.ts addProvisional), and holds the answer's last
+ * bytes until that row is stored, so nothing answered waits in a dead
+ * process's memory. Once the dead replica's budget lease expires, the next
+ * replica to take a lease of the key charges what its calls' rows say, so
+ * the ledger equals the usage log.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, migrateLatest, type Db } from '../../../core/db/knex.js';
+import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../../api/gateway/metered-policy.js';
 import { startOpenAiVendor } from '../../fixtures/vendors/openai.js';
 import type { ScriptedVendor } from '../../fixtures/vendors/scripted-server.js';
-import { postConfig, spawnApi } from '../../helpers/api-process.js';
+import { postConfig, spawnApi, type ApiProcess } from '../../helpers/api-process.js';
 import { createScratchDatabase } from '../../helpers/scratch-db.js';
+
+const LEASE_TTL_MS = 2_000;
+
+async function chatThrough(api: ApiProcess, secret: string): Promise<number> {
+  const res = await fetch(`${api.url}/api/gateway/openai/v1/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
+    body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'hi' }] }),
+  });
+  await res.arrayBuffer();
+  return res.status;
+}
 
 describe('a gateway replica killed mid-traffic', () => {
   let scratch: Awaited<ReturnType<typeof createScratchDatabase>>;
@@ -33,12 +50,15 @@ describe('a gateway replica killed mid-traffic', () => {
     await scratch?.drop();
   });
 
-  it('has stored the usage row of every call it answered whole', async () => {
-    const api = await spawnApi({
+  it('has stored the usage row and the budget charge of every call it answered whole', async () => {
+    const env = {
       DATABASE_URL: url,
       TEMPORAL_ADDRESS: '127.0.0.1:1',
       SECRETS_KEY: randomBytes(32).toString('base64'),
-    });
+      GATEWAY_LEASE_TTL_MS: String(LEASE_TTL_MS),
+    };
+    const api = await spawnApi(env);
+    let next: ApiProcess | undefined;
     try {
       const post = (p: string, body: unknown) => postConfig(api.url, p, body);
       const provider = await post('/providers', {
@@ -50,6 +70,7 @@ describe('a gateway replica killed mid-traffic', () => {
       const key = await post('/virtual-keys', {
         name: 'k',
         providers: [{ provider_id: provider.id, model_names: ['*'] }],
+        budget: { max_usd: 1_000, period: 'day' },
       });
 
       /** Trace ids of the calls whose whole answer arrived. */
@@ -91,8 +112,39 @@ describe('a gateway replica killed mid-traffic', () => {
       );
       const lost = answered.filter((t) => !stored.has(t));
       expect(lost).toEqual([]);
+      // A row the dead replica could not complete stays at the call's worst case, never less.
+      const rows = (await db('gateway_usage').whereIn('trace_id', answered)) as Array<{
+        provisional: boolean;
+        status: number;
+        output_tokens: number;
+      }>;
+      const provisional = rows.filter((r) => r.provisional);
+      for (const r of provisional)
+        expect(r).toMatchObject({ status: 0, output_tokens: DEFAULT_MAX_OUTPUT_TOKENS });
+      for (const r of rows.filter((r) => !r.provisional)) expect(r.status).toBe(200);
+      console.log(`${answered.length} answered, ${provisional.length} rows left provisional by the kill`);
+
+      // Another replica takes a lease of the key once the dead one's has expired, then stops.
+      await new Promise((r) => setTimeout(r, LEASE_TTL_MS + 200));
+      next = await spawnApi(env);
+      expect(await chatThrough(next, key.secret_key!)).toBe(200);
+      await next.stop();
+      expect(await db('gateway_budget_leases').where({ virtual_key_id: key.id })).toEqual([]);
+      const ledger = (await db('gateway_budget_ledger').where({ virtual_key_id: key.id }).first()) as {
+        spent_usd: string;
+        reserved_usd: string;
+      };
+      const logged = (await db('gateway_usage')
+        .where({ virtual_key_id: key.id })
+        .sum({ s: 'cost_usd' })
+        .first()) as {
+        s: string;
+      };
+      expect(Number(ledger.reserved_usd)).toBeCloseTo(0, 8);
+      expect(Number(ledger.spent_usd)).toBeCloseTo(Number(logged.s), 8);
     } finally {
       api.child.kill('SIGKILL');
+      next?.child.kill('SIGKILL');
     }
   }, 60_000);
 });
