@@ -110,15 +110,20 @@ function finalJson(row: UsageRow, outcome: Omit<UsageCompletion, 'id'>): string 
  * young-generation GC, and an 11-column multi-row insert costs far more to
  * build and bind than one string.
  *
- * - `addProvisional` is the gateway's way in. The call's row is stored while
- *   the call goes upstream, charged at its worst case (the reservation), and
- *   the answer's last bytes wait for that insert only (usually long done),
- *   so a process killed after answering has stored a row for every call it
- *   answered, never charged less than it cost. The outcome completes the row
- *   with the next timed flush; an outcome that comes before the insert has
- *   left replaces the provisional row (one insert, the final row).
- * - Rows whose caller waits are inserted at once, in groups: rows arriving
- *   while an insert is in flight share the next one (group commit).
+ * - `addProvisional` stores a call's row while the call goes upstream,
+ *   charged at its worst case (the reservation); the answer's last bytes
+ *   wait for that insert only (usually long done), so a process killed after
+ *   answering has stored a row for every call it answered, never charged
+ *   less than it cost. The outcome completes the row with the next timed
+ *   flush (`completeMs`), on the main pool; an outcome that comes before the
+ *   insert has left replaces the provisional row (one insert, the final
+ *   row). The gateway uses it while the writer is `idle()`.
+ * - `addFinal` stores a finished call's row; the answer's last bytes wait
+ *   for it (the gateway under load, and whenever no provisional row was
+ *   stored).
+ * - Rows whose caller waits are inserted as soon as the usage connection is
+ *   free, in groups: rows arriving while an insert is in flight share the
+ *   next one (group commit).
  * - `add` queues a row for the next timed flush (every `flushMs`, or every
  *   `maxBatch` rows).
  *
@@ -150,8 +155,18 @@ export class UsageWriter {
   private timer: NodeJS.Timeout | undefined;
   /** When `timer` fires (Date.now()). */
   private due = 0;
-  /** The last write asked for: writes run one at a time (one connection), in the order asked. */
-  private tail: Promise<unknown> = Promise.resolve();
+  /**
+   * The last insert and the last completion asked for. Inserts run one at a
+   * time on the usage connection, in the order asked; completions likewise
+   * on the main pool, so a completion never holds up an insert an answer
+   * waits for.
+   */
+  private readonly lanes = {
+    insert: Promise.resolve() as Promise<unknown>,
+    complete: Promise.resolve() as Promise<unknown>,
+  };
+  /** Inserts started and not finished (0 or 1). */
+  private inserting = 0;
   /** A write of the queue asked for and not yet started: rows queued meanwhile join it (group commit). */
   private insertTurn: Promise<boolean> | undefined;
   private completionTurn: Promise<boolean> | undefined;
@@ -193,7 +208,16 @@ export class UsageWriter {
    * commit), and returns its handle.
    */
   addProvisional(row: UsageRow): ProvisionalUsage {
-    const entry: Queued = { json: JSON.stringify({ ...row, provisional: true }) };
+    return this.enqueue(JSON.stringify({ ...row, provisional: true }), row);
+  }
+
+  /** Queues a finished call's row like `addProvisional`; the handle's `stored` says when it is in. */
+  addFinal(row: UsageRow): Pick<ProvisionalUsage, 'stored'> {
+    return this.enqueue(JSON.stringify(row), row);
+  }
+
+  private enqueue(json: string, row: UsageRow): Provisional {
+    const entry: Queued = { json };
     const provisional = new Provisional(this, entry, row);
     entry.provisional = provisional;
     entry.written = (id) => provisional.settle(id);
@@ -241,25 +265,40 @@ export class UsageWriter {
     await Promise.all([this.insertSoon(), this.completeSoon()]);
   }
 
-  /** One write at a time, in the order asked; outside any request's trace (a batch serves many). */
-  private turn(write: () => Promise<boolean>): Promise<boolean> {
-    const next = this.tail.then(() => context.with(ROOT_CONTEXT, write));
-    this.tail = next.catch(() => undefined);
+  /**
+   * Nothing queued or being inserted: a row added now is inserted at once,
+   * alone. The gateway stores a call's row provisionally only then (see
+   * GatewayPolicyService.startUsage).
+   */
+  idle(): boolean {
+    return this.queue.length === 0 && this.inserting === 0;
+  }
+
+  /** One write of a lane at a time, in the order asked; outside any request's trace (a batch serves many). */
+  private turn(lane: keyof UsageWriter['lanes'], write: () => Promise<boolean>): Promise<boolean> {
+    const next = this.lanes[lane].then(() => context.with(ROOT_CONTEXT, write));
+    this.lanes[lane] = next.catch(() => undefined);
     return next;
   }
 
   /** The queue's next insert: the one not yet started, or a new turn. */
   private insertSoon(): Promise<boolean> {
-    return (this.insertTurn ??= this.turn(() => {
+    return (this.insertTurn ??= this.turn('insert', async () => {
       this.insertTurn = undefined;
       const batch = this.queue.splice(0, this.queue.length);
+      if (batch.length === 0) return true;
       for (const q of batch) q.inFlight = true;
-      return batch.length > 0 ? this.writeInserts(batch) : Promise.resolve(true);
+      this.inserting++;
+      try {
+        return await this.writeInserts(batch);
+      } finally {
+        this.inserting--;
+      }
     }));
   }
 
   private completeSoon(): Promise<boolean> {
-    return (this.completionTurn ??= this.turn(() => {
+    return (this.completionTurn ??= this.turn('complete', () => {
       this.completionTurn = undefined;
       const batch = this.completions.splice(0, this.completions.length);
       return batch.length > 0 ? this.writeCompletions(batch) : Promise.resolve(true);

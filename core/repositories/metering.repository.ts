@@ -106,7 +106,6 @@ const COMPLETE_USAGE_SQL = `with done as (update gateway_usage u
 
 /** The same for node-postgres itself (`$1`). */
 const INSERT_USAGE_PG = INSERT_USAGE_SQL.replace('?::jsonb', '$1::jsonb');
-const COMPLETE_USAGE_PG = COMPLETE_USAGE_SQL.replace('?::jsonb', '$1::jsonb');
 
 /** When the current budget period began, in SQL. */
 export const PERIOD_SQL: Record<BudgetPeriod, string> = {
@@ -281,32 +280,25 @@ export class MeteringRepository {
    * of rows, as of counters. Returns the rows' ids, in the order given.
    */
   async insertUsageJson(rows: string[]): Promise<string[]> {
-    const { rows: out } = await this.usageQuery<{ ids: string[] }>(
-      'insert_usage_rows',
-      rows,
-      INSERT_USAGE_PG,
-      INSERT_USAGE_SQL,
-    );
+    const json = `[${rows.join(',')}]`;
+    // Named: prepared once per connection, so PostgreSQL skips parsing and planning it (0.23 → 0.15 ms here).
+    const { rows: out } = this.usagePool
+      ? await this.usagePool.query<{ ids: string[] }>({
+          name: 'insert_usage_rows',
+          text: INSERT_USAGE_PG,
+          values: [json],
+        })
+      : await this.db.raw<{ rows: Array<{ ids: string[] }> }>(INSERT_USAGE_SQL, [json]);
     return out[0]!.ids;
   }
 
-  /** Completes provisional rows (UsageCompletion objects as JSON), committed like the inserts. */
+  /**
+   * Completes provisional rows (UsageCompletion objects as JSON), committed
+   * like the inserts; on the main pool, so the usage connection stays free
+   * for inserts that answers wait for.
+   */
   async completeUsageJson(rows: string[]): Promise<void> {
-    await this.usageQuery('complete_usage_rows', rows, COMPLETE_USAGE_PG, COMPLETE_USAGE_SQL);
-  }
-
-  /** One statement over JSON rows, on the usage connection when there is one. */
-  private async usageQuery<R>(
-    name: string,
-    rows: string[],
-    pgText: string,
-    knexText: string,
-  ): Promise<{ rows: R[] }> {
-    const json = `[${rows.join(',')}]`;
-    // Named: prepared once per connection, so PostgreSQL skips parsing and planning it (0.23 → 0.15 ms here).
-    if (this.usagePool)
-      return this.usagePool.query<R & pg.QueryResultRow>({ name, text: pgText, values: [json] });
-    return this.db.raw<{ rows: R[] }>(knexText, [json]);
+    await this.db.raw(COMPLETE_USAGE_SQL, [`[${rows.join(',')}]`]);
   }
 
   /**

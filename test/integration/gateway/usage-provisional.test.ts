@@ -95,8 +95,13 @@ describe('UsageWriter.addProvisional', () => {
   it('stores the worst case before the outcome and completes it with the outcome', async () => {
     const key = await newKey();
     const writer = new UsageWriter(h.api.server.deps.db, createLogger('silent'), options);
+    // The gateway stores a provisional row only while the writer is idle.
+    expect(writer.idle()).toBe(true);
     const row = writer.addProvisional(worstCase(key.id));
+    expect(writer.idle()).toBe(false);
     await row.stored(5_000);
+    await new Promise((r) => setImmediate(r));
+    expect(writer.idle()).toBe(true);
     expect(await rowsOf(key.id)).toEqual([asWorstCase]);
     row.complete(outcome);
     // Completions wait for the timed flush (completeMs), off the answer's path.
