@@ -350,6 +350,35 @@ describe('replicas that survive each other', () => {
     await sleep(1_000);
     running = false;
     await Promise.all(clients);
+    // The victim's last calls are charged when its budget lease comes back: once the lease has
+    // expired (GATEWAY_LEASE_TTL_MS, 10 s by default), the next lease a survivor takes returns it,
+    // charging those calls from their usage rows (some stored provisionally at their worst case).
+    await sleep(10_500);
+    const after = await fetch(`${rotation[0]!.url}/api/gateway/openai/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${key.secret_key}` },
+      body: JSON.stringify({
+        model: 'vendor/gpt-test',
+        max_tokens: 100,
+        messages: [{ role: 'user', content: 'hi' }],
+      }),
+    });
+    await after.text();
+    expect(after.status).toBe(200);
+    // That call's own cost (once its row is complete) is left out of what the ledger charged.
+    const afterRow = async () =>
+      cluster
+        .db('gateway_usage')
+        .where({ trace_id: after.headers.get('x-trace-id')!, provisional: false })
+        .first<{ cost_usd: string } | undefined>('cost_usd');
+    let afterCost = await afterRow();
+    for (
+      const deadline = Date.now() + 10_000;
+      !afterCost && Date.now() < deadline;
+      afterCost = await afterRow()
+    )
+      await sleep(50);
+    expect(afterCost).toBeDefined();
 
     const rows: Array<{ trace_id: string; cost_usd: string }> = await cluster
       .db('gateway_usage')
@@ -365,7 +394,7 @@ describe('replicas that survive each other', () => {
         .db('gateway_budget_ledger')
         .where({ virtual_key_id: key.id })
         .select('spent_usd');
-      return ledger.reduce((sum, r) => sum + Number(r.spent_usd), 0);
+      return ledger.reduce((sum, r) => sum + Number(r.spent_usd), 0) - Number(afterCost!.cost_usd);
     };
     let spent = await charged();
     for (const deadline = Date.now() + 10_000; spent < answeredCost - 1e-9 && Date.now() < deadline;) {
