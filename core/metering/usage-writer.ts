@@ -38,18 +38,16 @@ export interface ProvisionalUsage {
   complete(outcome: Omit<UsageCompletion, 'id'>): void;
 }
 
-/** A queued insert: its JSON, and who waits for it to be written. */
+/** A queued insert: its JSON, and the handle of a caller who waits for it (addProvisional, addFinal). */
 interface Queued {
   json: string;
-  /** Called once the row is written (with its id) or dropped (without). */
-  written?: (id: string | undefined) => void;
   /** Taken into an insert that has not finished (a completion can no longer replace its JSON). */
   inFlight?: boolean;
-  provisional?: Provisional;
+  handle?: RowHandle;
 }
 
-/** A provisional row's state, between its insert and its completion. */
-class Provisional implements ProvisionalUsage {
+/** A waited-for row's state, from its insert to its completion (a provisional row's). */
+class RowHandle implements ProvisionalUsage {
   /** Set once inserted; undefined while queued or in flight, and for a dropped row. */
   private id: string | undefined;
   private done = false;
@@ -216,14 +214,12 @@ export class UsageWriter {
     return this.enqueue(JSON.stringify(row), row);
   }
 
-  private enqueue(json: string, row: UsageRow): Provisional {
+  private enqueue(json: string, row: UsageRow): RowHandle {
     const entry: Queued = { json };
-    const provisional = new Provisional(this, entry, row);
-    entry.provisional = provisional;
-    entry.written = (id) => provisional.settle(id);
+    entry.handle = new RowHandle(this, entry, row);
     this.queue.push(entry);
     void this.insertSoon();
-    return provisional;
+    return entry.handle;
   }
 
   /** Queues a provisional row's completion for the timed flush. */
@@ -312,21 +308,21 @@ export class UsageWriter {
       (rows) => rows.json,
       async (rows) => {
         const ids = await this.repo.insertUsageJson(rows.map((r) => r.json));
-        rows.forEach((r, i) => r.written?.(ids[i]));
+        rows.forEach((r, i) => r.handle?.settle(ids[i]));
       },
-      (rows) => rows.forEach((r) => r.written?.(undefined)),
+      (rows) => rows.forEach((r) => r.handle?.settle(undefined)),
     );
     if (!left) return true;
     // Put back what was not written (oldest first, as far as the queue has room); the next flush tries again.
     const kept = left.rows.slice(0, Math.max(0, this.opts.maxQueue - this.queue.length));
     for (const q of kept) {
       q.inFlight = false;
-      q.provisional?.requeued();
+      q.handle?.requeued();
     }
     this.queue.unshift(...kept);
     const lost = left.rows.slice(kept.length);
     this.droppedRows += lost.length;
-    for (const q of lost) q.written?.(undefined);
+    for (const q of lost) q.handle?.settle(undefined);
     this.logWriteFailure(left.err, 'usage rows', kept.length, lost.length);
     return false;
   }
@@ -398,7 +394,7 @@ export class UsageWriter {
     clearTimeout(this.timer);
     this.timer = undefined;
     const left = this.queue.splice(0, this.queue.length);
-    for (const q of left) q.written?.(undefined);
+    for (const q of left) q.handle?.settle(undefined);
     const lost = left.length + this.completions.splice(0).length;
     if (lost > 0) {
       this.droppedRows += lost;
