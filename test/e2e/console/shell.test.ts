@@ -77,7 +77,9 @@ describe.skipIf(noTemporal() || noBrowser())('the console shell', () => {
     );
     await page.reload();
     await expect
-      .poll(() => page.getByRole('combobox', { name: 'Project' }).inputValue())
+      // The page loads the picker's 200 projects, then the chosen one by id: on a busy CI
+      // machine that outlasted expect.poll's default second (seen once).
+      .poll(() => page.getByRole('combobox', { name: 'Project' }).inputValue(), { timeout: 15_000 })
       .toBe(old.body.data.name);
   });
 });
