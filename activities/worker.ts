@@ -164,8 +164,7 @@ export async function startWorker(
     metricsServer = await startMetricsServer(registry, {
       port: config.metrics.workerPort,
       host: config.host,
-      requireToken: config.metrics.requireToken,
-      adminToken: config.adminToken,
+      token: config.metrics.token,
     });
     logger.info({ url: metricsServer.url }, 'worker metrics listening');
   }

@@ -3,6 +3,7 @@ import { bodyParser } from '@koa/bodyparser';
 import Koa from 'koa';
 import type { AppDeps } from './deps.js';
 import { errorHandler } from './middleware/error-handler.js';
+import { hostCheck } from './middleware/host-check.js';
 import { requestContext } from './middleware/request-id.js';
 import { tracing } from './middleware/tracing.js';
 import { httpMetrics } from './middleware/metrics.js';
@@ -26,6 +27,8 @@ export function createApp(deps: AppDeps): Koa {
   app.use(tracing(currentTelemetry()));
   app.use(requestContext(deps.logger));
   app.use(errorHandler());
+  // Before anything reads the request: a foreign Host is a 421, a foreign Origin changing configuration a 403.
+  app.use(hostCheck(deps.config.allowedHosts));
   app.use(
     bodyParser({
       enableTypes: ['json'],

@@ -56,6 +56,13 @@ export async function startApiServer(
       `API bound to ${config.host} without ADMIN_TOKEN: anyone who can reach this port can change configuration`,
     );
   }
+  if (config.allowedHosts.derived) {
+    logger.warn(
+      config.allowedHosts.anyAddress
+        ? `API bound to ${config.host} with neither ALLOWED_HOSTS nor PUBLIC_URL: it answers requests addressed to an IP address or a loopback name only (421 for any other Host); set ALLOWED_HOSTS to the names clients use`
+        : `API bound to ${config.host} with neither ALLOWED_HOSTS nor PUBLIC_URL: it answers requests addressed to ${config.host} or a loopback name only (421 for any other Host); set ALLOWED_HOSTS to the names clients use`,
+    );
+  }
   let closing: Promise<void> | undefined;
   return {
     url: `http://${host}:${port}`,

@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { egressSettings, parseEgressList, type EgressSettings } from './security/egress-policy.js';
+import { allowedHosts, parseAllowedHostsList, type AllowedHosts } from './security/allowed-hosts.js';
 import {
   connectionSchemaKeys,
   resolveDatabasePool,
@@ -37,6 +38,13 @@ export interface Config {
   /** SECRETS_KEY_PREVIOUS: during a key rotation, tried when SECRETS_KEY cannot decrypt a stored secret. */
   secretsKeyPrevious: Buffer | undefined;
   adminToken: string | undefined;
+  /** PUBLIC_URL: the server's own external address (its host is also an allowed Host). */
+  publicUrl: string | undefined;
+  /**
+   * ALLOWED_HOSTS, PUBLIC_URL's host and the bind address: the `Host` (and, on
+   * configuration changes, `Origin`) the API answers (core/security/allowed-hosts.ts).
+   */
+  allowedHosts: AllowedHosts;
   logLevel: string;
   /** LOG_FORMAT: json, or pretty (readable lines); unset = pretty on a terminal, JSON otherwise. */
   logFormat: 'json' | 'pretty' | undefined;
@@ -96,8 +104,12 @@ export interface Config {
   metrics: {
     /** METRICS_ENABLED: record metrics and serve `/metrics`; off means neither (tracing is separate). */
     enabled: boolean;
-    /** METRICS_REQUIRE_TOKEN: `/metrics` needs `Authorization: Bearer <ADMIN_TOKEN>` (ADMIN_TOKEN must be set). */
-    requireToken: boolean;
+    /**
+     * The bearer token `/metrics` (api and worker) requires: METRICS_TOKEN, else
+     * ADMIN_TOKEN; undefined (neither set): open. METRICS_REQUIRE_TOKEN=true
+     * insists that one exists.
+     */
+    token: string | undefined;
     /** METRICS_PER_KEY: gateway metrics carry the virtual key id as a label (one series per key). */
     perKey: boolean;
     /** WORKER_METRICS_PORT: the worker serves `/metrics` on this port (0: any free port); unset: not at all. */
@@ -191,6 +203,18 @@ const schema = Joi.object({
   SECRETS_KEY_PREVIOUS: base64Key32,
   ...connectionSchemaKeys,
   ADMIN_TOKEN: Joi.string().min(16).max(512),
+  PUBLIC_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  ALLOWED_HOSTS: Joi.string().custom((value: string, helpers) => {
+    try {
+      parseAllowedHostsList(value);
+      return value;
+    } catch (err) {
+      return helpers.message(
+        { custom: '{{#label}} has an invalid entry: {{#reason}}' },
+        { reason: (err as Error).message },
+      );
+    }
+  }),
   LOG_LEVEL: Joi.string().valid('fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent').default('info'),
   LOG_FORMAT: Joi.string().valid('json', 'pretty'),
   DATA_DIR: Joi.string().min(1).default('.data'),
@@ -224,6 +248,7 @@ const schema = Joi.object({
   GATEWAY_LEASE_TTL_MS: Joi.number().integer().min(1_000).max(3_600_000).default(10_000),
   METRICS_ENABLED: Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off').default(true),
   METRICS_REQUIRE_TOKEN: Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off').default(false),
+  METRICS_TOKEN: Joi.string().min(16).max(512),
   METRICS_PER_KEY: Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off').default(false),
   WORKER_METRICS_PORT: Joi.number().integer().min(0).max(65535),
   OTEL_SDK_DISABLED: Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off').default(false),
@@ -282,9 +307,9 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     );
   }
   const v = value;
-  if (v.METRICS_REQUIRE_TOKEN && !v.ADMIN_TOKEN) {
+  if (v.METRICS_REQUIRE_TOKEN && !v.ADMIN_TOKEN && !v.METRICS_TOKEN) {
     throw new ConfigError(
-      'Invalid configuration: METRICS_REQUIRE_TOKEN=true needs ADMIN_TOKEN (the token /metrics then asks for)',
+      'Invalid configuration: METRICS_REQUIRE_TOKEN=true needs METRICS_TOKEN or ADMIN_TOKEN (the token /metrics then asks for)',
     );
   }
   const problems: string[] = [];
@@ -311,6 +336,12 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
       ? Buffer.from(v.SECRETS_KEY_PREVIOUS as string, 'base64')
       : undefined,
     adminToken: v.ADMIN_TOKEN as string | undefined,
+    publicUrl: v.PUBLIC_URL as string | undefined,
+    allowedHosts: allowedHosts({
+      allowedHosts: v.ALLOWED_HOSTS as string | undefined,
+      publicUrl: v.PUBLIC_URL as string | undefined,
+      bindHost: v.HOST as string,
+    }),
     logLevel: v.LOG_LEVEL as string,
     logFormat: v.LOG_FORMAT as 'json' | 'pretty' | undefined,
     dataDir: v.DATA_DIR as string,
@@ -346,7 +377,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     },
     metrics: {
       enabled: v.METRICS_ENABLED as boolean,
-      requireToken: v.METRICS_REQUIRE_TOKEN as boolean,
+      token: (v.METRICS_TOKEN ?? v.ADMIN_TOKEN) as string | undefined,
       perKey: v.METRICS_PER_KEY as boolean,
       workerPort: v.WORKER_METRICS_PORT as number | undefined,
     },

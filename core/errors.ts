@@ -17,6 +17,7 @@ export const STATUS_MESSAGES: Record<number, string> = {
   409: 'Conflict',
   413: 'Payload too large',
   415: 'Unsupported media type',
+  421: 'Misdirected request',
   429: 'Too many requests',
   500: 'Internal server error',
   501: 'Not implemented',

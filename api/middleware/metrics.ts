@@ -7,8 +7,8 @@ import { httpMethodLabel, routeTemplate } from './tracing.js';
 /**
  * The outermost middleware of the app (one layer, for the hot path):
  *
- * - `GET /metrics` in the Prometheus text format, open like `/health`, or
- *   behind ADMIN_TOKEN with METRICS_REQUIRE_TOKEN=true. Answered here, before
+ * - `GET /metrics` in the Prometheus text format, behind METRICS_TOKEN (or
+ *   ADMIN_TOKEN) when either is set, open otherwise. Answered here, before
  *   tracing: a scrape is not traced, logged or counted (every replica is
  *   scraped every few seconds; it would be noise in all three).
  * - every other request: `http.server.request.duration` by method, route
@@ -16,7 +16,7 @@ import { httpMethodLabel, routeTemplate } from './tracing.js';
  *   the final status and everything the server did for it.
  */
 export function httpMetrics(config: Config) {
-  const scrape = { requireToken: config.metrics.requireToken, adminToken: config.adminToken };
+  const scrape = { token: config.metrics.token };
   return async function httpMetricsMiddleware(ctx: Context, next: Next): Promise<void> {
     if (ctx.path === '/metrics' && (ctx.method === 'GET' || ctx.method === 'HEAD')) {
       const registry = metricsRegistry();

@@ -76,3 +76,27 @@ describe.skipIf(skip)('the worker’s metrics port', () => {
     expect((await fetch(url, { method: 'POST' })).status).toBe(405);
   });
 });
+
+describe.skipIf(skip)('the worker’s metrics port with ADMIN_TOKEN set', () => {
+  const token = 'worker-admin-token-0123456789';
+  let worker: Awaited<ReturnType<typeof startInProcessWorker>>;
+  let url: string;
+  beforeAll(async () => {
+    worker = await startInProcessWorker(sessionEnv({ WORKER_METRICS_PORT: '0', ADMIN_TOKEN: token }));
+    url = worker.worker.metricsUrl!;
+  });
+  afterAll(async () => {
+    await worker?.stop();
+  });
+
+  it('answers 401 without the token and the metrics with it', async () => {
+    const none = await fetch(url);
+    expect(none.status).toBe(401);
+    expect(none.headers.get('www-authenticate')).toBe('Bearer');
+    expect(await none.text()).not.toContain('# TYPE');
+    expect((await fetch(url, { headers: { authorization: 'Bearer not-the-token-0123' } })).status).toBe(401);
+    const ok = await fetch(url, { headers: { authorization: `Bearer ${token}` } });
+    expect(ok.status).toBe(200);
+    expect(await ok.text()).toContain('# TYPE');
+  });
+});

@@ -2,7 +2,7 @@
  * GET /metrics on the API: the Prometheus text format (read by a strict
  * parser), exact counts after real requests through the API and the gateway
  * (official SDKs against the scripted vendors), bounded label values, and
- * METRICS_REQUIRE_TOKEN.
+ * the token that guards it (METRICS_TOKEN, else ADMIN_TOKEN).
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -218,31 +218,63 @@ describe('counts after real requests', () => {
   });
 });
 
-describe('METRICS_REQUIRE_TOKEN', () => {
-  let guarded: TestApi;
+describe('the /metrics token', () => {
   const token = `admin-${randomUUID()}`;
-  beforeAll(async () => {
-    guarded = await startTestApi({ ADMIN_TOKEN: token, METRICS_REQUIRE_TOKEN: 'true' });
-  });
-  afterAll(() => guarded.close());
+  const metricsToken = `metrics-${randomUUID()}`;
 
-  it('answers 401 without ADMIN_TOKEN, and the metrics with it', async () => {
-    const none = await scrape(guarded);
-    expect(none.res.status).toBe(401);
-    expect(none.res.headers.get('www-authenticate')).toBe('Bearer');
-    expect(none.text).not.toContain('# TYPE');
-    expect((await scrape(guarded, { authorization: 'Bearer wrong-token-0123456789' })).res.status).toBe(401);
-    const ok = await scrape(guarded, { authorization: `Bearer ${token}` });
-    expect(ok.res.status).toBe(200);
-    expect(ok.families.has('http_server_request_duration_seconds')).toBe(true);
-  });
-
-  it('is open like /health when not required, even with ADMIN_TOKEN set', async () => {
-    const open = await startTestApi({ ADMIN_TOKEN: token });
+  it('with METRICS_REQUIRE_TOKEN: 401 without ADMIN_TOKEN, and the metrics with it', async () => {
+    const guarded = await startTestApi({ ADMIN_TOKEN: token, METRICS_REQUIRE_TOKEN: 'true' });
     try {
-      expect((await scrape(open)).res.status).toBe(200);
+      const none = await scrape(guarded);
+      expect(none.res.status).toBe(401);
+      expect(none.res.headers.get('www-authenticate')).toBe('Bearer');
+      expect(none.text).not.toContain('# TYPE');
+      expect((await scrape(guarded, { authorization: 'Bearer wrong-token-0123456789' })).res.status).toBe(
+        401,
+      );
+      const ok = await scrape(guarded, { authorization: `Bearer ${token}` });
+      expect(ok.res.status).toBe(200);
+      expect(ok.families.has('http_server_request_duration_seconds')).toBe(true);
     } finally {
-      await open.close();
+      await guarded.close();
     }
+  });
+
+  it('ADMIN_TOKEN alone guards it too: nobody without the token reads the metrics', async () => {
+    const api = await startTestApi({ ADMIN_TOKEN: token });
+    try {
+      const none = await scrape(api);
+      expect(none.res.status).toBe(401);
+      expect(none.text).not.toContain('# TYPE');
+      expect((await scrape(api, { authorization: `Bearer ${token}` })).res.status).toBe(200);
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('METRICS_TOKEN, when set, is the one token it takes (Prometheus never holds the admin token)', async () => {
+    const api = await startTestApi({ ADMIN_TOKEN: token, METRICS_TOKEN: metricsToken });
+    try {
+      expect((await scrape(api)).res.status).toBe(401);
+      expect((await scrape(api, { authorization: `Bearer ${token}` })).res.status).toBe(401);
+      const ok = await scrape(api, { authorization: `Bearer ${metricsToken}` });
+      expect(ok.res.status).toBe(200);
+      expect(ok.families.size).toBeGreaterThan(0);
+    } finally {
+      await api.close();
+    }
+  });
+
+  it('METRICS_TOKEN guards it without ADMIN_TOKEN; with neither it is open (loopback development)', async () => {
+    const api = await startTestApi({ METRICS_TOKEN: metricsToken });
+    try {
+      expect((await scrape(api)).res.status).toBe(401);
+      expect((await scrape(api, { authorization: `Bearer ${metricsToken}` })).res.status).toBe(200);
+      // The configuration API stays open: METRICS_TOKEN is not an admin token.
+      expect((await api.request('GET', '/api/agent-server/projects')).status).toBe(200);
+    } finally {
+      await api.close();
+    }
+    expect((await scrape()).res.status).toBe(200);
   });
 });

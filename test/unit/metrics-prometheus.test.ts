@@ -77,34 +77,44 @@ describe('PrometheusText', () => {
 
 describe('scrapeAllowed', () => {
   const token = 'a-long-admin-token-0123';
-  it('is open unless a token is required', () => {
-    expect(scrapeAllowed(undefined, { requireToken: false, adminToken: token })).toBe(true);
+  it('is open when no token is configured', () => {
+    expect(scrapeAllowed(undefined, { token: undefined })).toBe(true);
   });
-  it('then wants exactly the bearer ADMIN_TOKEN', () => {
-    const opts = { requireToken: true, adminToken: token };
+  it('then wants exactly the bearer token', () => {
+    const opts = { token };
     expect(scrapeAllowed(undefined, opts)).toBe(false);
     expect(scrapeAllowed(`Bearer ${token}x`, opts)).toBe(false);
     expect(scrapeAllowed(`Basic ${token}`, opts)).toBe(false);
     expect(scrapeAllowed(`Bearer ${token}`, opts)).toBe(true);
     expect(scrapeAllowed(`bearer  ${token} `, opts)).toBe(true);
-    expect(scrapeAllowed(`Bearer ${token}`, { requireToken: true, adminToken: undefined })).toBe(false);
   });
 });
 
 describe('metrics variables', () => {
+  const admin = 'a'.repeat(16);
+  const metricsToken = 'm'.repeat(16);
   it('default to on, open, without per-key labels and without a worker port', () => {
     expect(loadConfig({}).metrics).toEqual({
       enabled: true,
-      requireToken: false,
+      token: undefined,
       perKey: false,
       workerPort: undefined,
     });
   });
-  it('METRICS_REQUIRE_TOKEN needs ADMIN_TOKEN', () => {
+  it('/metrics wants METRICS_TOKEN, else ADMIN_TOKEN, whenever one is set', () => {
+    expect(loadConfig({ ADMIN_TOKEN: admin }).metrics.token).toBe(admin);
+    expect(loadConfig({ METRICS_TOKEN: metricsToken }).metrics.token).toBe(metricsToken);
+    expect(loadConfig({ ADMIN_TOKEN: admin, METRICS_TOKEN: metricsToken }).metrics.token).toBe(metricsToken);
+    // METRICS_REQUIRE_TOKEN=false no longer opens it while a token is set.
+    expect(loadConfig({ ADMIN_TOKEN: admin, METRICS_REQUIRE_TOKEN: 'false' }).metrics.token).toBe(admin);
+    expect(() => loadConfig({ METRICS_TOKEN: 'short' })).toThrow(/METRICS_TOKEN/);
+  });
+  it('METRICS_REQUIRE_TOKEN needs ADMIN_TOKEN or METRICS_TOKEN', () => {
     expect(() => loadConfig({ METRICS_REQUIRE_TOKEN: 'true' })).toThrow(ConfigError);
-    expect(
-      loadConfig({ METRICS_REQUIRE_TOKEN: 'true', ADMIN_TOKEN: 'x'.repeat(16) }).metrics.requireToken,
-    ).toBe(true);
+    expect(loadConfig({ METRICS_REQUIRE_TOKEN: 'true', ADMIN_TOKEN: admin }).metrics.token).toBe(admin);
+    expect(loadConfig({ METRICS_REQUIRE_TOKEN: 'true', METRICS_TOKEN: metricsToken }).metrics.token).toBe(
+      metricsToken,
+    );
   });
   it('WORKER_METRICS_PORT is a port', () => {
     expect(loadConfig({ WORKER_METRICS_PORT: '9464' }).metrics.workerPort).toBe(9464);

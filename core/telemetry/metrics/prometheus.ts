@@ -50,15 +50,15 @@ export class PrometheusText {
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
 /**
- * Whether a scrape may read the metrics: always when no token is required,
- * else only with `Authorization: Bearer <ADMIN_TOKEN>` (compared in constant time).
+ * Whether a scrape may read the metrics: always when no token is configured,
+ * else only with `Authorization: Bearer <token>` (compared in constant time).
+ * The token is METRICS_TOKEN, or ADMIN_TOKEN without it (core/config.ts).
  */
 export function scrapeAllowed(
   authorization: string | undefined,
-  opts: { requireToken: boolean; adminToken: string | undefined },
+  opts: { token: string | undefined },
 ): boolean {
-  if (!opts.requireToken) return true;
-  if (!opts.adminToken) return false;
+  if (opts.token === undefined) return true;
   const match = /^Bearer\s+(.+)$/i.exec(authorization ?? '');
-  return match !== null && timingSafeEqual(digest(match[1]!.trim()), digest(opts.adminToken));
+  return match !== null && timingSafeEqual(digest(match[1]!.trim()), digest(opts.token));
 }

@@ -6,8 +6,8 @@ import { PROMETHEUS_CONTENT_TYPE, scrapeAllowed } from './prometheus.js';
 export interface MetricsServerOptions {
   port: number;
   host: string;
-  requireToken: boolean;
-  adminToken: string | undefined;
+  /** The bearer token a scrape must present (METRICS_TOKEN or ADMIN_TOKEN); undefined: open. */
+  token: string | undefined;
 }
 
 export interface MetricsServer {
@@ -15,11 +15,11 @@ export interface MetricsServer {
   close(): Promise<void>;
 }
 
-/** Answers a scrape: 401 without the token when one is required, else the metrics (500 if collecting fails). */
+/** Answers a scrape: 401 without the token when one is configured, else the metrics (500 if collecting fails). */
 export async function answerScrape(
   registry: MetricsRegistry,
   authorization: string | undefined,
-  opts: { requireToken: boolean; adminToken: string | undefined },
+  opts: { token: string | undefined },
 ): Promise<{ status: number; type: string; body: string }> {
   if (!scrapeAllowed(authorization, opts))
     return { status: 401, type: 'text/plain; charset=utf-8', body: 'Unauthorized\n' };

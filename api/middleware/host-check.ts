@@ -1,0 +1,43 @@
+import type { Context, Next } from 'koa';
+import { AppError, STATUS_MESSAGES } from '../../core/errors.js';
+import { hostAllowed, originAllowed, type AllowedHosts } from '../../core/security/allowed-hosts.js';
+
+/** Kubelet and load-balancer probes address the pod's IP: health answers whatever the Host. */
+const EXEMPT = /^\/api\/agent-server\/health(\/ready)?\/?$/;
+/** The configuration API, where a browser's cross-site request could change something. */
+const CONFIGURATION = '/api/agent-server/';
+const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * Right after the error handler, before the body is read: a request whose
+ * `Host` is not on the allow-list (core/security/allowed-hosts.ts) is a 421
+ * (in the envelope, or in the vendor's shape on the gateway); a state-changing
+ * request to the configuration API from a browser page of another origin
+ * (`Origin` present and not allowed, or `null`) is a 403. No `Origin` is
+ * fine: curl and the SDKs send none. The gateway never checks `Origin`:
+ * browser apps call it cross-origin with virtual keys.
+ */
+export function hostCheck(list: AllowedHosts) {
+  return async function hostCheckMiddleware(ctx: Context, next: Next): Promise<void> {
+    if (list.any || EXEMPT.test(ctx.path)) {
+      await next();
+      return;
+    }
+    const host = ctx.get('host') || undefined;
+    if (!hostAllowed(list, host))
+      throw new AppError(421, STATUS_MESSAGES[421]!, {
+        reason: 'this server does not answer for the host in the Host header (see ALLOWED_HOSTS)',
+      });
+    const origin = ctx.get('origin');
+    if (
+      origin !== '' &&
+      STATE_CHANGING.has(ctx.method) &&
+      ctx.path.toLowerCase().startsWith(CONFIGURATION) &&
+      !originAllowed(list, origin, host)
+    )
+      throw new AppError(403, STATUS_MESSAGES[403]!, {
+        reason: 'cross-origin request refused: the Origin header names a host that is not allowed',
+      });
+    await next();
+  };
+}
