@@ -1,4 +1,5 @@
 import type { Context } from 'koa';
+import type { ProviderFormat } from '../../core/llm/types.js';
 import { InvalidLlmRequestError, UnsupportedFeatureError, UpstreamError } from '../../core/llm/errors.js';
 import { AppError } from '../../core/errors.js';
 import { GatewayError, type GatewayErrorKind } from './errors.js';
@@ -55,6 +56,33 @@ function fromFramework(err: HttpLike): GatewayError | undefined {
   );
 }
 
+/** Google's ErrorInfo `domain`: whose reasons these are. */
+const ERROR_INFO_DOMAIN = 'agent-server.gateway';
+
+/**
+ * A GatewayError's own `code` in its shape's slot for one, keeping the
+ * vendor's fields as they are (so an SDK still picks the error class by
+ * status, and Google's `status` stays a canonical code): OpenAI's `code`;
+ * Anthropic's `error.details.error_code` (the SDK's `errorCode`); Google's
+ * `google.rpc.ErrorInfo` in `details`, its `reason` upper case as Google
+ * writes them.
+ */
+export function withErrorCode(format: ProviderFormat, body: unknown, code: string): unknown {
+  const error = (body as { error?: Record<string, unknown> } | undefined)?.error;
+  if (!error || typeof error !== 'object') return body;
+  if (format === 'openai') error.code = code;
+  else if (format === 'anthropic') error.details = { error_code: code };
+  else
+    error.details = [
+      {
+        '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+        reason: code.toUpperCase(),
+        domain: ERROR_INFO_DOMAIN,
+      },
+    ];
+  return body;
+}
+
 /**
  * Renders any error of a gateway request in the caller's surface's own error
  * shape (never the configuration API's envelope). 5xx never show internals
@@ -69,7 +97,9 @@ export function gatewayErrorResponse(ctx: Context, caught: unknown): void {
   const err = ours ? toGatewayError(caught) : (fromFramework(caught as HttpLike) ?? toGatewayError(caught));
   const surface = surfaceOfPath(ctx.path);
   ctx.status = err.status;
-  ctx.body = surface.errorBody(err);
+  ctx.body = err.code
+    ? withErrorCode(surface.format, surface.errorBody(err), err.code)
+    : surface.errorBody(err);
   if (err.retryAfterMs !== undefined) ctx.set('Retry-After', String(Math.ceil(err.retryAfterMs / 1000)));
   if (err.kind === 'internal')
     ctx.state.log.error({ err: caught, request_id: ctx.state.requestId }, 'gateway request failed');

@@ -26,6 +26,11 @@ export class GatewayError extends Error {
     readonly retryAfterMs?: number,
     /** The request field at fault, for the surfaces whose error shape names it (OpenAI's `param`). */
     readonly param?: string,
+    /**
+     * A code of the gateway's own, more specific than `kind` (`egress_denied`),
+     * carried where each shape keeps one: see `withErrorCode` (error-response.ts).
+     */
+    readonly code?: string,
   ) {
     super(message);
     this.name = 'GatewayError';
@@ -38,3 +43,18 @@ export const invalidField = (param: string, message: string) =>
   new GatewayError(400, 'invalid_request', message, undefined, param);
 export const unauthorized = (message: string) => new GatewayError(401, 'authentication', message);
 export const forbidden = (message: string) => new GatewayError(403, 'permission', message);
+
+/**
+ * The server's egress policy refuses the provider's address (403: retrying
+ * cannot help, and the official SDKs retry every 5xx), or the address a
+ * provider redirected to (502: the provider's answer is unusable).
+ */
+export const egressDenied = (status: 403 | 502, message: string) =>
+  new GatewayError(
+    status,
+    status === 403 ? 'permission' : 'upstream',
+    message,
+    undefined,
+    undefined,
+    'egress_denied',
+  );

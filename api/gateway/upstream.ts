@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { InvalidLlmRequestError, UnsupportedFeatureError, UpstreamError } from '../../core/llm/errors.js';
-import { EgressDeniedError } from '../../core/security/egress-policy.js';
-import { GatewayError, invalidRequest } from './errors.js';
+import { EgressDeniedError, EgressRedirectDeniedError } from '../../core/security/egress-policy.js';
+import { egressDenied, GatewayError, invalidRequest } from './errors.js';
 import type { Candidate } from './models.js';
 
 export interface RetryOptions {
@@ -67,7 +67,9 @@ const UPSTREAM_KIND: Record<number, GatewayError['kind']> = {
 export function toGatewayError(err: unknown): GatewayError {
   if (err instanceof GatewayError) return err;
   // The server's own policy refuses the provider: a 4xx, since the SDKs retry every 5xx in vain.
-  if (err instanceof EgressDeniedError) return new GatewayError(403, 'permission', err.message);
+  // A refused redirect is the provider's doing: a 502, still code egress_denied.
+  if (err instanceof EgressDeniedError)
+    return egressDenied(err instanceof EgressRedirectDeniedError ? 502 : 403, err.message);
   if (err instanceof UnsupportedFeatureError || err instanceof InvalidLlmRequestError)
     return invalidRequest(err.message);
   if (err instanceof UpstreamError) {

@@ -1,8 +1,8 @@
 import type { Readable } from 'node:stream';
 import { context } from '@opentelemetry/api';
 import { request, type Agent, type Dispatcher } from 'undici';
-import { egressAgent } from '../security/egress-agent.js';
-import { findEgressDenial } from '../security/egress-policy.js';
+import { egressAgent, egressRefusal } from '../security/egress-agent.js';
+import { destination, EgressRedirectDeniedError, findEgressDenial } from '../security/egress-policy.js';
 import { vendorRequestContext } from '../telemetry/model-call-context.js';
 import { redactUpstreamText, UpstreamError } from './errors.js';
 import { HOPS_HEADER } from './hops.js';
@@ -56,6 +56,52 @@ export function upstreamMessage(text: string): string {
  */
 function agentFor(connectTimeoutMs: number): Agent {
   return egressAgent(connectTimeoutMs);
+}
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+
+/**
+ * A provider's redirect, which nothing follows: the request carries the
+ * provider's credentials, which must not go wherever an answer points (set
+ * base_url to the final address instead). The caller is told where it
+ * pointed (host and port only) and, when the egress policy refuses that
+ * destination, that it does: an EgressRedirectDeniedError, final like any
+ * refusal. Any other redirect is a non-retryable UpstreamError.
+ */
+async function redirectError(
+  target: ProviderTarget,
+  call: UpstreamCall,
+  status: number,
+  location: string,
+): Promise<Error> {
+  let url: URL | undefined;
+  try {
+    url = new URL(location, call.url);
+  } catch {
+    // Reported below as a redirect to nowhere in particular.
+  }
+  const where = url
+    ? destination(
+        url.hostname.replace(/^\[|\]$/g, ''),
+        Number(url.port) || (url.protocol === 'https:' ? 443 : 80),
+      )
+    : 'an invalid address';
+  const refused = url && (await egressRefusal(url.href));
+  if (refused)
+    return new EgressRedirectDeniedError(
+      redactUpstreamText(
+        `${target.name}: upstream redirected to ${where}, which the egress policy refuses (${refused.message})`,
+        target,
+      ),
+    );
+  return new UpstreamError(
+    status,
+    redactUpstreamText(
+      `${target.name}: upstream answered ${status}, a redirect to ${where}; redirects are not followed (set the provider's base_url to the final address)`,
+      target,
+    ),
+    false,
+  );
 }
 
 const TIMEOUT_CODES = new Set(['UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
@@ -129,6 +175,9 @@ export async function postUpstream(
   body.once('close', done);
   if (res.statusCode < 200 || res.statusCode >= 300) {
     const text = await body.text().catch(() => '');
+    const location = res.headers.location;
+    if (REDIRECT_STATUSES.has(res.statusCode) && typeof location === 'string')
+      throw await redirectError(target, call, res.statusCode, location);
     const retryAfter = res.headers['retry-after'];
     throw new UpstreamError(
       res.statusCode,

@@ -120,7 +120,9 @@ export function egressConnector(
 /**
  * Whether the current policy refuses `url`, checked as a connection to it
  * would be. For callers whose client library flattens the connector's error
- * into a message (the MCP SDK's SSE stream), to tell a refusal from an outage.
+ * into a message (the MCP SDK's SSE stream), to tell a refusal from an
+ * outage, and for a provider's redirect, which nothing follows, to say
+ * whether the policy refuses where it points.
  */
 export async function egressRefusal(url: string): Promise<EgressDeniedError | undefined> {
   const policy = current;

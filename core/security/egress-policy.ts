@@ -29,6 +29,16 @@ export class EgressDeniedError extends Error {
   readonly code = 'EGRESS_DENIED';
 }
 
+/**
+ * Thrown when a provider answers with a redirect to a destination the egress
+ * policy refuses. Nothing follows it (the gateway follows no redirect); the
+ * provider's answer is unusable, so a 502 rather than a 403, and as final
+ * as any refusal.
+ */
+export class EgressRedirectDeniedError extends EgressDeniedError {
+  override name = 'EgressRedirectDeniedError';
+}
+
 /** The EgressDeniedError behind a client library's wrapping (`cause` chains, AggregateError), if any. */
 export function findEgressDenial(err: unknown): EgressDeniedError | undefined {
   for (let e = err, depth = 0; e && typeof e === 'object' && depth < 8; depth++) {
