@@ -10,6 +10,7 @@ import {
   type FieldError,
   isUniqueViolation,
 } from '../../core/errors.js';
+import { GatewayResponsesRepository } from '../../core/repositories/gateway-responses.repository.js';
 import {
   VirtualKeysRepository,
   type VirtualKeyWithGrants,
@@ -69,10 +70,14 @@ export async function findVirtualKeyBySecret(db: Db, secret: string): Promise<Vi
 }
 
 export class VirtualKeysService {
+  private readonly responses: GatewayResponsesRepository;
+
   constructor(
     private readonly keys: VirtualKeysRepository,
     private readonly db: Db,
-  ) {}
+  ) {
+    this.responses = new GatewayResponsesRepository(db);
+  }
 
   /**
    * Every provider a grant or fallback names must exist; each dangling one is
@@ -189,8 +194,11 @@ export class VirtualKeysService {
   /**
    * A soft delete: the key is revoked at once and hidden (get, list, update,
    * rotate and a second delete answer 404; its name is free again), while its
-   * usage stays readable at /virtual-keys/{id}/usage. A key that still meters
-   * a project is a 409 naming the projects.
+   * usage stays readable at /virtual-keys/{id}/usage. The Responses API
+   * answers it stored (whole conversations) are deleted in the same
+   * transaction; one still being answered is not stored afterwards (see
+   * GatewayResponsesRepository.insert). A key that still meters a project is
+   * a 409 naming the projects, and nothing is deleted.
    */
   async delete(id: string): Promise<void> {
     await this.db.transaction(async (trx) => {
@@ -200,6 +208,7 @@ export class VirtualKeysService {
         throw new ConflictError({ reason: 'still referenced', referenced_by: referencedBy });
       }
       await this.keys.softDelete(id, trx);
+      await this.responses.deleteByKey(id, trx);
       await notifyChange(trx, 'virtual_keys', id);
     });
     keyChanged(this.db);

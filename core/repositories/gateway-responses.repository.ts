@@ -1,4 +1,5 @@
 import type { Db } from '../db/knex.js';
+import { VirtualKeysTableName } from '../db/llm-config.tables.js';
 import { deleteInChunks } from '../db/prune.js';
 
 export const GatewayResponsesTableName = 'gateway_responses';
@@ -38,17 +39,42 @@ export class GatewayResponsesRepository {
       .andWhere('expires_at', '>', this.db.fn.now());
   }
 
-  /** One statement; the row expires `retentionDays` after now (the database's clock, as the reads use). */
-  async insert(row: DbGatewayResponseInsert, retentionDays: number): Promise<void> {
-    await this.db(GatewayResponsesTableName).insert({
-      ...row,
-      // node-postgres would send arrays as Postgres arrays, not JSON.
-      input_items: JSON.stringify(row.input_items),
-      output_items: JSON.stringify(row.output_items),
-      usage: row.usage === null ? null : JSON.stringify(row.usage),
-      response: JSON.stringify(row.response),
-      expires_at: this.db.raw(`now() + ? * interval '1 day'`, [retentionDays]),
-    });
+  /**
+   * One statement; the row expires `retentionDays` after now (the database's
+   * clock, as the reads use). Nothing is stored for a deleted key: deleting
+   * a key deletes its responses, and a write that waited for that delete's
+   * lock on the key re-reads the key once it commits (the `for key share`),
+   * so no response of a deleted key lands after the delete. False then.
+   */
+  async insert(row: DbGatewayResponseInsert, retentionDays: number): Promise<boolean> {
+    const result = await this.db.raw<{ rowCount: number }>(
+      `insert into ?? (id, virtual_key_id, model, status, input_items, output_items, usage, response,
+                       created_at, expires_at)
+       select ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?::jsonb, ?::jsonb, ?, now() + ? * interval '1 day'
+       where exists (select 1 from ?? where id = ? and deleted_at is null for key share)`,
+      [
+        GatewayResponsesTableName,
+        row.id,
+        row.virtual_key_id,
+        row.model,
+        row.status,
+        // node-postgres would send arrays as Postgres arrays, not JSON.
+        JSON.stringify(row.input_items),
+        JSON.stringify(row.output_items),
+        row.usage === null ? null : JSON.stringify(row.usage),
+        JSON.stringify(row.response),
+        row.created_at,
+        retentionDays,
+        VirtualKeysTableName,
+        row.virtual_key_id,
+      ],
+    );
+    return result.rowCount > 0;
+  }
+
+  /** Every response a key stored, expired or not (the key is being deleted: `trx` is its delete's). */
+  async deleteByKey(keyId: string, trx: Db): Promise<number> {
+    return trx(GatewayResponsesTableName).where({ virtual_key_id: keyId }).delete();
   }
 
   async find(id: string, keyId: string): Promise<DbGatewayResponse | undefined> {

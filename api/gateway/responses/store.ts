@@ -55,14 +55,23 @@ export class ResponsesStore {
   }
 
   /**
-   * Writes the row (one statement) and resolves once it is in, or after
+   * Writes the row (one statement; nothing when its key has been deleted
+   * meanwhile) and resolves once it is in, or after
    * `saveWaitMs` with the write still going; never rejects: the answer goes
    * out regardless, and a failure is logged (a follow-up naming it gets a 404).
    */
   async save(row: DbGatewayResponseInsert): Promise<void> {
     this.sweepNowAndThen();
     const write = this.repo.insert(row, this.retentionDays).then(
-      () => true,
+      (stored) => {
+        // Its key was deleted while it was being answered: deleting a key deletes its responses.
+        if (!stored)
+          this.logger.info(
+            { response_id: row.id },
+            'not storing a Responses API answer: its key was deleted',
+          );
+        return true;
+      },
       (err: unknown) => {
         this.logger.error({ err, response_id: row.id }, 'storing a Responses API answer failed');
         return true;
