@@ -101,7 +101,9 @@ export function meteredPolicy(service: GatewayPolicyService): GatewayPolicy {
       );
     } catch (err) {
       if (err instanceof RateLimitedError) {
-        throw new GatewayError(429, 'rate_limit', err.message, err.retryAfterSeconds * 1000);
+        // Retry-After only when waiting can help (not for a call larger than the limit itself).
+        const retryAfterMs = err.retryable ? err.retryAfterSeconds * 1000 : undefined;
+        throw new GatewayError(429, 'rate_limit', err.message, retryAfterMs);
       }
       if (err instanceof BudgetExceededError) throw new GatewayError(429, 'insufficient_quota', err.message);
       if (err instanceof UnpricedModelError) throw new GatewayError(400, 'invalid_request', err.message);

@@ -39,6 +39,8 @@ export interface Admission {
   windowStart: Date | undefined;
   periodStart: Date | undefined;
   reservedUsd: number;
+  /** Tokens the call holds in the key's minute window while in flight (estimated input + reserved output). */
+  reservedTokens: number;
   /** The replica's lease the call was admitted on (leases enabled), instead of windowStart/periodStart. */
   lease?: Lease;
   startedAt: number;
@@ -63,14 +65,53 @@ export interface Outcome {
   traceId?: string;
 }
 
-/** Thrown when a key's requests or tokens per minute are used up (429 with Retry-After). */
+const formatCount = (n: number) => n.toLocaleString('en-US');
+
+/**
+ * Thrown when a key's requests or tokens per minute are used up (429 with
+ * Retry-After): the window's requests, or the tokens its calls reserved (in
+ * flight) and used (settled), leave no room for this call.
+ */
 export class RateLimitedError extends Error {
   override name = 'RateLimitedError';
+  /** False when waiting cannot help (CallOverRateLimitError): no Retry-After. */
+  readonly retryable: boolean = true;
   constructor(
     readonly retryAfterSeconds: number,
     readonly limit: 'requests_per_minute' | 'tokens_per_minute',
+    /** The key's limit, named in the message when known. */
+    readonly limitValue?: number,
+    message?: string,
   ) {
-    super(`rate limit reached: ${limit}; retry after ${retryAfterSeconds}s`);
+    super(
+      message ??
+        `rate limit reached: ${limit}${limitValue === undefined ? '' : ` of ${formatCount(limitValue)}`}` +
+          (limit === 'tokens_per_minute' ? ' (calls in flight count the tokens they reserved)' : '') +
+          `; retry after ${retryAfterSeconds}s`,
+    );
+  }
+}
+
+/**
+ * Thrown when one call reserves more tokens than the key's whole
+ * tokens_per_minute: it could never be admitted, so it is refused at once
+ * (429, without Retry-After).
+ */
+export class CallOverRateLimitError extends RateLimitedError {
+  override name = 'CallOverRateLimitError';
+  override readonly retryable: boolean = false;
+  constructor(
+    readonly reservedTokens: number,
+    tokensPerMinute: number,
+  ) {
+    super(
+      60,
+      'tokens_per_minute',
+      tokensPerMinute,
+      `rate limit: this call reserves ${formatCount(reservedTokens)} tokens (input estimate + max_tokens × n), ` +
+        `more than the key's tokens_per_minute of ${formatCount(tokensPerMinute)}, so it can never be admitted; ` +
+        'lower max_tokens',
+    );
   }
 }
 
@@ -117,7 +158,7 @@ const COUNTER_RETRY_DELAY_MS = 500;
 
 /** Counter changes of one key's settled calls, written together (GatewayPolicyService.addCounters). */
 interface CounterBatch {
-  /** Tokens to add and requests to give back, by window start (ISO). */
+  /** Tokens to add (used less reserved: may be negative) and requests to give back, by window start (ISO). */
   windows: Map<string, { tokens: number; requestsBack: number }>;
   /** Reservations to release and costs to add, by budget period start (ISO). */
   periods: Map<string, { releaseUsd: number; spentUsd: number }>;
@@ -180,10 +221,12 @@ function newCounterBatch(): CounterBatch {
 /**
  * Rate limits, budgets and usage for gateway calls, all in Postgres so every
  * replica enforces the same numbers. A call is admitted before it goes
- * upstream: a request is counted in the key's current minute window, and the
- * call's maximum possible cost is reserved against the budget under a row
- * lock, so concurrent calls cannot together overspend. `settle` replaces the
- * reservation by the actual cost and records usage.
+ * upstream: a request and the call's tokens (estimated input + reserved
+ * output) are counted in the key's current minute window, and the call's
+ * maximum possible cost is reserved against the budget, under row locks (or
+ * against a lease counted so), so concurrent calls cannot together pass a
+ * limit or overspend. `settle` replaces the reservations by the actual
+ * tokens and cost and records usage.
  */
 export class GatewayPolicyService {
   /**
@@ -258,31 +301,39 @@ export class GatewayPolicyService {
       windowStart: counted.windowStart,
       periodStart: counted.periodStart,
       reservedUsd,
+      reservedTokens: tokens,
       lease: counted.lease,
       startedAt: performance.now(),
     };
   }
 
-  /** Admits against a lease when leases are on, else counts in the key's rows directly. */
+  /**
+   * Admits against a lease when leases are on, else counts in the key's rows
+   * directly. Either way the call's `tokens` are reserved in the key's
+   * minute window until it settles, and `usd` in its budget.
+   */
   private async count(
     key: MeteredKey,
     usd: number,
     tokens: number,
   ): Promise<{ windowStart?: Date; periodStart?: Date; lease?: Lease }> {
-    if (!this.leases || (!key.rate_limit && !key.budget)) return this.countOnce(key, usd);
+    const tpm = key.rate_limit?.tokens_per_minute;
+    if (tpm !== undefined && tpm !== null && tokens > tpm) throw new CallOverRateLimitError(tokens, tpm);
+    if (!this.leases || (!key.rate_limit && !key.budget)) return this.countOnce(key, usd, tokens);
     try {
       return { lease: await this.leases.take(key, usd, tokens) };
     } catch (err) {
       if (!(err instanceof LeaseRefused)) throw err;
       if (err.refusal === 'budget') throw new BudgetExceededError(key.budget!);
-      throw new RateLimitedError(err.retryAfterSeconds, err.refusal);
+      throw new RateLimitedError(err.retryAfterSeconds, err.refusal, key.rate_limit?.[err.refusal]);
     }
   }
 
-  /** Counts the request in the key's minute window and reserves `usd` against its budget. */
+  /** Counts the request in the key's minute window, reserving `tokens` there, and reserves `usd` against its budget. */
   private async countOnce(
     key: MeteredKey,
     usd: number,
+    tokens: number,
   ): Promise<{ windowStart: Date | undefined; periodStart: Date | undefined }> {
     const { rate_limit: limit, budget } = key;
     if (!limit && !budget) return { windowStart: undefined, periodStart: undefined };
@@ -290,19 +341,23 @@ export class GatewayPolicyService {
     const tpm = limit?.tokens_per_minute ?? null;
     const row = await this.repo.countAndReserve({
       keyId: key.id,
-      window: limit ? { rpm, tpm } : undefined,
+      window: limit ? { rpm, tpm, tokens } : undefined,
       reservation: budget ? { period: budget.period, usd, maxUsd: budget.max_usd } : undefined,
     });
-    if (limit && !row.windowStart) await this.refuseRate(key.id, rpm);
+    if (limit && !row.windowStart) await this.refuseRate(key.id, rpm, tpm);
     if (budget && !row.periodStart) throw new BudgetExceededError(budget);
     return { windowStart: row.windowStart ?? undefined, periodStart: row.periodStart ?? undefined };
   }
 
   /** Throws RateLimitedError naming the limit reached and when the window ends. */
-  private async refuseRate(keyId: string, rpm: number | null): Promise<never> {
+  private async refuseRate(keyId: string, rpm: number | null, tpm: number | null): Promise<never> {
     const s = await this.repo.latestWindow(keyId);
-    const which = rpm !== null && (s?.requests ?? 0) >= rpm ? 'requests_per_minute' : 'tokens_per_minute';
-    throw new RateLimitedError(Math.max(1, s?.retry ?? 1), which);
+    const requests = rpm !== null && (s?.requests ?? 0) >= rpm;
+    throw new RateLimitedError(
+      Math.max(1, s?.retry ?? 1),
+      requests ? 'requests_per_minute' : 'tokens_per_minute',
+      (requests ? rpm : tpm) ?? undefined,
+    );
   }
 
   /**
@@ -337,8 +392,8 @@ export class GatewayPolicyService {
   }
 
   /**
-   * Replaces the reservation by the actual cost, adds tokens to the minute
-   * window, and completes the usage row. `logged` resolves once the usage
+   * Replaces the reservations by the actual cost and tokens (in the budget
+   * and the minute window), and completes the usage row. `logged` resolves once the usage
    * row is stored (the gateway holds the answer's last bytes for it, so a
    * process killed after answering has stored it) or after `usageWaitMs`
    * with the row still queued (the database is unreachable); the
@@ -371,7 +426,7 @@ export class GatewayPolicyService {
     const logged = this.logUsage(admission, completion);
     const tokens = outcome.inputTokens + outcome.outputTokens;
     const counted = admission.lease
-      ? this.leases!.settle(admission.lease, admission.reservedUsd, actual, tokens)
+      ? this.leases!.settle(admission.lease, admission.reservedUsd, actual, admission.reservedTokens, tokens)
       : admission.windowStart || admission.periodStart
         ? this.addCounters(admission, tokens, actual)
         : undefined;
@@ -402,7 +457,8 @@ export class GatewayPolicyService {
    */
   private addCounters(admission: Admission, tokens: number, spentUsd: number): Promise<void> {
     const batch = this.openBatch(admission.key.id);
-    if (admission.windowStart) addWindow(batch, admission.windowStart, tokens, 0);
+    // The window holds the call's reservation: the tokens used replace it (the difference may be negative).
+    if (admission.windowStart) addWindow(batch, admission.windowStart, tokens - admission.reservedTokens, 0);
     if (admission.periodStart) {
       const p = admission.periodStart.toISOString();
       const d = batch.periods.get(p) ?? { releaseUsd: 0, spentUsd: 0 };

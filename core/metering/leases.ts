@@ -41,6 +41,9 @@ const MAX_SIZE = 4_096;
  * One slice of a key's limits this replica holds: requests and a token
  * allowance of one minute window, and USD of one budget period, all already
  * counted in PostgreSQL. Calls are admitted against it without a round trip.
+ * A call reserves its worst case of each (its estimated input and output
+ * allowance in tokens, its worst-case cost in USD) while it is in flight;
+ * when it ends, what it actually used replaces the reservation.
  */
 export class Lease {
   readonly startedAt = performance.now();
@@ -55,8 +58,15 @@ export class Lease {
   /** Of the budget slice: not reserved by a call. */
   availableUsd: number;
   requestsLeft: number;
-  /** Tokens counted in the window for this lease; calls are admitted while fewer than that are used. */
+  /**
+   * Tokens counted in the window for this lease. A call is admitted while the
+   * reservations of the calls in flight, the tokens the settled ones used and
+   * its own reservation fit in it.
+   */
   tokenAllowance: number;
+  /** Reserved by the calls in flight (each its estimated input + output allowance). */
+  tokensReserved = 0;
+  /** Used by the settled calls, as the provider reported. */
   tokensUsed = 0;
 
   constructor(
@@ -71,7 +81,7 @@ export class Lease {
     this.tokenAllowance = window?.tokens ?? Infinity;
   }
 
-  admits(usd: number, ttlMs: number): boolean {
+  admits(usd: number, tokens: number, ttlMs: number): boolean {
     const now = performance.now();
     return (
       !this.closed &&
@@ -79,25 +89,30 @@ export class Lease {
       // Not renewed for half its TTL (the database is slow or gone): another replica may soon return it.
       now < this.renewedAt + ttlMs / 2 &&
       this.requestsLeft >= 1 &&
-      this.tokensUsed < this.tokenAllowance &&
+      this.tokensReserved + this.tokensUsed + tokens <= this.tokenAllowance &&
       this.availableUsd + 1e-12 >= usd
     );
   }
 
-  take(usd: number): void {
+  take(usd: number, tokens: number): void {
     this.inFlight++;
     this.admitted++;
     this.requestsLeft--;
+    this.tokensReserved += tokens;
     if (this.budget) this.availableUsd -= usd;
   }
 
-  /** What to give back when the next lease is taken: the unused requests, tokens and USD. */
+  /**
+   * What to give back when the next lease is taken: the unused requests,
+   * tokens and USD. The calls in flight keep their reservations (negative
+   * tokens: settled calls used more than they reserved, counted at once).
+   */
   leftover(): GiveBack {
     return {
       window: this.window && {
         start: this.window.start,
         requests: this.window.requests === null ? 0 : this.requestsLeft,
-        tokens: this.window.tokens === null ? 0 : this.tokenAllowance - this.tokensUsed,
+        tokens: this.window.tokens === null ? 0 : this.tokenAllowance - this.tokensUsed - this.tokensReserved,
       },
       budget: this.budget && { leaseId: this.id, usd: Math.max(0, this.availableUsd) },
     };
@@ -112,7 +127,11 @@ export class Lease {
     if (back.budget) this.availableUsd -= back.budget.usd;
   }
 
-  /** The final write: consumption, and the unused rest back (the lease row's rest is returned by its delete). */
+  /**
+   * The final write, once no call is in flight: consumption, and the unused
+   * rest back (the lease row's rest is returned by its delete); the window
+   * keeps the tokens its calls used.
+   */
   release(consumedUsd: number): LeaseWrite {
     this.released = true;
     return {
@@ -145,7 +164,12 @@ interface KeyLeases {
  * is unavailable to the others until it gives it back (briefly under-used).
  * Leases are sized to demand (about `spendMs` worth of calls) and are at
  * most a quarter of what is left, so a nearly used limit is shared in ever
- * smaller slices and its last calls are admitted one by one. A replica
+ * smaller slices and its last calls are admitted one by one; a slice is
+ * never smaller than what the asking call reserves (its worst-case cost,
+ * its tokens), and a call that does not fit in what is left is refused. A
+ * token allowance therefore holds every admitted call's whole reservation,
+ * in flight or settled, and tokens_per_minute cannot be passed by calls
+ * admitted together. A replica
  * renews its budget leases every `ttlMs / 4`; a dead replica's are returned
  * by the next replica to take a lease of the key once `ttlMs` has passed.
  */
@@ -165,14 +189,18 @@ export class LeaseBook {
     this.repo = new LeaseRepository(db);
   }
 
-  /** Admits one call of `usd` (its worst-case cost) and about `tokens`, or throws LeaseRefused. */
+  /**
+   * Admits one call of `usd` (its worst-case cost) and `tokens` (its
+   * estimated input + output allowance), both reserved until it settles, or
+   * throws LeaseRefused.
+   */
   async take(key: LeasedKey, usd: number, tokens: number): Promise<Lease> {
     let state = this.keys.get(key.id);
     if (!state) this.keys.set(key.id, (state = { size: FIRST_SIZE }));
     for (;;) {
       const lease = state.current;
-      if (lease?.admits(usd, this.settings.ttlMs)) {
-        lease.take(usd);
+      if (lease?.admits(usd, tokens, this.settings.ttlMs)) {
+        lease.take(usd, tokens);
         return lease;
       }
       if (state.acquiring) {
@@ -227,6 +255,7 @@ export class LeaseBook {
             rpm: limit.requests_per_minute ?? null,
             tpm: limit.tokens_per_minute ?? null,
             wantRequests: state.size,
+            needTokens: tokens,
             wantTokens: state.size * tokens,
           }
         : undefined,
@@ -244,9 +273,19 @@ export class LeaseBook {
     this.startTimer();
   }
 
-  /** A call admitted on `lease` is over: `costUsd` spent of the `reservedUsd` it held, `tokens` used. */
-  settle(lease: Lease, reservedUsd: number, costUsd: number, tokens: number): Promise<void> {
+  /**
+   * A call admitted on `lease` is over: `costUsd` spent of the `reservedUsd`
+   * it held, `tokens` used of the `reservedTokens` it held.
+   */
+  settle(
+    lease: Lease,
+    reservedUsd: number,
+    costUsd: number,
+    reservedTokens: number,
+    tokens: number,
+  ): Promise<void> {
     lease.inFlight--;
+    lease.tokensReserved -= reservedTokens;
     lease.tokensUsed += tokens;
     if (lease.budget) lease.availableUsd += reservedUsd - costUsd;
     if (lease.closed && lease.inFlight === 0 && !lease.givingBack && !lease.released) {

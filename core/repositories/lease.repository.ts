@@ -8,8 +8,18 @@ export interface LeaseRequest {
   /** The new budget lease's row id. */
   leaseId: string;
   ttlMs: number;
-  /** A slice of the current minute window: requests (rpm) and a token allowance (tpm); null: no such limit. */
-  window?: { rpm: number | null; tpm: number | null; wantRequests: number; wantTokens: number };
+  /**
+   * A slice of the current minute window: requests (rpm) and a token
+   * allowance (tpm; at least `needTokens`, what the asking call reserves, up
+   * to `wantTokens`); null: no such limit.
+   */
+  window?: {
+    rpm: number | null;
+    tpm: number | null;
+    wantRequests: number;
+    needTokens: number;
+    wantTokens: number;
+  };
   /** A slice of the budget: at least `needUsd` (the call that asks), up to `wantUsd`. */
   budget?: { period: BudgetPeriod; maxUsd: number; needUsd: number; wantUsd: number };
   /** What is left of the replica's previous lease, given back in the same transaction. */
@@ -144,9 +154,11 @@ export class LeaseRepository {
   }
 
   private async grantWindow(trx: Knex.Transaction, req: LeaseRequest, w: WindowRow) {
-    const { rpm, tpm, wantRequests, wantTokens } = req.window!;
+    const { rpm, tpm, wantRequests, needTokens, wantTokens } = req.window!;
     const requests = rpm === null ? null : countSlice(wantRequests, rpm - w.requests);
-    const tokens = tpm === null ? null : countSlice(wantTokens, tpm - Number(w.tokens));
+    // The asking call's reservation in full (refuse made sure it fits in what is left).
+    const tokens =
+      tpm === null ? null : countSlice(wantTokens, tpm - Number(w.tokens), Math.max(1, needTokens));
     await trx.raw(
       `update gateway_rate_windows set requests = requests + ?, tokens = tokens + ?
         where virtual_key_id = ? and window_start = ?`,
@@ -186,8 +198,8 @@ function slice(want: number, left: number, least: number): number {
   return Math.max(least, Math.min(want, left / SHARE));
 }
 
-/** The same in whole requests or tokens. */
-const countSlice = (want: number, left: number) => Math.floor(slice(want, left, 1));
+/** The same in whole requests or tokens: at least `least` (one by default). */
+const countSlice = (want: number, left: number, least = 1) => Math.floor(slice(want, left, least));
 
 function refuse(
   req: LeaseRequest,
@@ -199,7 +211,8 @@ function refuse(
     const { rpm, tpm } = req.window;
     if (rpm !== null && w.requests >= rpm)
       return { granted: false, refusal: 'requests_per_minute', retryAfterSeconds: retry(Number(w.left_ms)) };
-    if (tpm !== null && Number(w.tokens) >= tpm)
+    // Tokens count what every call admitted in the window reserved (in flight) or used (settled).
+    if (tpm !== null && Number(w.tokens) + Math.max(1, req.window.needTokens) > tpm)
       return { granted: false, refusal: 'tokens_per_minute', retryAfterSeconds: retry(Number(w.left_ms)) };
   }
   if (l && req.budget) {

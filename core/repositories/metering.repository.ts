@@ -43,15 +43,21 @@ export type BudgetPeriod = 'day' | 'week' | 'month' | 'total';
 /** What one admission counts against a key, in one statement. */
 export interface CountRequest {
   keyId: string;
-  /** Count the request in the key's minute window, if these limits allow it (null: no such limit). */
-  window: { rpm: number | null; tpm: number | null } | undefined;
+  /**
+   * Count the request in the key's minute window and reserve its `tokens`
+   * (estimated input + output allowance) there, if these limits allow it
+   * (null: no such limit). Settle replaces the reservation by the tokens used.
+   */
+  window: { rpm: number | null; tpm: number | null; tokens: number } | undefined;
   /** Reserve `usd` in the key's budget period, if it fits under `maxUsd`. */
   reservation: { period: BudgetPeriod; usd: number; maxUsd: number } | undefined;
 }
 
 /**
  * Counter changes of one key's settled calls and leases, written together:
- * tokens (and requests given back) by window start; per-call reservations
+ * tokens (what calls used less what they reserved at admission, so possibly
+ * negative; a window never goes below zero) and requests given back, by
+ * window start; per-call reservations
  * released and costs spent by budget period start; and what this replica's
  * budget leases consumed, with `release` for a lease that ends (its
  * unconsumed rest goes back to the ledger and its row is deleted).
@@ -148,6 +154,11 @@ export class MeteringRepository {
    * statement takes the window row and then the ledger row (the reservation
    * depends on the count); settles take one row at a time, so nothing waits
    * in a cycle. A start is null when its limit refused the call.
+   *
+   * A window's `tokens` are what its calls reserved while in flight and
+   * used once settled (addCounters adds the difference), so calls admitted
+   * together cannot pass tokens_per_minute: one is admitted only if its
+   * reservation fits beside all the others'.
    */
   async countAndReserve(req: CountRequest): Promise<{ windowStart: Date | null; periodStart: Date | null }> {
     const { window, reservation } = req;
@@ -157,12 +168,16 @@ export class MeteringRepository {
     const args: Array<string | number | null> = [];
     if (window) {
       ctes.push(`w as (
-        insert into gateway_rate_windows as w (virtual_key_id, window_start, requests)
-          values (?, date_trunc('minute', now()), 1)
-        on conflict (virtual_key_id, window_start) do update set requests = w.requests + 1
-          where (?::int is null or w.requests < ?::int) and (?::bigint is null or w.tokens < ?::bigint)
+        insert into gateway_rate_windows as w (virtual_key_id, window_start, requests, tokens)
+          select ?, date_trunc('minute', now()), 1, ?::bigint
+          where ?::bigint is null or ?::bigint <= ?::bigint
+        on conflict (virtual_key_id, window_start) do update
+          set requests = w.requests + 1, tokens = w.tokens + excluded.tokens
+          where (?::int is null or w.requests < ?::int)
+            and (?::bigint is null or w.tokens + excluded.tokens <= ?::bigint)
         returning window_start)`);
-      args.push(req.keyId, window.rpm, window.rpm, window.tpm, window.tpm);
+      args.push(req.keyId, window.tokens, window.tpm, window.tokens, window.tpm);
+      args.push(window.rpm, window.rpm, window.tpm, window.tpm);
     }
     if (reservation) {
       ctes.push(`l as (

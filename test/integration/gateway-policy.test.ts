@@ -136,7 +136,8 @@ describe('gateway rate limits, budgets and usage (shared through Postgres)', () 
   });
 
   it('limits tokens per minute once settled calls have used them', async () => {
-    const { metered, request } = await setup({ rate_limit: { tokens_per_minute: 150 } });
+    // A call reserves 200 tokens; settled, it counts the 160 it used, and another 200 do not fit in 250.
+    const { metered, request } = await setup({ rate_limit: { tokens_per_minute: 250 } });
     const first = await a.admit(metered, request);
     await a.settle(first, { inputTokens: 100, outputTokens: 60, status: 200 }).settled;
     const err = await b.admit(metered, request).catch((e: unknown) => e);
