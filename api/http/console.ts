@@ -18,6 +18,31 @@ const TYPES: Record<string, string> = {
 const NOT_BUILT = `<!doctype html><meta charset="utf-8"><title>Console not built</title>
 <p>The console has not been built. Run <code>npm run build</code> (or <code>npm start</code>, which builds it when it is missing or stale).</p>`;
 
+/**
+ * Sent with every answer under /console (and the redirects to it). The built
+ * app is scripts and stylesheets from /console/assets only: no inline script,
+ * no eval. Styles allow 'unsafe-inline' because Mantine writes its CSS
+ * variables into a <style> element at run time. It talks to its own origin
+ * only, and no other site may frame it (clickjacking of the admin UI).
+ */
+export const CONSOLE_SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Security-Policy': [
+    "default-src 'self'",
+    "script-src 'self'",
+    "style-src 'self' 'unsafe-inline'",
+    "img-src 'self' data:",
+    "font-src 'self' data:",
+    "connect-src 'self'",
+    "object-src 'none'",
+    "frame-ancestors 'none'",
+    "base-uri 'self'",
+    "form-action 'self'",
+  ].join('; '),
+  'X-Frame-Options': 'DENY',
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+};
+
 async function fileAt(file: string): Promise<boolean> {
   return (await stat(file).catch(() => undefined))?.isFile() ?? false;
 }
@@ -26,13 +51,15 @@ async function fileAt(file: string): Promise<boolean> {
  * The web console's static files at /console (console/dist, built by Vite).
  * Hashed assets are immutable and cached for a year; every other path is the
  * app's index.html (never cached), so deep links work. Open without
- * ADMIN_TOKEN: the app asks for the token and sends it to the API.
+ * ADMIN_TOKEN: the app asks for the token and sends it to the API. Every
+ * answer carries CONSOLE_SECURITY_HEADERS.
  */
 export function serveConsole(distDir: string) {
   const root = path.resolve(distDir);
   const index = path.join(root, 'index.html');
   return async function consoleMiddleware(ctx: Context, next: Next): Promise<void> {
     if (ctx.path === '/' && (ctx.method === 'GET' || ctx.method === 'HEAD')) {
+      ctx.set(CONSOLE_SECURITY_HEADERS);
       ctx.redirect('/console/');
       return;
     }
@@ -41,6 +68,7 @@ export function serveConsole(distDir: string) {
       await next();
       return;
     }
+    ctx.set(CONSOLE_SECURITY_HEADERS);
     if (ctx.path === '/console') {
       ctx.redirect('/console/');
       return;

@@ -2,15 +2,16 @@ import createClient, { type Middleware } from 'openapi-fetch';
 import type { paths } from './schema.js';
 import { adminToken, markTokenNeeded } from './token.js';
 
-/** Adds the admin token, and turns a 401 into the token prompt. */
+/** Adds the admin token; a 401 forgets it and shows the token prompt. */
 const auth: Middleware = {
   onRequest({ request }) {
     const token = adminToken();
     if (token) request.headers.set('authorization', `Bearer ${token}`);
     return request;
   },
-  onResponse({ response }) {
-    if (response.status === 401) markTokenNeeded();
+  onResponse({ request, response }) {
+    if (response.status === 401)
+      markTokenNeeded(/^Bearer (.+)$/.exec(request.headers.get('authorization') ?? '')?.[1]);
     return response;
   },
 };

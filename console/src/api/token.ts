@@ -1,18 +1,26 @@
 /**
- * The ADMIN_TOKEN, asked for once and kept in this browser's localStorage.
- * The console works without one when the server sets none (the API is then
- * open too); a 401 from any call clears it and asks again.
+ * The ADMIN_TOKEN, asked for once and kept in this tab's sessionStorage: it
+ * is gone when the tab closes, and no other tab or later visit finds it. The
+ * console works without one when the server sets none (the API is then open
+ * too); a 401 from any call forgets the token and asks again.
  */
 const KEY = 'agent-server.admin-token';
 const listeners = new Set<() => void>();
 
+// Earlier versions kept the token in localStorage, forever: remove it.
+try {
+  localStorage.removeItem(KEY);
+} catch {
+  // storage unavailable (privacy settings): nothing was kept there either
+}
+
 export function adminToken(): string | undefined {
-  return localStorage.getItem(KEY) ?? undefined;
+  return sessionStorage.getItem(KEY) ?? undefined;
 }
 
 export function setAdminToken(token: string | undefined): void {
-  if (token) localStorage.setItem(KEY, token);
-  else localStorage.removeItem(KEY);
+  if (token) sessionStorage.setItem(KEY, token);
+  else sessionStorage.removeItem(KEY);
   for (const l of listeners) l();
 }
 
@@ -21,7 +29,14 @@ let needed = false;
 export function tokenNeeded(): boolean {
   return needed;
 }
-export function markTokenNeeded(): void {
+/**
+ * The API answered 401 to a request that carried `sent` (the token kept
+ * then, or none): that token is wrong or revoked, so it is forgotten and the
+ * prompt shown. A late 401 for a token already replaced changes nothing.
+ */
+export function markTokenNeeded(sent: string | undefined): void {
+  if (sent !== adminToken()) return;
+  sessionStorage.removeItem(KEY);
   needed = true;
   for (const l of listeners) l();
 }

@@ -28,7 +28,9 @@ export function TokenGate({ children }: { children: ReactNode }) {
           }}
         >
           <Stack>
-            <Text size="sm">This server sets ADMIN_TOKEN. Enter it once; this browser keeps it.</Text>
+            <Text size="sm">
+              This server sets ADMIN_TOKEN. Enter it once; this tab keeps it until it closes.
+            </Text>
             <PasswordInput
               label="ADMIN_TOKEN"
               value={value}

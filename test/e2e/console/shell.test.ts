@@ -44,12 +44,32 @@ describe.skipIf(noTemporal() || noBrowser())('the console shell', () => {
       .click();
     await page.waitForURL(/\/console\/config/);
     await page.reload();
-    // Kept in this browser: no second prompt.
+    // Kept in this tab: no second prompt.
     await page.getByRole('navigation', { name: 'Pages' }).waitFor();
     expect(await page.getByRole('dialog', { name: 'Admin token' }).count()).toBe(0);
     await stack.screenshot(page, 'shell');
     // The prompt's own 401s are the browser's network errors; nothing else may be logged.
     expect(stack.errors.filter((e) => !/status of 401/.test(e))).toEqual([]);
+  });
+
+  it('keeps the token in the tab only, and forgets one the server refuses', async () => {
+    const page = await stack.open('/config');
+    const kept = () => page.evaluate(() => sessionStorage.getItem('agent-server.admin-token'));
+    await page.evaluate(() => sessionStorage.setItem('agent-server.admin-token', 'wrong-token-0123456789'));
+    await page.reload();
+    const dialog = page.getByRole('dialog', { name: 'Admin token' });
+    await dialog.waitFor();
+    expect(await kept()).toBeNull();
+    await dialog.getByLabel('ADMIN_TOKEN').fill(TOKEN);
+    await dialog.getByRole('button', { name: 'Continue' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    expect(await kept()).toBe(TOKEN);
+    expect(await page.evaluate(() => localStorage.getItem('agent-server.admin-token'))).toBeNull();
+    // Another tab of the same browser does not find it.
+    const other = await page.context().newPage();
+    await other.goto(page.url());
+    await other.getByRole('dialog', { name: 'Admin token' }).waitFor();
+    await other.close();
   });
 
   it("keeps a chosen project that is older than the picker's newest 200", async () => {
@@ -70,7 +90,7 @@ describe.skipIf(noTemporal() || noBrowser())('the console shell', () => {
     const page = await stack.open('/config');
     await page.evaluate(
       ([token, id]) => {
-        localStorage.setItem('agent-server.admin-token', token!);
+        sessionStorage.setItem('agent-server.admin-token', token!);
         localStorage.setItem('agent-server.project', id!);
       },
       [TOKEN, old.body.data.id],

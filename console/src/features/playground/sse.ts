@@ -1,5 +1,5 @@
 import { ApiError, authHeaders, type Envelope } from '../../api/client.js';
-import { markTokenNeeded } from '../../api/token.js';
+import { adminToken, markTokenNeeded } from '../../api/token.js';
 
 /** One Server-Sent Events frame: `id:`, `event:` and the `data:` lines joined. */
 export interface SseFrame {
@@ -62,6 +62,7 @@ export async function openSse(
   url: string,
   init: { method?: 'GET' | 'POST'; body?: unknown; headers?: Record<string, string>; signal?: AbortSignal },
 ): Promise<AsyncGenerator<SseFrame>> {
+  const sent = adminToken();
   const res = await fetch(url, {
     method: init.method ?? 'GET',
     headers: {
@@ -73,7 +74,7 @@ export async function openSse(
     ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
     ...(init.signal ? { signal: init.signal } : {}),
   });
-  if (res.status === 401) markTokenNeeded();
+  if (res.status === 401) markTokenNeeded(sent);
   if (!res.ok || !res.body || !res.headers.get('content-type')?.startsWith('text/event-stream')) {
     const text = await res.text().catch(() => '');
     let env: Partial<Envelope<unknown>> | undefined;
