@@ -7,9 +7,11 @@ import { ApplicationFailure } from '@temporalio/activity';
 import { InvalidLlmRequestError, UnsupportedFeatureError, UpstreamError } from '../../core/llm/errors.js';
 import {
   BudgetExceededError,
+  CallOverRateLimitError,
   RateLimitedError,
   UnpricedModelError,
 } from '../../core/metering/gateway-policy.js';
+import { UnknownOutputCeilingError } from '../../core/metering/reservation.js';
 import { EgressDeniedError } from '../../core/security/egress-policy.js';
 
 export function nonRetryable(code: string, message: string, details?: unknown): ApplicationFailure {
@@ -44,6 +46,9 @@ export function modelFailure(err: unknown): unknown {
   if (err instanceof UpstreamError) return upstreamFailure(err);
   if (err instanceof BudgetExceededError) return nonRetryable('budget_exceeded', err.message);
   if (err instanceof UnpricedModelError) return nonRetryable('unpriced_model', err.message);
+  if (err instanceof UnknownOutputCeilingError) return nonRetryable('unknown_output_limit', err.message);
+  // Retrying cannot help a call that reserves more than the whole limit.
+  if (err instanceof CallOverRateLimitError) return nonRetryable('call_over_rate_limit', err.message);
   if (err instanceof RateLimitedError)
     return ApplicationFailure.create({
       message: err.message,

@@ -43,7 +43,8 @@ export async function admit(
         providerName: provider.name,
         model,
         inputTokens: Math.ceil(JSON.stringify(req.messages).length / 4) + estimateTokens([req.system]),
-        maxOutputTokens: req.max_tokens ?? 4_096,
+        // None set: the model's output ceiling is reserved (the vendor may write that much).
+        maxOutputTokens: req.max_tokens,
       },
     );
   } catch (err) {

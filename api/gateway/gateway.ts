@@ -11,6 +11,7 @@ import { fallbackCandidates, grantedModelNames, resolveModel, type Candidate } f
 import { noopPolicy, type Admission, type GatewayPolicy, type Outcome } from './policy.js';
 import type { Surface } from './surface.js';
 import { isObj } from './surfaces/json.js';
+import { askedChoices, askedOutputLimit } from './surfaces/numbers.js';
 import { writeStream } from './stream-writer.js';
 import { DEFAULT_RETRY, toGatewayError, withRetriesAndFallbacks, type RetryOptions } from './upstream.js';
 import { targetOf } from '../../core/llm/provider-target.js';
@@ -112,7 +113,8 @@ export class Gateway {
           type: primary.provider.provider_type,
         },
         model: primary.model,
-        max_output_tokens: maxOutputTokens(request),
+        max_output_tokens: askedOutputLimit(request),
+        choices: askedChoices(request),
         body: request,
       });
       const started = performance.now();
@@ -285,9 +287,3 @@ function incomingHops(ctx: Context): number {
   return hops;
 }
 
-function maxOutputTokens(body: Record<string, unknown>): number | undefined {
-  const gen = body.generationConfig as { maxOutputTokens?: unknown } | undefined;
-  const value =
-    body.max_completion_tokens ?? body.max_tokens ?? body.max_output_tokens ?? gen?.maxOutputTokens;
-  return typeof value === 'number' ? value : undefined;
-}

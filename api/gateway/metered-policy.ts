@@ -7,6 +7,7 @@ import {
   type Admission as PolicyAdmission,
 } from '../../core/metering/gateway-policy.js';
 import { costUsd } from '../../core/metering/pricing.js';
+import { UnknownOutputCeilingError } from '../../core/metering/reservation.js';
 import { startModelCallSpan, type ModelCallSpan } from '../../core/telemetry/genai.js';
 import { metrics } from '../../core/telemetry/metrics.js';
 import { GatewayError, invalidRequest } from './errors.js';
@@ -14,8 +15,7 @@ import type { Admission, AdmissionRequest, GatewayPolicy, GatewaySettlement, Out
 import type { Usage } from '../../core/llm/types.js';
 import type { GatewayKey } from './keys.js';
 
-/** When the caller sets no output limit, a chat call is reserved as if it could write this many tokens. */
-export const DEFAULT_MAX_OUTPUT_TOKENS = 4_096;
+export { DEFAULT_MAX_OUTPUT_TOKENS } from '../../core/metering/reservation.js';
 
 /**
  * Prompt tokens before the call, without a tokenizer: about four characters
@@ -95,8 +95,9 @@ export function meteredPolicy(service: GatewayPolicyService): GatewayPolicy {
           providerName: request.provider.name,
           model: request.model,
           inputTokens: estimateInputTokens(request.body),
-          maxOutputTokens:
-            request.operation === 'embed' ? 0 : (request.max_output_tokens ?? DEFAULT_MAX_OUTPUT_TOKENS),
+          // An embedding writes no output tokens.
+          maxOutputTokens: request.operation === 'embed' ? 0 : request.max_output_tokens,
+          choices: request.choices,
         },
       );
     } catch (err) {
@@ -107,6 +108,8 @@ export function meteredPolicy(service: GatewayPolicyService): GatewayPolicy {
       }
       if (err instanceof BudgetExceededError) throw new GatewayError(429, 'insufficient_quota', err.message);
       if (err instanceof UnpricedModelError) throw new GatewayError(400, 'invalid_request', err.message);
+      if (err instanceof UnknownOutputCeilingError)
+        throw new GatewayError(400, 'invalid_request', err.message, undefined, 'max_tokens');
       throw err;
     }
   }
@@ -122,7 +125,7 @@ export function meteredPolicy(service: GatewayPolicyService): GatewayPolicy {
     const charged =
       usage ??
       (outcome.status < 400
-        ? { input_tokens: adm.request.inputTokens, output_tokens: adm.request.maxOutputTokens }
+        ? { input_tokens: adm.request.inputTokens, output_tokens: adm.reservedOutputTokens }
         : { input_tokens: 0, output_tokens: 0 });
     const { logged, settled } = service.settle(adm, {
       inputTokens: charged.input_tokens,

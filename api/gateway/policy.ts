@@ -10,8 +10,10 @@ export interface AdmissionRequest {
   stream: boolean;
   provider: { id: string; name: string; type: ProviderFormat };
   model: string;
-  /** The caller's max output tokens, when it gave one (the upper bound of a reservation). */
+  /** The caller's max output tokens per choice, when it gave one (the upper bound of a reservation). */
   max_output_tokens?: number;
+  /** How many choices the vendor writes and bills (OpenAI's `n`, Gemini's `candidateCount`), when more than one may be. */
+  choices?: number;
   /** The request body as received, to estimate input tokens from. */
   body: Record<string, unknown>;
 }

@@ -44,6 +44,11 @@ const pricing = Joi.object({
   .allow(null)
   .description('USD per million tokens; cached input tokens are charged at the cache rates');
 
+const MAX_OUTPUT =
+  'The most tokens one answer of this model may hold. A call that sets no output limit is reserved at this ' +
+  'against budgets and tokens_per_minute; null: the shipped table of known models (docs/api.md#budgets)';
+const maxOutputTokens = Joi.number().integer().min(1).max(10_000_000).allow(null).description(MAX_OUTPUT);
+
 const modelId = Joi.string().trim().min(1).max(200);
 const providerType = Joi.string().valid(...PROVIDER_TYPES);
 
@@ -56,6 +61,7 @@ export const modelCreate = {
     provider_id: uuid.allow(null),
     parameters,
     pricing,
+    max_output_tokens: maxOutputTokens,
   }).required(),
 };
 export const modelList = { query: Joi.object({ ...projectQuery, ...pagination }) };
@@ -70,6 +76,7 @@ export const modelUpdate = {
     provider_id: uuid.allow(null),
     parameters,
     pricing,
+    max_output_tokens: maxOutputTokens,
   })
     .min(1)
     .required(),
@@ -83,6 +90,7 @@ export interface ModelCreateBody {
   provider_id?: string | null;
   parameters?: Record<string, unknown>;
   pricing?: Price | null;
+  max_output_tokens?: number | null;
 }
 export type ModelUpdateBody = Partial<ModelCreateBody>;
 
@@ -96,6 +104,7 @@ export interface Model {
   provider_id: string | null;
   parameters: Record<string, unknown>;
   pricing: Price | null;
+  max_output_tokens: number | null;
   created_at: string;
   updated_at: string;
 }
@@ -116,6 +125,7 @@ export const modelResponse = Joi.object({
     cache_read_per_million_usd: Joi.number().description(CACHE_READ),
     cache_write_per_million_usd: Joi.number().description(CACHE_WRITE),
   }).allow(null),
+  max_output_tokens: Joi.number().integer().allow(null).description(MAX_OUTPUT),
   created_at: timestamp,
   updated_at: timestamp,
 });

@@ -16,6 +16,7 @@ function toModel(row: DbModel): Model {
     provider_id: row.provider_id,
     parameters: row.parameters,
     pricing: row.pricing,
+    max_output_tokens: row.max_output_tokens,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };
@@ -71,6 +72,7 @@ export class ModelsService {
           provider_id: body.provider_id ?? null,
           parameters: JSON.stringify(body.parameters ?? {}),
           pricing: body.pricing ? JSON.stringify(body.pricing) : null,
+          max_output_tokens: body.max_output_tokens ?? null,
         }),
       );
     } catch (err) {
@@ -110,6 +112,7 @@ export class ModelsService {
     if (body.parameters !== undefined) patch.parameters = JSON.stringify(body.parameters);
     if (body.pricing !== undefined)
       patch.pricing = body.pricing === null ? null : JSON.stringify(body.pricing);
+    if (body.max_output_tokens !== undefined) patch.max_output_tokens = body.max_output_tokens;
     try {
       const row = await this.models.update(id, patch);
       if (!row) throw new NotFoundError('model');

@@ -84,12 +84,14 @@ export interface DbModel {
     cache_read_per_million_usd?: number;
     cache_write_per_million_usd?: number;
   } | null;
+  /** The most tokens one answer may hold (the reservation of a call that sets no limit); null: the shipped table's. */
+  max_output_tokens: number | null;
   created_at: Date;
   updated_at: Date;
 }
 /** Columns with a database default (or nullable) may be left out of an insert. */
 export type DbModelInsert = Pick<DbModelWrite, 'project_id' | 'name' | 'model_id' | 'provider_type'> &
-  Partial<Pick<DbModelWrite, 'provider_id' | 'parameters' | 'pricing'>>;
+  Partial<Pick<DbModelWrite, 'provider_id' | 'parameters' | 'pricing' | 'max_output_tokens'>>;
 export interface DbModelWrite {
   project_id: string;
   name: string;
@@ -98,6 +100,7 @@ export interface DbModelWrite {
   provider_id: string | null;
   parameters: string;
   pricing: string | null;
+  max_output_tokens: number | null;
   updated_at: Date;
 }
 

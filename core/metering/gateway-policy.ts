@@ -3,7 +3,13 @@ import { context, ROOT_CONTEXT } from '@opentelemetry/api';
 import { isDatabaseUnavailable } from '../db/unavailable.js';
 import type { Db } from '../db/knex.js';
 import { MeteringRepository, type BudgetPeriod } from '../repositories/metering.repository.js';
-import { costUsd, defaultPrice, worstCaseCostUsd, type Price } from './pricing.js';
+import { costUsd, defaultOutputCeiling, defaultPrice, type Price } from './pricing.js';
+import {
+  reservedOutputTokens,
+  reservedUsd as worstCaseUsd,
+  storableTokens,
+  storableUsd,
+} from './reservation.js';
 import { LeaseBook, LeaseRefused, type Lease, type LeaseSettings, type LeaseWrite } from './leases.js';
 import type { ProvisionalUsage, UsageCompletion, UsageRow, UsageWriter } from './usage-writer.js';
 
@@ -27,15 +33,26 @@ export interface AdmitRequest {
   providerId: string;
   providerName: string;
   model: string;
-  /** Estimated prompt tokens (from the request) and the most the call may generate. */
+  /** Estimated prompt tokens (from the request). */
   inputTokens: number;
-  maxOutputTokens: number;
+  /** The caller's output limit per choice; undefined when it set none (the model's ceiling applies). */
+  maxOutputTokens: number | undefined;
+  /** Choices the vendor writes and bills (OpenAI's `n`, Gemini's `candidateCount`); 1 when absent. */
+  choices?: number | undefined;
+}
+
+/** What is known of a model for metering: its price and output ceiling (a Model resource's, else the shipped tables'). */
+interface ModelLimits {
+  price: Price | undefined;
+  maxOutputTokens: number | undefined;
 }
 
 export interface Admission {
   key: MeteredKey;
   request: AdmitRequest;
   price: Price | undefined;
+  /** The most output tokens the vendor can bill for the call (core/metering/reservation.ts). */
+  reservedOutputTokens: number;
   windowStart: Date | undefined;
   periodStart: Date | undefined;
   reservedUsd: number;
@@ -139,6 +156,17 @@ type UsageRowIdentity = Pick<
   'virtual_key_id' | 'provider_id' | 'provider_name' | 'model' | 'created_at' | 'lease_id'
 >;
 
+/** The outcome's counts as a usage row can hold them (see storableTokens). */
+function storableOutcome(o: Outcome): Outcome {
+  return {
+    ...o,
+    inputTokens: storableTokens(o.inputTokens),
+    outputTokens: storableTokens(o.outputTokens),
+    cacheReadTokens: storableTokens(o.cacheReadTokens),
+    cacheWriteTokens: storableTokens(o.cacheWriteTokens),
+  };
+}
+
 function usageIdentity({ key, request, lease }: Admission): UsageRowIdentity {
   return {
     virtual_key_id: key.id,
@@ -230,11 +258,11 @@ function newCounterBatch(): CounterBatch {
  */
 export class GatewayPolicyService {
   /**
-   * Prices by provider and model, kept for PRICE_TTL_MS: every call is priced
-   * (its usage row and span carry the cost) without a query per call; a
-   * changed Model pricing applies within that time.
+   * Prices and output ceilings by provider and model, kept for PRICE_TTL_MS:
+   * every call is priced (its usage row and span carry the cost) and reserved
+   * without a query per call; a changed Model applies within that time.
    */
-  private readonly prices = new Map<string, { price: Price | undefined; expires: number }>();
+  private readonly models = new Map<string, { limits: ModelLimits; expires: number }>();
   /** Counter changes of settled calls not yet being written, by key id (see settle). */
   private readonly counterBatches = new Map<string, CounterBatch>();
   /** The batch each key's writer is writing now. */
@@ -264,25 +292,30 @@ export class GatewayPolicyService {
     this.leases = leases && new LeaseBook(db, leases, (keyId, change) => this.addLeaseWrite(keyId, change));
   }
 
-  private async price(providerId: string, model: string): Promise<Price | undefined> {
+  private async limits(providerId: string, model: string): Promise<ModelLimits> {
     const key = `${providerId}/${model}`;
-    const hit = this.prices.get(key);
-    if (hit && hit.expires > Date.now()) return hit.price;
-    // A Model resource naming this provider and model id with `pricing` wins over the shipped table.
-    const price = (await this.repo.modelPricing(providerId, model)) ?? defaultPrice(model);
-    if (this.prices.size > 10_000) this.prices.clear();
-    this.prices.set(key, { price, expires: Date.now() + PRICE_TTL_MS });
-    return price;
+    const hit = this.models.get(key);
+    if (hit && hit.expires > Date.now()) return hit.limits;
+    // A Model resource naming this provider and model id wins over the shipped tables.
+    const own = await this.repo.modelLimits(providerId, model);
+    const limits = {
+      price: own.pricing ?? defaultPrice(model),
+      maxOutputTokens: own.maxOutputTokens ?? defaultOutputCeiling(model),
+    };
+    if (this.models.size > 10_000) this.models.clear();
+    this.models.set(key, { limits, expires: Date.now() + PRICE_TTL_MS });
+    return limits;
   }
 
   async admit(key: MeteredKey, request: AdmitRequest): Promise<Admission> {
-    const price = await this.price(request.providerId, request.model);
+    const { price, maxOutputTokens: ceiling } = await this.limits(request.providerId, request.model);
     if (key.budget && !price) throw new UnpricedModelError(request.model);
-    const reservedUsd = price ? worstCaseCostUsd(price, request.inputTokens, request.maxOutputTokens) : 0;
+    const outputTokens = reservedOutputTokens(request, ceiling, key.budget !== null);
+    const reservedUsd = worstCaseUsd(price, request.inputTokens, outputTokens);
     // Settles of this key that this replica is still writing when the count starts
     // (their promise may resolve before the refusal reaches us).
     const writing = this.unwritten(key.id);
-    const tokens = request.inputTokens + request.maxOutputTokens;
+    const tokens = request.inputTokens + outputTokens;
     let counted: { windowStart?: Date; periodStart?: Date; lease?: Lease };
     try {
       counted = await this.count(key, reservedUsd, tokens);
@@ -298,6 +331,7 @@ export class GatewayPolicyService {
       key,
       request,
       price,
+      reservedOutputTokens: outputTokens,
       windowStart: counted.windowStart,
       periodStart: counted.periodStart,
       reservedUsd,
@@ -381,8 +415,8 @@ export class GatewayPolicyService {
     if (!this.usageWriter?.idle()) return;
     admission.provisional = this.usageWriter.addProvisional({
       ...usageIdentity(admission),
-      input_tokens: admission.request.inputTokens,
-      output_tokens: admission.request.maxOutputTokens,
+      input_tokens: storableTokens(admission.request.inputTokens),
+      output_tokens: storableTokens(admission.reservedOutputTokens),
       cost_usd: admission.reservedUsd,
       latency_ms: 0,
       // No HTTP status yet: 0 until the outcome is known.
@@ -401,17 +435,20 @@ export class GatewayPolicyService {
    * write per key (hot keys settle without queueing on their rows), and the
    * promise resolves once this call's counters are written.
    */
-  settle(admission: Admission, outcome: Outcome): Settlement {
+  settle(admission: Admission, reported: Outcome): Settlement {
     const { price } = admission;
+    const outcome = storableOutcome(reported);
     const cacheRead = outcome.cacheReadTokens ?? 0;
     const cacheWrite = outcome.cacheWriteTokens ?? 0;
     const actual = price
-      ? costUsd(price, {
-          input_tokens: outcome.inputTokens,
-          output_tokens: outcome.outputTokens,
-          cache_read_tokens: cacheRead,
-          cache_write_tokens: cacheWrite,
-        })
+      ? storableUsd(
+          costUsd(price, {
+            input_tokens: outcome.inputTokens,
+            output_tokens: outcome.outputTokens,
+            cache_read_tokens: cacheRead,
+            cache_write_tokens: cacheWrite,
+          }),
+        )
       : 0;
     const completion = {
       input_tokens: outcome.inputTokens,

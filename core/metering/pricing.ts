@@ -68,13 +68,60 @@ export const DEFAULT_PRICES: Record<string, Price> = {
   'text-embedding-004': { input_per_million_usd: 0, output_per_million_usd: 0 },
 };
 
-export function defaultPrice(model: string): Price | undefined {
+/**
+ * The most output tokens each shipped model writes in one answer (one choice),
+ * whatever the caller asks: a call that sets no limit is reserved at this
+ * (the vendor may write that much). Matched like the prices; the largest
+ * figure a vendor documents, beta headers included (Claude 3.7 Sonnet's
+ * 128k output), so a reservation never falls short. A Model resource's
+ * `max_output_tokens` overrides it.
+ */
+export const DEFAULT_OUTPUT_CEILINGS: Record<string, number> = {
+  'gpt-4o-mini': 16_384,
+  'gpt-4o': 16_384,
+  'gpt-4.1-nano': 32_768,
+  'gpt-4.1-mini': 32_768,
+  'gpt-4.1': 32_768,
+  'gpt-4-turbo': 4_096,
+  'gpt-3.5-turbo': 4_096,
+  'o1-mini': 65_536,
+  o1: 100_000,
+  'o3-mini': 100_000,
+  'o4-mini': 100_000,
+  'text-embedding-3-small': 0,
+  'text-embedding-3-large': 0,
+  'claude-3-5-haiku': 8_192,
+  'claude-3-haiku': 4_096,
+  'claude-3-5-sonnet': 8_192,
+  'claude-3-7-sonnet': 128_000,
+  'claude-sonnet-4': 64_000,
+  'claude-3-opus': 4_096,
+  'claude-opus-4': 32_000,
+  'claude-haiku-4': 64_000,
+  'gemini-1.5-flash': 8_192,
+  'gemini-1.5-pro': 8_192,
+  'gemini-2.0-flash': 8_192,
+  'gemini-2.5-flash': 65_536,
+  'gemini-2.5-pro': 65_536,
+  'text-embedding-004': 0,
+};
+
+/** The entry of `table` whose key is the longest prefix of the model id (`models/` and case ignored). */
+function byLongestPrefix<T>(table: Record<string, T>, model: string): T | undefined {
   const id = model.replace(/^models\//, '').toLowerCase();
   let best: string | undefined;
-  for (const prefix of Object.keys(DEFAULT_PRICES)) {
+  for (const prefix of Object.keys(table)) {
     if (id.startsWith(prefix) && (!best || prefix.length > best.length)) best = prefix;
   }
-  return best ? DEFAULT_PRICES[best] : undefined;
+  return best === undefined ? undefined : table[best];
+}
+
+export function defaultPrice(model: string): Price | undefined {
+  return byLongestPrefix(DEFAULT_PRICES, model);
+}
+
+export function defaultOutputCeiling(model: string): number | undefined {
+  return byLongestPrefix(DEFAULT_OUTPUT_CEILINGS, model);
 }
 
 /**

@@ -138,14 +138,24 @@ export class MeteringRepository {
     private readonly usagePool?: pg.Pool,
   ) {}
 
-  /** The `pricing` of the newest Model resource naming this provider and model id. */
-  async modelPricing(providerId: string, model: string): Promise<Price | undefined> {
-    const row: { pricing: Price } | undefined = await this.db('models')
+  /**
+   * What the Model resources naming this provider and model id say of it:
+   * the newest one's `pricing` and the newest one's `max_output_tokens`
+   * (each from the newest resource that sets it).
+   */
+  async modelLimits(
+    providerId: string,
+    model: string,
+  ): Promise<{ pricing?: Price; maxOutputTokens?: number }> {
+    const rows: Array<{ pricing: Price | null; max_output_tokens: number | null }> = await this.db('models')
       .where({ provider_id: providerId, model_id: model })
-      .whereNotNull('pricing')
+      .where((q) => q.whereNotNull('pricing').orWhereNotNull('max_output_tokens'))
       .orderBy('updated_at', 'desc')
-      .first('pricing');
-    return row?.pricing;
+      .select('pricing', 'max_output_tokens');
+    return {
+      pricing: rows.find((r) => r.pricing)?.pricing ?? undefined,
+      maxOutputTokens: rows.find((r) => r.max_output_tokens !== null)?.max_output_tokens ?? undefined,
+    };
   }
 
   /**

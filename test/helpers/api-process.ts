@@ -27,7 +27,8 @@ export async function spawnApi(env: Record<string, string>): Promise<ApiProcess>
     child.kill('SIGTERM');
     await exited;
   };
-  for (let i = 0; i < 150; i++) {
+  // Up to a minute: two processes compiling at once on a busy 2-core machine took 30 s.
+  for (let i = 0; i < 300; i++) {
     if (child.exitCode !== null) throw new Error(`the API exited early (${child.exitCode})`);
     const up = await fetch(`${url}/api/agent-server/health`).then(
       (r) => r.ok,

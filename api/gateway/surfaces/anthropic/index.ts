@@ -1,4 +1,5 @@
 import type { Surface } from '../../surface.js';
+import { checkFields, ANTHROPIC_RULES } from '../numbers.js';
 import { validateAnthropicCacheControl } from './cache-control.js';
 import { anthropicErrorBody } from './errors.js';
 import { parseAnthropicRequest } from './request.js';
@@ -8,7 +9,10 @@ import { createAnthropicStreamRenderer, renderAnthropicResponse } from './respon
 export const anthropicSurface: Surface = {
   format: 'anthropic',
   errorBody: anthropicErrorBody,
-  validateChat: validateAnthropicCacheControl,
+  validateChat: (body) => {
+    checkFields(body, ANTHROPIC_RULES);
+    validateAnthropicCacheControl(body);
+  },
   parseRequest: parseAnthropicRequest,
   renderResponse: renderAnthropicResponse,
   createStreamRenderer: createAnthropicStreamRenderer,

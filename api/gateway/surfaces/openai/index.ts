@@ -1,4 +1,5 @@
 import type { Surface } from '../../surface.js';
+import { checkFields, OPENAI_CHAT_RULES } from '../numbers.js';
 import { stripOpenAiCacheControl, validateOpenAiCacheControl } from './cache-control.js';
 import { parseOpenAiEmbedding, renderOpenAiEmbedding } from './embeddings.js';
 import { openaiErrorBody } from './errors.js';
@@ -8,7 +9,10 @@ import { createOpenAiStreamRenderer, renderOpenAiResponse } from './response.js'
 export const openaiSurface: Surface = {
   format: 'openai',
   errorBody: openaiErrorBody,
-  validateChat: validateOpenAiCacheControl,
+  validateChat: (body) => {
+    checkFields(body, OPENAI_CHAT_RULES);
+    validateOpenAiCacheControl(body);
+  },
   sameFormatChatBody: stripOpenAiCacheControl,
   parseRequest: parseOpenAiRequest,
   renderResponse: renderOpenAiResponse,
