@@ -14,6 +14,8 @@ import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadSandboxConfig } from '../../activities/sandbox/sandbox-config.js';
 import { LABEL } from '../../activities/sandbox/sandbox-manager.js';
+import { loadConfig } from '../../core/config.js';
+import { hostAllowed } from '../../core/security/allowed-hosts.js';
 import { CHART_DIR, findHelm, helm, renderChart, templateArgs, type K8sObject } from '../helpers/helm.js';
 import { validateK8sObject } from '../helpers/k8s-schema.js';
 
@@ -548,13 +550,97 @@ describe.skipIf(!helmBinary)('Helm chart deploy/helm/agent-server', () => {
       );
       expect(services.flatMap((s) => (spec(s).ports ?? []).map((p) => p.name))).toContain(endpoint?.port);
       expect(endpoint?.path).toBe('/metrics');
-      // METRICS_REQUIRE_TOKEN: Prometheus presents the ADMIN_TOKEN from the same Secret the pods read.
+      // Prometheus presents the ADMIN_TOKEN (no METRICS_TOKEN here) from the same Secret the pods read.
       expect(endpoint?.authorization).toEqual({
         type: 'Bearer',
         credentials: { name: 'agent-server-secrets', key: 'ADMIN_TOKEN' },
       });
     }
     expect(find(minimal, 'ServiceMonitor')).toEqual([]);
+  });
+
+  it('sets ALLOWED_HOSTS on the api: its ingress hosts, its Service names, and api.allowedHosts', async () => {
+    const allowed = (objs: Obj[]) =>
+      plainEnv(container(one(objs, 'Deployment', 'rel-agent-server-api'))).ALLOWED_HOSTS ?? '';
+    const service = ['rel-agent-server', 'rel-agent-server.agents', 'rel-agent-server.agents.svc'];
+    expect(allowed(production).split(',')).toEqual([
+      'agents.example.com',
+      ...service,
+      'rel-agent-server.agents.svc.cluster.local',
+    ]);
+    expect(allowed(minimal).split(',')).toEqual([...service, 'rel-agent-server.agents.svc.cluster.local']);
+    const overridden = await renderChart(HELM, {
+      valuesFiles: [PRODUCTION],
+      setJson: [
+        'api.allowedHosts=["agents.internal.example","*.corp.example"]',
+        'clusterDomain="k8s.example"',
+      ],
+    });
+    const value = allowed(overridden);
+    expect(value.split(',')).toEqual([
+      'agents.example.com',
+      ...service,
+      'rel-agent-server.agents.svc.k8s.example',
+      'agents.internal.example',
+      '*.corp.example',
+    ]);
+    // The api accepts the rendered value and answers those names, bound as in the chart.
+    const config = loadConfig({ HOST: '0.0.0.0', ALLOWED_HOSTS: value });
+    for (const host of ['agents.example.com', 'rel-agent-server.agents.svc:80', 'ui.corp.example'])
+      expect(hostAllowed(config.allowedHosts, host), host).toBe(true);
+    expect(hostAllowed(config.allowedHosts, 'attacker.example')).toBe(false);
+    // Only the api serves the configuration API.
+    expect(envOf(container(one(production, 'Deployment', 'rel-agent-server-worker')), 'ALLOWED_HOSTS')).toBe(
+      undefined,
+    );
+  });
+
+  it('has the ServiceMonitors send METRICS_TOKEN when one is configured, else the ADMIN_TOKEN', async () => {
+    const credentials = (objs: Obj[]) =>
+      find(objs, 'ServiceMonitor').map((m) => (spec(m).endpoints ?? [])[0]?.authorization);
+    // metrics.requireToken left at false: /metrics needs the token all the same (ADMIN_TOKEN is set).
+    const adminOnly = await renderChart(HELM, {
+      valuesFiles: [MINIMAL],
+      setJson: ['metrics.serviceMonitor.enabled=true'],
+    });
+    expect(credentials(adminOnly)).toEqual(
+      Array(2).fill({ type: 'Bearer', credentials: { name: 'rel-agent-server', key: 'ADMIN_TOKEN' } }),
+    );
+    expect(envOf(container(one(adminOnly, 'Deployment', 'rel-agent-server-api')), 'METRICS_TOKEN')).toBe(
+      undefined,
+    );
+
+    const inline = await renderChart(HELM, {
+      valuesFiles: [MINIMAL],
+      setJson: ['metrics.serviceMonitor.enabled=true', 'secrets.metricsToken="metrics-token-0123456789"'],
+    });
+    expect(credentials(inline)).toEqual(
+      Array(2).fill({ type: 'Bearer', credentials: { name: 'rel-agent-server', key: 'METRICS_TOKEN' } }),
+    );
+    expect(one(inline, 'Secret', 'rel-agent-server').stringData?.METRICS_TOKEN).toBe(
+      'metrics-token-0123456789',
+    );
+    for (const role of ['api', 'worker'])
+      expect(
+        envOf(container(one(inline, 'Deployment', `rel-agent-server-${role}`)), 'METRICS_TOKEN')?.valueFrom
+          ?.secretKeyRef,
+        role,
+      ).toEqual({ name: 'rel-agent-server', key: 'METRICS_TOKEN' });
+
+    const existing = await renderChart(HELM, {
+      valuesFiles: [PRODUCTION],
+      setJson: ['secrets.existingSecretKeys.metricsToken="prometheus-token"'],
+    });
+    expect(credentials(existing)).toEqual(
+      Array(2).fill({
+        type: 'Bearer',
+        credentials: { name: 'agent-server-secrets', key: 'prometheus-token' },
+      }),
+    );
+    expect(
+      envOf(container(one(existing, 'Deployment', 'rel-agent-server-worker')), 'METRICS_TOKEN')?.valueFrom
+        ?.secretKeyRef,
+    ).toEqual({ name: 'agent-server-secrets', key: 'prometheus-token' });
   });
 
   it('passes Temporal and PostgreSQL TLS material as files from their Secrets', () => {

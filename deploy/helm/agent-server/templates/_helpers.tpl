@@ -100,7 +100,48 @@ annotations:
 {{/* The chart's own Secret is rendered when it has at least one value to hold. */}}
 {{- define "agent-server.createSecret" -}}
 {{- $v := .Values }}
-{{- if or (and (not $v.secrets.existingSecret) (or $v.secrets.secretsKey $v.secrets.adminToken $v.secrets.sandboxTokenSecret $v.secrets.secretsKeyPrevious)) (and (not $v.postgresql.existingSecret) $v.postgresql.url) (and (not $v.temporal.apiKey.existingSecret) $v.temporal.apiKey.value) }}true{{- end }}
+{{- if or (and (not $v.secrets.existingSecret) (or $v.secrets.secretsKey $v.secrets.adminToken $v.secrets.sandboxTokenSecret $v.secrets.secretsKeyPrevious $v.secrets.metricsToken)) (and (not $v.postgresql.existingSecret) $v.postgresql.url) (and (not $v.temporal.apiKey.existingSecret) $v.temporal.apiKey.value) }}true{{- end }}
+{{- end }}
+
+{{/* METRICS_TOKEN is configured: in the chart's Secret, or under a key of the existing one. */}}
+{{- define "agent-server.hasMetricsToken" -}}
+{{- $s := .Values.secrets }}
+{{- if or (and (not $s.existingSecret) $s.metricsToken) (and $s.existingSecret $s.existingSecretKeys.metricsToken) }}true{{- end }}
+{{- end }}
+
+{{/* The Secret key /metrics asks for (METRICS_TOKEN, else ADMIN_TOKEN), as a secretKeySelector. */}}
+{{- define "agent-server.metricsTokenSelector" -}}
+{{- $s := .Values.secrets }}
+{{- $metrics := include "agent-server.hasMetricsToken" . }}
+name: {{ $s.existingSecret | default (include "agent-server.secretName" .) }}
+{{- if and $s.existingSecret $metrics }}
+key: {{ $s.existingSecretKeys.metricsToken }}
+{{- else if $s.existingSecret }}
+key: {{ $s.existingSecretKeys.adminToken }}
+{{- else if $metrics }}
+key: METRICS_TOKEN
+{{- else }}
+key: ADMIN_TOKEN
+{{- end }}
+{{- end }}
+
+{{/*
+ALLOWED_HOSTS of the api: the ingress hosts, the Service's names in the
+cluster, and api.allowedHosts. Loopback names are always allowed by the api;
+probes and /metrics are not checked (they use the pod's IP).
+*/}}
+{{- define "agent-server.allowedHosts" -}}
+{{- $svc := include "agent-server.fullname" . }}
+{{- $ns := .Release.Namespace }}
+{{- $hosts := list }}
+{{- if .Values.ingress.enabled }}
+{{- range .Values.ingress.hosts }}
+{{- with .host }}{{ $hosts = append $hosts . }}{{ end }}
+{{- end }}
+{{- end }}
+{{- $hosts = concat $hosts (list $svc (printf "%s.%s" $svc $ns) (printf "%s.%s.svc" $svc $ns) (printf "%s.%s.svc.%s" $svc $ns .Values.clusterDomain)) }}
+{{- $hosts = concat $hosts .Values.api.allowedHosts }}
+{{- join "," (uniq $hosts) }}
 {{- end }}
 
 {{/* Fails the render with one line naming the value an operator must set. */}}
@@ -116,8 +157,8 @@ annotations:
 {{- fail "postgresql.url or postgresql.existingSecret is required (the DATABASE_URL)" }}
 {{- end }}
 {{- if $v.secrets.existingSecret }}
-{{- if or $v.secrets.secretsKey $v.secrets.adminToken $v.secrets.sandboxTokenSecret $v.secrets.secretsKeyPrevious }}
-{{- fail "secrets.existingSecret is set: leave secrets.secretsKey, secrets.secretsKeyPrevious, secrets.adminToken and secrets.sandboxTokenSecret empty (their keys are read from the existing Secret)" }}
+{{- if or $v.secrets.secretsKey $v.secrets.adminToken $v.secrets.sandboxTokenSecret $v.secrets.secretsKeyPrevious $v.secrets.metricsToken }}
+{{- fail "secrets.existingSecret is set: leave secrets.secretsKey, secrets.secretsKeyPrevious, secrets.adminToken, secrets.metricsToken and secrets.sandboxTokenSecret empty (their keys are read from the existing Secret)" }}
 {{- end }}
 {{- else }}
 {{- if not $v.secrets.secretsKey }}
@@ -241,6 +282,10 @@ valueFrom:
 {{- end }}
 - name: ADMIN_TOKEN
   {{- include "agent-server.secretRef" (dict "existing" $v.secrets.existingSecret "key" $v.secrets.existingSecretKeys.adminToken "ownKey" "ADMIN_TOKEN" "root" .) | nindent 2 }}
+{{- if include "agent-server.hasMetricsToken" . }}
+- name: METRICS_TOKEN
+  {{- include "agent-server.secretRef" (dict "existing" $v.secrets.existingSecret "key" $v.secrets.existingSecretKeys.metricsToken "ownKey" "METRICS_TOKEN" "root" .) | nindent 2 }}
+{{- end }}
 - name: METRICS_ENABLED
   value: {{ $v.metrics.enabled | quote }}
 - name: METRICS_REQUIRE_TOKEN
