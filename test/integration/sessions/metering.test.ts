@@ -3,6 +3,7 @@ import { createModel, createVirtualKey } from '../../helpers/factories/config.js
 import { createPrompt } from '../../helpers/factories/content.js';
 import { uniqueName } from '../../helpers/factories.js';
 import { noTemporal } from '../../helpers/services.js';
+import { billsAsWritten } from '../../fixtures/vendors/scripted-server.js';
 import { readSse, waitFor, useSessionWorld } from './session-harness.js';
 
 const skip = noTemporal();
@@ -17,6 +18,7 @@ describe.skipIf(skip)(
       key: Record<string, unknown>,
       pricing: Record<string, number> = { input_per_million_usd: 1_000, output_per_million_usd: 1_000 },
       modelId = 'gpt-test',
+      modelFields: Record<string, unknown> = {},
     ) {
       const vk = await createVirtualKey(world.fx.api, key);
       const project = await world.fx.api.request<{ id: string }>('POST', '/api/agent-server/projects', {
@@ -28,6 +30,7 @@ describe.skipIf(skip)(
         provider_id: world.fx.providerId,
         model_id: modelId,
         pricing,
+        ...modelFields,
       });
       const prompt = await createPrompt(world.fx.api, projectId, { template: 'Be brief.' });
       const agent = await world.fx.api.request<{ id: string }>(
@@ -64,10 +67,16 @@ describe.skipIf(skip)(
       });
       expect(usage).toMatchObject({ input_tokens: 12, output_tokens: 3 });
 
-      const broke = await meteredAgent({
-        providers: [{ provider_id: world.fx.providerId, model_names: ['*'] }],
-        budget: { max_usd: 0.000001, period: 'day' },
-      });
+      const broke = await meteredAgent(
+        {
+          providers: [{ provider_id: world.fx.providerId, model_names: ['*'] }],
+          budget: { max_usd: 0.000001, period: 'day' },
+        },
+        undefined,
+        // Its own model id: the metering caches each provider and model's limits for 30 s.
+        'gpt-test-budgeted',
+        { max_output_tokens: 1_000 },
+      );
       const refused = await world.fx.api.request<{
         status: string;
         error: { code: string; message: string };
@@ -79,6 +88,55 @@ describe.skipIf(skip)(
       expect(refused.body.data.status).toBe('failed');
       expect(refused.body.data.error.code).toBe('budget_exceeded');
       expect(world.fx.vendor.received).toHaveLength(1);
+    });
+
+    it("a turn whose model sets no max_tokens is reserved at the model's output ceiling, never overspending", async () => {
+      // The vendor writes all it may: 100,000 tokens at 10 USD per million is 1 USD, over the 0.5 USD budget.
+      world.fx.vendor.billing = billsAsWritten(100_000);
+      try {
+        const agent = await meteredAgent(
+          {
+            providers: [{ provider_id: world.fx.providerId, model_names: ['*'] }],
+            budget: { max_usd: 0.5, period: 'day' },
+          },
+          { input_per_million_usd: 10, output_per_million_usd: 10 },
+          'gpt-long-writer',
+          { max_output_tokens: 100_000 },
+        );
+        const res = await world.fx.api.request<{ status: string; error: { code: string } }>(
+          'POST',
+          `/api/agent-server/converse?project_id=${agent.projectId}`,
+          { agent_id: agent.agentId, message: 'hi' },
+        );
+        expect(res.body.data).toMatchObject({ status: 'failed', error: { code: 'budget_exceeded' } });
+        expect(world.fx.vendor.received).toHaveLength(0);
+        const u = await world.fx.api.request<{ totals: { cost_usd: number } }>(
+          'GET',
+          `/api/agent-server/virtual-keys/${agent.keyId}/usage`,
+        );
+        expect(u.body.data.totals.cost_usd).toBeLessThanOrEqual(0.5);
+      } finally {
+        world.fx.vendor.billing = undefined;
+      }
+    });
+
+    it('a turn on a budgeted key whose model has no known output ceiling fails naming max_output_tokens', async () => {
+      const agent = await meteredAgent(
+        {
+          providers: [{ provider_id: world.fx.providerId, model_names: ['*'] }],
+          budget: { max_usd: 100, period: 'day' },
+        },
+        undefined,
+        'gpt-unbounded',
+      );
+      const res = await world.fx.api.request<{ status: string; error: { code: string; message: string } }>(
+        'POST',
+        `/api/agent-server/converse?project_id=${agent.projectId}`,
+        { agent_id: agent.agentId, message: 'hi' },
+      );
+      expect(res.body.data).toMatchObject({ status: 'failed', error: { code: 'unknown_output_limit' } });
+      expect(res.body.data.error.message).toContain('max_output_tokens');
+      expect(world.fx.vendor.received).toHaveLength(0);
     });
 
     it("carries the provider's cached tokens into the run and charges them at the cache rate", async () => {
