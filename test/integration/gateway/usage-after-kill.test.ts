@@ -12,7 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, migrateLatest, type Db } from '../../../core/db/knex.js';
-import { DEFAULT_MAX_OUTPUT_TOKENS } from '../../../api/gateway/metered-policy.js';
+import { defaultOutputCeiling } from '../../../core/metering/pricing.js';
 import { startOpenAiVendor } from '../../fixtures/vendors/openai.js';
 import type { ScriptedVendor } from '../../fixtures/vendors/scripted-server.js';
 import { postConfig, spawnApi, type ApiProcess } from '../../helpers/api-process.js';
@@ -120,7 +120,7 @@ describe('a gateway replica killed mid-traffic', () => {
       }>;
       const provisional = rows.filter((r) => r.provisional);
       for (const r of provisional)
-        expect(r).toMatchObject({ status: 0, output_tokens: DEFAULT_MAX_OUTPUT_TOKENS });
+        expect(r).toMatchObject({ status: 0, output_tokens: defaultOutputCeiling('gpt-4o-mini') });
       for (const r of rows.filter((r) => !r.provisional)) expect(r.status).toBe(200);
       console.log(`${answered.length} answered, ${provisional.length} rows left provisional by the kill`);
 
