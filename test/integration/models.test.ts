@@ -59,6 +59,7 @@ describe('Models API over real HTTP and Postgres', () => {
       // Unknown keys pass through as-is.
       parameters: { temperature: 0.2, max_tokens: 512, stop: ['END'], seed: 7, reasoning_effort: 'low' },
       pricing: { input_per_million_usd: 0.15, output_per_million_usd: 0.6 },
+      max_output_tokens: null,
       created_at: expect.any(String) as string,
       updated_at: expect.any(String) as string,
     });
@@ -92,6 +93,17 @@ describe('Models API over real HTTP and Postgres', () => {
     const project = await createProject(api);
     const m = await createModel(api, project.id, { provider_type: 'gemini', model_id: 'gemini-2.0-flash' });
     expect(m).toMatchObject({ provider_type: 'gemini', provider_id: null, parameters: {}, pricing: null });
+    expect(m).toHaveProperty('max_output_tokens', null);
+  });
+
+  it('keeps an output ceiling, changes it and clears it', async () => {
+    const project = await createProject(api);
+    const m = await createModel(api, project.id, { model_id: 'in-house-model', max_output_tokens: 8_000 });
+    expect(m).toMatchObject({ max_output_tokens: 8_000 });
+    const patched = await api.request('PATCH', `${MODELS}/${m.id}`, { max_output_tokens: 12_000 });
+    expect(patched.body.data).toMatchObject({ max_output_tokens: 12_000 });
+    const cleared = await api.request('PATCH', `${MODELS}/${m.id}`, { max_output_tokens: null });
+    expect(cleared.body.data).toMatchObject({ max_output_tokens: null });
   });
 
   it('lists only the project, newest first', async () => {
@@ -137,6 +149,8 @@ describe('Models API over real HTTP and Postgres', () => {
       ['pricing.input_per_million_usd'],
     ],
     ['incomplete pricing', { pricing: { input_per_million_usd: 1 } }, ['pricing.output_per_million_usd']],
+    ['a zero output ceiling', { max_output_tokens: 0 }, ['max_output_tokens']],
+    ['a fractional output ceiling', { max_output_tokens: 10.5 }, ['max_output_tokens']],
   ])('rejects %s with 400 naming each field, and writes nothing', async (_label, patch, fields) => {
     const project = await createProject(api);
     const body = { name: uniqueName('model'), model_id: 'gpt-test', provider_type: 'openai', ...patch };

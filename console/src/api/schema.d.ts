@@ -2817,6 +2817,8 @@ export interface operations {
                                 /** @description Prompt-cache writes (Anthropic: 1.25× input for 5-minute breakpoints, 2× for 1-hour ones); without it they are charged at the input price */
                                 cache_write_per_million_usd?: number;
                             } | null;
+                            /** @description The most tokens one answer of this model may hold. A call that sets no output limit is reserved at this against budgets and tokens_per_minute; null: the shipped table of known models (docs/api.md#budgets) */
+                            max_output_tokens?: number | null;
                             /** Format: date-time */
                             created_at?: string;
                             /** Format: date-time */
@@ -2894,6 +2896,8 @@ export interface operations {
                         /** @description Prompt-cache writes (Anthropic: 1.25× input for 5-minute breakpoints, 2× for 1-hour ones); without it they are charged at the input price */
                         cache_write_per_million_usd?: number;
                     } | null;
+                    /** @description The most tokens one answer of this model may hold. A call that sets no output limit is reserved at this against budgets and tokens_per_minute; null: the shipped table of known models (docs/api.md#budgets) */
+                    max_output_tokens?: number | null;
                 };
             };
         };
@@ -2934,6 +2938,8 @@ export interface operations {
                                 /** @description Prompt-cache writes (Anthropic: 1.25× input for 5-minute breakpoints, 2× for 1-hour ones); without it they are charged at the input price */
                                 cache_write_per_million_usd?: number;
                             } | null;
+                            /** @description The most tokens one answer of this model may hold. A call that sets no output limit is reserved at this against budgets and tokens_per_minute; null: the shipped table of known models (docs/api.md#budgets) */
+                            max_output_tokens?: number | null;
                             /** Format: date-time */
                             created_at?: string;
                             /** Format: date-time */
@@ -3022,6 +3028,8 @@ export interface operations {
                                 /** @description Prompt-cache writes (Anthropic: 1.25× input for 5-minute breakpoints, 2× for 1-hour ones); without it they are charged at the input price */
                                 cache_write_per_million_usd?: number;
                             } | null;
+                            /** @description The most tokens one answer of this model may hold. A call that sets no output limit is reserved at this against budgets and tokens_per_minute; null: the shipped table of known models (docs/api.md#budgets) */
+                            max_output_tokens?: number | null;
                             /** Format: date-time */
                             created_at?: string;
                             /** Format: date-time */
@@ -3177,6 +3185,8 @@ export interface operations {
                         /** @description Prompt-cache writes (Anthropic: 1.25× input for 5-minute breakpoints, 2× for 1-hour ones); without it they are charged at the input price */
                         cache_write_per_million_usd?: number;
                     } | null;
+                    /** @description The most tokens one answer of this model may hold. A call that sets no output limit is reserved at this against budgets and tokens_per_minute; null: the shipped table of known models (docs/api.md#budgets) */
+                    max_output_tokens?: number | null;
                 };
             };
         };
@@ -3217,6 +3227,8 @@ export interface operations {
                                 /** @description Prompt-cache writes (Anthropic: 1.25× input for 5-minute breakpoints, 2× for 1-hour ones); without it they are charged at the input price */
                                 cache_write_per_million_usd?: number;
                             } | null;
+                            /** @description The most tokens one answer of this model may hold. A call that sets no output limit is reserved at this against budgets and tokens_per_minute; null: the shipped table of known models (docs/api.md#budgets) */
+                            max_output_tokens?: number | null;
                             /** Format: date-time */
                             created_at?: string;
                             /** Format: date-time */

@@ -7,7 +7,15 @@ import { fieldError, fieldErrorUnder, unplacedError } from '../shared/form.js';
 import { useSaveModel } from './queries.js';
 
 const TYPES = ['openai', 'anthropic', 'gemini'] as const;
-const PLACED = ['name', 'model_id', 'provider_type', 'provider_id', 'parameters', 'pricing'];
+const PLACED = [
+  'name',
+  'model_id',
+  'provider_type',
+  'provider_id',
+  'parameters',
+  'pricing',
+  'max_output_tokens',
+];
 
 function parseObject(text: string): Record<string, unknown> | undefined | 'invalid' {
   if (text.trim() === '') return undefined;
@@ -40,6 +48,7 @@ export function ModelForm({
   );
   const [input, setInput] = useState<string | number>(model?.pricing?.input_per_million_usd ?? '');
   const [output, setOutput] = useState<string | number>(model?.pricing?.output_per_million_usd ?? '');
+  const [maxOutput, setMaxOutput] = useState<string | number>(model?.max_output_tokens ?? '');
   const [paramsError, setParamsError] = useState<string>();
   const err = save.error;
 
@@ -58,6 +67,7 @@ export function ModelForm({
       provider_id: providerId,
       parameters: parsed ?? {},
       pricing,
+      max_output_tokens: maxOutput === '' ? null : Number(maxOutput),
     };
     save.mutate(body, { onSuccess: onDone });
   };
@@ -143,6 +153,15 @@ export function ModelForm({
             error={fieldError(err, 'pricing.output_per_million_usd')}
           />
         </Group>
+        <NumberInput
+          label="Max output tokens"
+          description="The most one answer may hold: what a budgeted call without max_tokens reserves (empty: the known models' table)"
+          min={1}
+          allowDecimal={false}
+          value={maxOutput}
+          onChange={setMaxOutput}
+          error={fieldError(err, 'max_output_tokens')}
+        />
         <ErrorAlert error={unplacedError(err, PLACED)} />
         <Group justify="flex-end">
           <Button variant="default" onClick={onDone}>
