@@ -1,5 +1,4 @@
 import path from 'node:path';
-import { bodyParser } from '@koa/bodyparser';
 import Koa from 'koa';
 import type { AppDeps } from './deps.js';
 import { errorHandler } from './middleware/error-handler.js';
@@ -9,6 +8,7 @@ import { tracing } from './middleware/tracing.js';
 import { httpMetrics } from './middleware/metrics.js';
 import { currentTelemetry } from '../core/telemetry/telemetry.js';
 import { ApiRouter } from './http/api-router.js';
+import { BodyReader, requestBodies } from './http/body-reader.js';
 import { serveConsole } from './http/console.js';
 import { buildRouters } from './routes/index.js';
 import { gatewayRouter } from './gateway/gateway.router.js';
@@ -26,16 +26,20 @@ export function createApp(deps: AppDeps): Koa {
   if (deps.config.metrics.enabled) app.use(httpMetrics(deps.config));
   app.use(tracing(currentTelemetry()));
   app.use(requestContext(deps.logger));
+  // Reads nothing: each route reads its body once matched and its caller authenticated. Outside the
+  // error handler, so whatever answer a request gets, the rest of a body nobody read is discarded.
+  app.use(
+    requestBodies(
+      new BodyReader({
+        maxBytes: deps.config.maxBodyBytes,
+        inFlightMax: deps.config.http.bodyBytesInFlightMax,
+        idleTimeoutMs: deps.config.http.bodyIdleTimeoutMs,
+      }),
+    ),
+  );
   app.use(errorHandler());
   // Before anything reads the request: a foreign Host is a 421, a foreign Origin changing configuration a 403.
   app.use(hostCheck(deps.config.allowedHosts));
-  app.use(
-    bodyParser({
-      enableTypes: ['json'],
-      jsonLimit: deps.config.maxBodyBytes,
-      encoding: 'utf-8',
-    }),
-  );
 
   app.use(serveConsole(CONSOLE_DIST));
   app.use(gatewayRouter(deps, { policy: meteredPolicy(deps.metering) }).routes());

@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app.js';
 import { loadConfigOrExit, type Config } from '../core/config.js';
@@ -43,12 +43,14 @@ export async function startApiServer(
       if (--inflight === 0) drained?.();
     }
   });
-  const server = app.listen({ port: config.port, host: config.host });
+  const server = createServer(httpServerOptions(config), app.callback());
+  server.listen({ port: config.port, host: config.host });
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
     server.once('error', reject);
   });
-  server.keepAliveTimeout = 65_000; // longer than common load balancers' idle timeout
+  // Default 65 s: longer than common load balancers' idle timeout.
+  server.keepAliveTimeout = config.http.keepAliveTimeoutMs;
   const { port } = server.address() as AddressInfo;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
   if (!['127.0.0.1', 'localhost', '::1'].includes(config.host) && !config.adminToken) {
@@ -87,6 +89,22 @@ export async function startApiServer(
       })();
       return closing;
     },
+  };
+}
+
+/**
+ * Node's own limits on receiving a request (docs/security.md#request-bodies-limits-and-timeouts):
+ * its headers within HTTP_HEADERS_TIMEOUT_MS, all of it within HTTP_REQUEST_TIMEOUT_MS
+ * (Node answers 408 and closes; the time taken to answer is not limited, so long
+ * streams are unaffected). Node checks them every `connectionsCheckingInterval`
+ * (30 s by default): often enough here for the shortest to hold within a quarter of it.
+ */
+function httpServerOptions(config: Config) {
+  const { headersTimeoutMs, requestTimeoutMs } = config.http;
+  return {
+    headersTimeout: headersTimeoutMs,
+    requestTimeout: requestTimeoutMs,
+    connectionsCheckingInterval: Math.max(25, Math.min(1_000, Math.floor(headersTimeoutMs / 4))),
   };
 }
 

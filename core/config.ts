@@ -18,6 +18,19 @@ export interface Config {
   port: number;
   host: string;
   maxBodyBytes: number;
+  /** The HTTP server's timeouts and the limits on reading request bodies (docs/security.md#request-bodies-limits-and-timeouts). */
+  http: {
+    /** HTTP_HEADERS_TIMEOUT_MS: a request's headers must all arrive within this long. */
+    headersTimeoutMs: number;
+    /** HTTP_REQUEST_TIMEOUT_MS: a whole request (headers and body) must arrive within this long; the answer is not limited. */
+    requestTimeoutMs: number;
+    /** HTTP_KEEP_ALIVE_TIMEOUT_MS: an idle keep-alive connection is closed after this long. */
+    keepAliveTimeoutMs: number;
+    /** BODY_IDLE_TIMEOUT_MS: a request body that sends no byte for this long is a 408. */
+    bodyIdleTimeoutMs: number;
+    /** BODY_BYTES_IN_FLIGHT_MAX: body bytes all requests being read may hold at once; past it a 503. */
+    bodyBytesInFlightMax: number;
+  };
   databaseUrl: string | undefined;
   /** The main pool and TLS of every connection to PostgreSQL (core/db/pg-ssl.ts). */
   database: {
@@ -192,6 +205,15 @@ const schema = Joi.object({
     .min(1024)
     .max(1024 ** 3)
     .default(10 * 1024 * 1024),
+  // Default: 64 MiB, or MAX_BODY_BYTES when that is larger (one largest body must fit).
+  BODY_BYTES_IN_FLIGHT_MAX: Joi.number()
+    .integer()
+    .min(1024)
+    .max(64 * 1024 ** 3),
+  BODY_IDLE_TIMEOUT_MS: Joi.number().integer().min(100).max(600_000).default(10_000),
+  HTTP_HEADERS_TIMEOUT_MS: Joi.number().integer().min(100).max(600_000).default(30_000),
+  HTTP_REQUEST_TIMEOUT_MS: Joi.number().integer().min(100).max(3_600_000).default(60_000),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: Joi.number().integer().min(100).max(3_600_000).default(65_000),
   DATABASE_URL: Joi.string().uri({ scheme: ['postgres', 'postgresql'] }),
   TEMPORAL_ADDRESS: Joi.string().pattern(/^[^\s:/]+:\d{1,5}$/, 'host:port'),
   TEMPORAL_NAMESPACE: Joi.string()
@@ -315,6 +337,16 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
   const problems: string[] = [];
   if (v.SECRETS_KEY_PREVIOUS !== undefined && v.SECRETS_KEY === undefined)
     problems.push('SECRETS_KEY_PREVIOUS needs SECRETS_KEY (the new key; the previous one is only read)');
+  const maxBody = v.MAX_BODY_BYTES as number;
+  const inFlightMax = (v.BODY_BYTES_IN_FLIGHT_MAX as number | undefined) ?? Math.max(64 * 1024 ** 2, maxBody);
+  if (inFlightMax < maxBody)
+    problems.push(
+      `BODY_BYTES_IN_FLIGHT_MAX (${inFlightMax}) must be at least MAX_BODY_BYTES (${maxBody}): a largest body could never be read`,
+    );
+  if ((v.HTTP_HEADERS_TIMEOUT_MS as number) > (v.HTTP_REQUEST_TIMEOUT_MS as number))
+    problems.push(
+      `HTTP_HEADERS_TIMEOUT_MS (${v.HTTP_HEADERS_TIMEOUT_MS as number}) must not exceed HTTP_REQUEST_TIMEOUT_MS (${v.HTTP_REQUEST_TIMEOUT_MS as number})`,
+    );
   const temporalTls = resolveTemporalTls(v, problems);
   const databaseSsl = resolveDatabaseSsl(v, problems);
   const databasePool = resolveDatabasePool(v, problems);
@@ -322,7 +354,14 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
   return {
     port: v.PORT as number,
     host: v.HOST as string,
-    maxBodyBytes: v.MAX_BODY_BYTES as number,
+    maxBodyBytes: maxBody,
+    http: {
+      headersTimeoutMs: v.HTTP_HEADERS_TIMEOUT_MS as number,
+      requestTimeoutMs: v.HTTP_REQUEST_TIMEOUT_MS as number,
+      keepAliveTimeoutMs: v.HTTP_KEEP_ALIVE_TIMEOUT_MS as number,
+      bodyIdleTimeoutMs: v.BODY_IDLE_TIMEOUT_MS as number,
+      bodyBytesInFlightMax: inFlightMax,
+    },
     databaseUrl: v.DATABASE_URL as string | undefined,
     database: { ssl: databaseSsl, pool: databasePool },
     temporalAddress: v.TEMPORAL_ADDRESS as string | undefined,

@@ -14,6 +14,7 @@ export const STATUS_MESSAGES: Record<number, string> = {
   403: 'Forbidden',
   404: 'Not found',
   405: 'Method not allowed',
+  408: 'Request timeout',
   409: 'Conflict',
   413: 'Payload too large',
   415: 'Unsupported media type',

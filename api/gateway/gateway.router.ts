@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import type { AppDeps } from '../deps.js';
 import { GatewayError, invalidRequest } from './errors.js';
-import { Gateway, type GatewayOptions } from './gateway.js';
+import { Gateway, type GatewayOptions, type Target } from './gateway.js';
 import { mountResponsesRoutes } from './responses/responses.routes.js';
 import { ResponsesStore } from './responses/store.js';
 import { SURFACES } from './surfaces/index.js';
@@ -42,31 +42,31 @@ export function gatewayRouter(deps: AppDeps, opts: GatewayOptions = {}): Router 
   const gateway = new Gateway(deps, opts);
   const router = new Router({ prefix: '/api/gateway', sensitive: true });
   const { openai, anthropic, gemini } = SURFACES;
+  // Read by the gateway once it has authenticated the caller and read the body.
   const modelOf = (ctx: Context) => {
     const model = (ctx.request.body as { model?: unknown } | undefined)?.model;
     return typeof model === 'string' ? model : '';
   };
   const streamed = (ctx: Context) => (ctx.request.body as { stream?: unknown } | undefined)?.stream === true;
+  const fromBody = (ctx: Context): Target => ({ asked: modelOf(ctx), stream: streamed(ctx) });
+  const unstreamed = (ctx: Context): Target => ({ asked: modelOf(ctx), stream: false });
 
-  router.post('/openai/v1/chat/completions', (ctx) =>
-    gateway.handle(ctx, openai, 'chat', modelOf(ctx), streamed(ctx)),
-  );
-  router.post('/openai/v1/embeddings', (ctx) => gateway.handle(ctx, openai, 'embed', modelOf(ctx), false));
+  router.post('/openai/v1/chat/completions', (ctx) => gateway.handle(ctx, openai, 'chat', fromBody));
+  router.post('/openai/v1/embeddings', (ctx) => gateway.handle(ctx, openai, 'embed', unstreamed));
   const store = new ResponsesStore(deps.db, deps.config.gateway.responsesRetentionDays, deps.logger);
   const responses = responsesSurface(store);
-  router.post('/openai/v1/responses', (ctx) =>
-    gateway.handle(ctx, responses, 'chat', modelOf(ctx), streamed(ctx)),
-  );
+  router.post('/openai/v1/responses', (ctx) => gateway.handle(ctx, responses, 'chat', fromBody));
   mountResponsesRoutes(router, gateway.keys, responses, store);
   router.get('/openai/v1/models', (ctx) => gateway.listModels(ctx, openai));
-  router.post('/anthropic/v1/messages', (ctx) =>
-    gateway.handle(ctx, anthropic, 'chat', modelOf(ctx), streamed(ctx)),
-  );
+  router.post('/anthropic/v1/messages', (ctx) => gateway.handle(ctx, anthropic, 'chat', fromBody));
   const geminiAction = (ctx: Context) => {
     const { model, action } = geminiTarget(ctx);
     if (action === 'embedContent' || action === 'batchEmbedContents')
-      return gateway.handle(ctx, gemini, 'embed', model, false);
-    return gateway.handle(ctx, gemini, 'chat', model, action === 'streamGenerateContent');
+      return gateway.handle(ctx, gemini, 'embed', () => ({ asked: model, stream: false }));
+    return gateway.handle(ctx, gemini, 'chat', () => ({
+      asked: model,
+      stream: action === 'streamGenerateContent',
+    }));
   };
   // @google/genai asks for v1 once given a base URL; both versions take the same bodies here.
   router.post('/gemini/v1beta/models/*rest', geminiAction);

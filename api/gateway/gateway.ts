@@ -5,6 +5,7 @@ import type { AppDeps } from '../deps.js';
 import type { DbProvider } from '../../core/db/llm-config.tables.js';
 import { chatJson, chatStream, embedJson, type JsonAnswer } from './calls.js';
 import { HOPS_HEADER, MAX_GATEWAY_HOPS, parseHops } from '../../core/llm/hops.js';
+import { readJsonBody } from '../http/body-reader.js';
 import { GatewayError, invalidRequest } from './errors.js';
 import { KeyResolver, type GatewayKey } from './keys.js';
 import { fallbackCandidates, grantedModelNames, resolveModel, type Candidate } from './models.js';
@@ -24,6 +25,8 @@ export interface GatewayOptions {
 }
 
 export type Operation = 'chat' | 'embed';
+/** The model a request asks for and whether it streams (from its body or path). */
+export type Target = { asked: string; stream: boolean };
 
 /** The virtual key as each surface's official SDK presents it. */
 export function presentedSecret(ctx: Context, surface: Surface): string | undefined {
@@ -78,7 +81,13 @@ export class Gateway {
     };
   }
 
-  async handle(ctx: Context, surface: Surface, op: Operation, asked: string, stream: boolean): Promise<void> {
+  /** `target` reads the asked model and streaming from the body, which is read only once the key is good. */
+  async handle(
+    ctx: Context,
+    surface: Surface,
+    op: Operation,
+    target: (ctx: Context) => Target,
+  ): Promise<void> {
     // For the metrics (recorded in `finally`), filled in as the pipeline gets there.
     const entered = performance.now();
     let key: GatewayKey | undefined;
@@ -92,6 +101,8 @@ export class Gateway {
       const hops = incomingHops(ctx);
       const authorized = await this.authorize(ctx, surface);
       key = authorized.key;
+      await readJsonBody(ctx);
+      const { asked, stream } = target(ctx);
       const body: unknown = ctx.request.body;
       if (!isObj(body)) throw invalidRequest('request body must be a JSON object');
       let request = body;
@@ -286,4 +297,3 @@ function incomingHops(ctx: Context): number {
     );
   return hops;
 }
-

@@ -3,8 +3,12 @@ import type Joi from 'joi';
 import type { Context, Middleware } from 'koa';
 import { adminAuth } from '../middleware/admin-auth.js';
 import { validate, type RequestSchemas, type Validated } from '../middleware/validate.js';
+import { jsonBody } from './body-reader.js';
 
 export type HttpMethod = 'get' | 'post' | 'patch' | 'put' | 'delete';
+
+/** The methods whose requests carry a body (read after the route's guard, before its own middleware). */
+const WITH_BODY = new Set<HttpMethod>(['post', 'patch', 'put']);
 
 /** One documented route: what it validates is what the OpenAPI document shows. */
 export interface RouteSpec {
@@ -70,14 +74,16 @@ export class ApiRouter {
    * Case-sensitive, like the paths we document: `/API/agent-server/…` matches
    * nothing rather than reaching a route by another spelling. The admin guard
    * runs first in each non-public route's chain, so it covers exactly what
-   * the router matched.
+   * the router matched; the JSON body is read next (POST, PATCH, PUT), so
+   * neither an unknown path nor a refused caller has its body read.
    */
   static mountAll(routers: ApiRouter[], opts: { adminToken?: string | undefined } = {}): Router {
     const root = new Router({ sensitive: true });
     const guard = adminAuth(opts.adminToken);
     for (const r of routers)
       for (const m of r.mountable) {
-        const chain = guard && !m.public ? [guard, ...m.chain] : m.chain;
+        const body = WITH_BODY.has(m.method) ? [jsonBody] : [];
+        const chain = guard && !m.public ? [guard, ...body, ...m.chain] : [...body, ...m.chain];
         root[m.method](m.fullPath, ...chain);
       }
     return root;

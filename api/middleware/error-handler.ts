@@ -2,6 +2,7 @@ import type { Context, Next } from 'koa';
 import { AppError, NotFoundError, STATUS_MESSAGES, ValidationError } from '../../core/errors.js';
 import { failure } from '../http/envelope.js';
 import { gatewayErrorResponse, isGatewayPath } from '../gateway/error-response.js';
+import { BodiesBusyError } from '../http/body-reader.js';
 
 interface HttpLikeError {
   status?: number;
@@ -78,8 +79,8 @@ export function errorHandler() {
       const status = appErr?.status ?? 500;
       ctx.status = status;
       ctx.body = failure(status, appErr?.expose ? appErr.details : {});
-      // A 501 is the caller's method, not our failure.
-      if (status >= 500 && status !== 501) {
+      // A 501 is the caller's method, not our failure; a body refused for room was logged as a warning.
+      if (status >= 500 && status !== 501 && !(caught instanceof BodiesBusyError)) {
         ctx.state.log.error({ err: caught, request_id: ctx.state.requestId }, 'request failed');
       } else if (!(caught instanceof AppError) && isUnstorableText(err)) {
         // A 400 all the same, but some route let such a string through validation.

@@ -48,7 +48,7 @@ describe.each(FORMATS)('%s surface', (surface) => {
     expect(h.vendors[surface].received).toHaveLength(3);
   });
 
-  it("unknown gateway paths are 404s and bad bodies 400/413s, all in the surface's shape", async () => {
+  it("unknown gateway paths are 404s and bad bodies 400/413s (once the key is good), all in the surface's shape", async () => {
     const paths: Record<Format, string> = {
       openai: '/api/gateway/openai/v1/assistants',
       anthropic: '/api/gateway/anthropic/v1/complete',
@@ -66,20 +66,28 @@ describe.each(FORMATS)('%s surface', (surface) => {
       anthropic: '/api/gateway/anthropic/v1/messages',
       gemini: '/api/gateway/gemini/v1beta/models/m:generateContent',
     };
-    const broken = await fetch(`${h.api.url}${target[surface]}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: '{"model": ',
-    });
-    expect(broken.status).toBe(400);
-    expectShape(surface, await broken.json());
-    const huge = await fetch(`${h.api.url}${target[surface]}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ pad: 'x'.repeat(70_000) }),
-    });
-    expect(huge.status).toBe(413);
-    expectShape(surface, await huge.json());
+    const key: Record<Format, Record<string, string>> = {
+      openai: { authorization: `Bearer ${h.secret}` },
+      anthropic: { 'x-api-key': h.secret },
+      gemini: { 'x-goog-api-key': h.secret },
+    };
+    // The body is read only once the virtual key is good: without one, a 401 whatever the body.
+    for (const headers of [{}, key[surface]]) {
+      const broken = await fetch(`${h.api.url}${target[surface]}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: '{"model": ',
+      });
+      expect(broken.status).toBe(headers === key[surface] ? 400 : 401);
+      expectShape(surface, await broken.json());
+      const huge = await fetch(`${h.api.url}${target[surface]}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: JSON.stringify({ pad: 'x'.repeat(70_000) }),
+      });
+      expect(huge.status).toBe(headers === key[surface] ? 413 : 401);
+      expectShape(surface, await huge.json());
+    }
   });
 });
 
