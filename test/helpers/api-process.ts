@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
 import path from 'node:path';
 import { freePort } from './ports.js';
@@ -10,6 +11,22 @@ export interface ApiProcess {
   child: ChildProcess;
   /** SIGTERM, and resolves once the process has exited (its graceful shutdown done). */
   stop(): Promise<void>;
+}
+
+/**
+ * The environment of a gateway-only API process on `databaseUrl` (no
+ * Temporal: nothing converses), with a secrets key of its own and budget
+ * leases short enough for a test: every replica spawned with the same
+ * object shares that key and those settings.
+ */
+export function gatewayReplicaEnv(databaseUrl: string, leaseTtlMs = 3_000): Record<string, string> {
+  return {
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: '127.0.0.1:1',
+    SECRETS_KEY: randomBytes(32).toString('base64'),
+    GATEWAY_LEASE_MS: '500',
+    GATEWAY_LEASE_TTL_MS: String(leaseTtlMs),
+  };
 }
 
 /** The production API process (`npm run api`'s entry point) on a free port, resolved once it answers. */

@@ -13,7 +13,7 @@ import { createDb, migrateLatest, type Db } from '../../../core/db/knex.js';
 import { startGeminiVendor } from '../../fixtures/vendors/gemini.js';
 import { startOpenAiVendor } from '../../fixtures/vendors/openai.js';
 import { billsAsWritten, type ScriptedVendor } from '../../fixtures/vendors/scripted-server.js';
-import { postConfig, spawnApi, type ApiProcess } from '../../helpers/api-process.js';
+import { postConfig, gatewayReplicaEnv, spawnApi, type ApiProcess } from '../../helpers/api-process.js';
 import { createScratchDatabase } from '../../helpers/scratch-db.js';
 
 /** gpt-4o-mini's shipped output ceiling and output price (USD per token). */
@@ -78,13 +78,7 @@ beforeAll(async () => {
   const ceilings: Record<string, number> = { 'sized-small': 500, 'sized-large': 2_000 };
   openai.billing = (body) => billsAsWritten(ceilings[String(body.model)] ?? MINI_CEILING)(body);
   gemini.billing = billsAsWritten(8_192);
-  const env = {
-    DATABASE_URL: scratch.url,
-    TEMPORAL_ADDRESS: '127.0.0.1:1',
-    SECRETS_KEY: randomBytes(32).toString('base64'),
-    GATEWAY_LEASE_MS: '500',
-    GATEWAY_LEASE_TTL_MS: '3000',
-  };
+  const env = gatewayReplicaEnv(scratch.url);
   apis = await Promise.all([spawnApi(env), spawnApi(env)]);
   providers.openai = (
     await post('/providers', {

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, migrateLatest, type Db } from '../../../core/db/knex.js';
 import { startOpenAiVendor } from '../../fixtures/vendors/openai.js';
 import type { ScriptedVendor } from '../../fixtures/vendors/scripted-server.js';
-import { postConfig, spawnApi, type ApiProcess } from '../../helpers/api-process.js';
+import { postConfig, gatewayReplicaEnv, spawnApi, type ApiProcess } from '../../helpers/api-process.js';
 import { createScratchDatabase } from '../../helpers/scratch-db.js';
 
 const TTL_MS = 3_000;
@@ -77,13 +77,7 @@ beforeAll(async () => {
   db = createDb(scratch.url, { max: 4 });
   await migrateLatest(db);
   vendor = await startOpenAiVendor();
-  env = {
-    DATABASE_URL: scratch.url,
-    TEMPORAL_ADDRESS: '127.0.0.1:1',
-    SECRETS_KEY: randomBytes(32).toString('base64'),
-    GATEWAY_LEASE_MS: '500',
-    GATEWAY_LEASE_TTL_MS: String(TTL_MS),
-  };
+  env = gatewayReplicaEnv(scratch.url, TTL_MS);
   apis = await Promise.all([spawnApi(env), spawnApi(env)]);
   const provider = await post(apis[0]!, '/providers', {
     name: 'vendor',

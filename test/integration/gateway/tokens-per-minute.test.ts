@@ -12,7 +12,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDb, migrateLatest, type Db } from '../../../core/db/knex.js';
 import { startOpenAiVendor } from '../../fixtures/vendors/openai.js';
 import type { ScriptedVendor } from '../../fixtures/vendors/scripted-server.js';
-import { postConfig, spawnApi, type ApiProcess } from '../../helpers/api-process.js';
+import { postConfig, gatewayReplicaEnv, spawnApi, type ApiProcess } from '../../helpers/api-process.js';
 import { createScratchDatabase } from '../../helpers/scratch-db.js';
 
 const TPM = 1_000;
@@ -85,13 +85,7 @@ beforeAll(async () => {
   db = createDb(scratch.url, { max: 4 });
   await migrateLatest(db);
   vendor = await startOpenAiVendor();
-  const env = {
-    DATABASE_URL: scratch.url,
-    TEMPORAL_ADDRESS: '127.0.0.1:1',
-    SECRETS_KEY: randomBytes(32).toString('base64'),
-    GATEWAY_LEASE_MS: '500',
-    GATEWAY_LEASE_TTL_MS: '3000',
-  };
+  const env = gatewayReplicaEnv(scratch.url);
   apis = [await spawnApi(env), await spawnApi(env)];
   const provider = await postConfig(apis[0].url, '/providers', {
     name: 'vendor',
