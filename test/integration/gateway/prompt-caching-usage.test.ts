@@ -131,6 +131,8 @@ describe('cached tokens are charged at the cache rates', () => {
         provider_id: h.providers[f].id,
         model_id: 'priced',
         pricing,
+        // The budgeted key's calls below set no output limit: this bounds their reservation.
+        max_output_tokens: 1_000,
       });
   });
 
