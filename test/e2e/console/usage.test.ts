@@ -16,6 +16,8 @@ import {
   type VirtualKeyData,
 } from '../../helpers/factories/config.js';
 import { noTemporal } from '../../helpers/services.js';
+import { createScratchDatabase } from '../../helpers/scratch-db.js';
+import { createDb, migrateLatest } from '../../../core/db/knex.js';
 import { appErrors, openIn, settled } from './form-helpers.js';
 
 describe.skipIf(noTemporal() || noBrowser())('console: usage', () => {
@@ -23,9 +25,16 @@ describe.skipIf(noTemporal() || noBrowser())('console: usage', () => {
   let provider: ProviderData;
   let key: VirtualKeyData & { secret_key: string };
   let projectId: string;
+  let scratch: Awaited<ReturnType<typeof createScratchDatabase>> | undefined;
 
   beforeAll(async () => {
-    stack = await startConsoleStack();
+    // A database of its own: the every-key chart shows the 20 busiest keys of the window,
+    // and the run's other tests make busier ones in the same hour.
+    scratch = await createScratchDatabase('console_usage');
+    const db = createDb(scratch.url, { max: 1 });
+    await migrateLatest(db);
+    await db.destroy();
+    stack = await startConsoleStack({ DATABASE_URL: scratch.url });
     projectId = (await createProject(stack.api)).id;
     provider = await createProvider(stack.api, { base_url: `${stack.vendor.url}/v1` });
     // Priced, so calls have a cost (and a key with a budget may call it).
@@ -41,6 +50,7 @@ describe.skipIf(noTemporal() || noBrowser())('console: usage', () => {
   }, 180_000);
   afterAll(async () => {
     await stack?.close();
+    await scratch?.drop();
   });
 
   it('charts requests, tokens and cost per key and per model after gateway calls, with the budget burn-down', async () => {
