@@ -83,6 +83,10 @@ export class Cluster {
       TEMPORAL_TASK_QUEUE: `replicas-${randomUUID()}`,
       LOG_LEVEL: 'info',
       OTEL_SDK_DISABLED: 'true',
+      // Longer than a Temporal dev server restart takes on a busy CI machine (up to ~15 s
+      // seen): a model call outlives the outage instead of timing out and being made again.
+      // A killed worker's calls are retried after this long.
+      SESSION_MODEL_HEARTBEAT_TIMEOUT_MS: '20000',
     };
   }
 
