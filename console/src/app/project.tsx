@@ -1,5 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
-import { createContext, useContext, useEffect, useState, type ReactNode } from 'react';
+import { createContext, useContext, useState, type ReactNode } from 'react';
 import { api, unwrap } from '../api/client.js';
 
 export interface Project {
@@ -49,9 +49,9 @@ export function ProjectProvider({ children }: { children: ReactNode }) {
   const projects = chosen && !inList ? [chosen, ...listed] : listed;
   // Fall back to the newest project only when none was chosen or the chosen one is gone.
   const project = chosen ?? (!id || byId.isError ? listed[0] : undefined);
-  useEffect(() => {
-    if (project && project.id !== id) setId(project.id);
-  }, [project, id]);
+  // The fallback becomes the choice, so a project created later does not take its place. Set while
+  // rendering (React renders again at once, before the children see the old id), not in an effect.
+  if (project && project.id !== id) setId(project.id);
   const setProjectId = (next: string) => {
     localStorage.setItem(KEY, next);
     setId(next);

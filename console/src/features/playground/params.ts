@@ -6,7 +6,7 @@
  * conversation of this tab is remembered, so the navigation link comes back
  * to it.
  */
-import { useCallback, useEffect, useRef } from 'react';
+import { useCallback, useEffect, useEffectEvent, useRef } from 'react';
 import { useSearchParams } from 'react-router';
 import { useProject } from '../../app/project.js';
 import type { Agent } from './api-types.js';
@@ -32,13 +32,14 @@ export function usePlaygroundParams() {
     promptVersion: Number(params.get('version')) || undefined,
   };
 
-  // Nothing asked for: back to this tab's last conversation.
-  useEffect(() => {
+  // Nothing asked for: back to this tab's last conversation. Only on arrival: an effect event reads
+  // the address as it is then, and later changes of it do not run the effect again.
+  const restoreLast = useEffectEvent(() => {
     if ([...params.keys()].length) return;
     const last = sessionStorage.getItem(KEY);
     if (last) setParams(new URLSearchParams(last), { replace: true });
-    // Only on arrival.
-  }, []);
+  });
+  useEffect(() => restoreLast(), []);
 
   useEffect(() => {
     const keep = new URLSearchParams();
@@ -92,14 +93,17 @@ export function useProjectSync(
     if (wanted !== project.id) setProjectId(wanted);
   }, [wanted, project, setProjectId]);
 
-  useEffect(() => {
-    const id = project?.id;
-    if (!id) return;
+  // Runs when the project changes, with the latest `reset` (which changes on every render).
+  const onProjectChange = useEffectEvent((id: string) => {
     const prev = seen.current;
     seen.current = id;
     if (!prev || prev === id) return;
     // The adopted project arriving is not a choice of the user's; any later change is.
     if (id === adopted.current && !arrived.current) arrived.current = true;
     else reset();
-  }, [project?.id]);
+  });
+  const projectId = project?.id;
+  useEffect(() => {
+    if (projectId) onProjectChange(projectId);
+  }, [projectId]);
 }

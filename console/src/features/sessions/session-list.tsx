@@ -1,6 +1,6 @@
 import { Anchor, Group, Select, Stack, Table, Text, TextInput, Title } from '@mantine/core';
 import { useDebouncedValue } from '@mantine/hooks';
-import { useEffect, useState } from 'react';
+import { useEffect, useEffectEvent, useState } from 'react';
 import { Link, useSearchParams } from 'react-router';
 import { useProject } from '../../app/project.js';
 import { Empty } from '../../components/empty.js';
@@ -29,10 +29,11 @@ export function SessionList() {
       },
       { replace: true },
     );
-  const urlNamespace = params.get('namespace') ?? '';
-  useEffect(() => {
-    if (urlNamespace !== debounced) set('namespace', debounced);
-  }, [debounced]); // only when the typed value settles
+  // Into the URL when the typed value settles (not on every key, not when the URL changes).
+  const settle = useEffectEvent((value: string) => {
+    if ((params.get('namespace') ?? '') !== value) set('namespace', value);
+  });
+  useEffect(() => settle(debounced), [debounced]);
 
   const agents = useAgents(project?.id);
   const list = useConversations(project?.id, { agentId, namespace: debounced, offset });
