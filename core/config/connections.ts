@@ -1,12 +1,12 @@
 import Joi from 'joi';
-import { DATABASE_SSL_MODES, type DatabaseSsl, type DatabaseSslMode } from './db/pg-ssl.js';
-import type { TemporalTls } from './temporal/connection-options.js';
-import { certificateMatchesKey, PemSettingError, resolvePem, type PemKind } from './tls/pem.js';
+import { DATABASE_SSL_MODES, type DatabaseSsl, type DatabaseSslMode } from '../db/pg-ssl.js';
+import type { TemporalTls } from '../temporal/connection-options.js';
+import { certificateMatchesKey, PemSettingError, resolvePem, type PemKind } from '../tls/pem.js';
 
 /**
  * The part of the configuration that reaches real clusters: TLS (and an API
- * key) to Temporal, TLS to PostgreSQL, pool sizes. Kept beside config.ts,
- * which merges these keys into its schema and calls the resolvers below.
+ * key) to Temporal, TLS to PostgreSQL, pool sizes. env-schema.ts merges
+ * these keys into the schema; loadConfig (core/config.ts) calls the resolvers below.
  */
 
 /** A PEM value or the path of a PEM file, read and checked now; the validated value is the PEM as a Buffer. */

@@ -1,0 +1,162 @@
+import type { DatabaseSsl } from '../db/pg-ssl.js';
+import type { AllowedHosts } from '../security/allowed-hosts.js';
+import type { EgressSettings } from '../security/egress-policy.js';
+import type { TemporalTls } from '../temporal/connection-options.js';
+
+/**
+ * All process configuration, as loadConfig (core/config.ts) returns it after
+ * validating the environment once at start-up.
+ */
+export interface Config {
+  port: number;
+  host: string;
+  maxBodyBytes: number;
+  /** The HTTP server's timeouts and the limits on reading request bodies (docs/security.md#request-bodies-limits-and-timeouts). */
+  http: {
+    /** HTTP_HEADERS_TIMEOUT_MS: a request's headers must all arrive within this long. */
+    headersTimeoutMs: number;
+    /** HTTP_REQUEST_TIMEOUT_MS: a whole request (headers and body) must arrive within this long; the answer is not limited. */
+    requestTimeoutMs: number;
+    /** HTTP_KEEP_ALIVE_TIMEOUT_MS: an idle keep-alive connection is closed after this long. */
+    keepAliveTimeoutMs: number;
+    /** BODY_IDLE_TIMEOUT_MS: a request body that sends no byte for this long is a 408. */
+    bodyIdleTimeoutMs: number;
+    /** BODY_BYTES_IN_FLIGHT_MAX: body bytes all requests being read may hold at once; past it a 503. */
+    bodyBytesInFlightMax: number;
+  };
+  databaseUrl: string | undefined;
+  /** The main pool and TLS of every connection to PostgreSQL (core/db/pg-ssl.ts). */
+  database: {
+    /** DATABASE_SSL_*; undefined: DATABASE_URL's own parameters decide. */
+    ssl: DatabaseSsl | undefined;
+    /** DATABASE_POOL_MIN / DATABASE_POOL_MAX of each process's main pool. */
+    pool: { min: number; max: number };
+  };
+  temporalAddress: string | undefined;
+  /** TEMPORAL_TLS*; undefined: plaintext (core/temporal/connection-options.ts). */
+  temporalTls: TemporalTls | undefined;
+  /** TEMPORAL_API_KEY: sent as `Authorization: Bearer` on every Temporal call (Temporal Cloud). */
+  temporalApiKey: string | undefined;
+  temporalNamespace: string;
+  temporalTaskQueue: string;
+  temporalUiUrl: string | undefined;
+  secretsKey: Buffer | undefined;
+  /** SECRETS_KEY_PREVIOUS: during a key rotation, tried when SECRETS_KEY cannot decrypt a stored secret. */
+  secretsKeyPrevious: Buffer | undefined;
+  adminToken: string | undefined;
+  /** PUBLIC_URL: the server's own external address (its host is also an allowed Host). */
+  publicUrl: string | undefined;
+  /**
+   * ALLOWED_HOSTS, PUBLIC_URL's host and the bind address: the `Host` (and, on
+   * configuration changes, `Origin`) the API answers (core/security/allowed-hosts.ts).
+   */
+  allowedHosts: AllowedHosts;
+  logLevel: string;
+  /** LOG_FORMAT: json, or pretty (readable lines); unset = pretty on a terminal, JSON otherwise. */
+  logFormat: 'json' | 'pretty' | undefined;
+  dataDir: string;
+  embeddedPostgresPort: number;
+  temporalPort: number;
+  temporalUiPort: number;
+  temporalCliPath: string | undefined;
+  shutdownTimeoutMs: number;
+  /** SANDBOX_ENABLED: a sandbox backend is configured (details in activities/sandbox/sandbox-config.ts). */
+  sandboxEnabled: boolean;
+  /**
+   * EGRESS_ALLOW / EGRESS_DENY plus the built-in deny entries: what calls to LLM
+   * providers and MCP servers may reach (core/security/egress-policy.ts).
+   */
+  egress: EgressSettings;
+  /** Agent sessions (see workflows/README.md). */
+  session: {
+    /** SESSION_IDLE_TIMEOUT_MS: a session workflow completes after this long without a message. */
+    idleTimeoutMs: number;
+    /** SESSION_CONTINUE_AS_NEW_TURNS: continue-as-new after this many turns (or when Temporal suggests it). */
+    continueAsNewTurns: number;
+    /** SESSION_MODEL_HEARTBEAT_TIMEOUT_MS: a model call on a dead worker is retried after this long. */
+    modelHeartbeatTimeoutMs: number;
+    /** SESSION_TOOL_HEARTBEAT_TIMEOUT_MS: an MCP or sandbox call on a dead worker is retried after this long. */
+    toolHeartbeatTimeoutMs: number;
+    /** MCP_TOOL_TIMEOUT_MS: one MCP tool call (reset by the server's progress notifications). */
+    mcpToolTimeoutMs: number;
+    /** MCP_LIST_TIMEOUT_MS: listing one MCP server's tools at the start of a turn. */
+    mcpListTimeoutMs: number;
+    /** CONVERSE_WAIT_TIMEOUT_MS: a non-streaming converse call answers with the run's status after this long. */
+    converseWaitTimeoutMs: number;
+    /** RUN_EVENTS_RETENTION_DAYS: stream events of runs finished longer ago are pruned (terminal events stay). */
+    runEventsRetentionDays: number;
+    /** RUN_EVENTS_PRUNE_INTERVAL_MS: how often the worker prunes them. */
+    runEventsPruneIntervalMs: number;
+  };
+  /** The LLM gateway (see api/gateway/README.md). */
+  gateway: {
+    /** GATEWAY_RESPONSES_RETENTION_DAYS: a stored Responses API answer is gone this long after it was written. */
+    responsesRetentionDays: number;
+    /**
+     * Rate limits and budgets admitted against each replica's leases
+     * (core/metering/leases.ts); undefined: GATEWAY_LEASES=false, every call
+     * counts and reserves in PostgreSQL itself.
+     */
+    leases:
+      | {
+          /** GATEWAY_LEASE_MS: how long a replica spends one lease before it takes the next, giving back the rest. */
+          spendMs: number;
+          /** GATEWAY_LEASE_TTL_MS: a lease its replica stopped renewing (it died) is returned after this long. */
+          ttlMs: number;
+        }
+      | undefined;
+  };
+  /** Metrics and the Prometheus `/metrics` endpoints (see core/telemetry/README.md). */
+  metrics: {
+    /** METRICS_ENABLED: record metrics and serve `/metrics`; off means neither (tracing is separate). */
+    enabled: boolean;
+    /**
+     * The bearer token `/metrics` (api and worker) requires: METRICS_TOKEN, else
+     * ADMIN_TOKEN; undefined (neither set): open. METRICS_REQUIRE_TOKEN=true
+     * insists that one exists.
+     */
+    token: string | undefined;
+    /** METRICS_PER_KEY: gateway metrics carry the virtual key id as a label (one series per key). */
+    perKey: boolean;
+    /** WORKER_METRICS_PORT: the worker serves `/metrics` on this port (0: any free port); unset: not at all. */
+    workerPort: number | undefined;
+  };
+  /** Tracing settings (see core/telemetry/README.md). */
+  otel: {
+    /** OTEL_SDK_DISABLED: no spans stored or exported (X-Trace-Id is still sent); the statistics still count. */
+    disabled: boolean;
+    /** OTEL_SERVICE_NAME: replaces the role's default service name. */
+    serviceName: string | undefined;
+    /** OTEL_EXPORTER_OTLP_ENDPOINT: base URL of an OTLP/HTTP collector; spans also go there when set. */
+    otlpEndpoint: string | undefined;
+    recordContent: boolean;
+    /**
+     * OTEL_TRACES_SAMPLER: the standard sampler names; which traces are stored (default
+     * parentbased_traceidratio). Agent turns, errors and slow traces are stored whatever it says.
+     */
+    sampler: TracesSampler;
+    /** OTEL_TRACES_SAMPLER_ARG: the ratio of the traceidratio samplers, 0 to 1 (default 0.1). */
+    samplerRatio: number;
+    /** TRACE_KEEP_SLOW_MS: a trace whose local root lasts at least this long is stored even when the sampler drops it. */
+    keepSlowMs: number;
+    /** TRACE_ROLLUP_INTERVAL_MS: how often each process adds its span counts and latencies to `trace_rollups`. */
+    rollupIntervalMs: number;
+    retentionDays: number;
+    pruneIntervalMs: number;
+    maxQueueSize: number;
+    maxExportBatchSize: number;
+    scheduleDelayMs: number;
+    exportTimeoutMs: number;
+  };
+}
+
+/** The values of OTEL_TRACES_SAMPLER this server implements (the OpenTelemetry SDK environment names). */
+export const TRACES_SAMPLERS = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+] as const;
+export type TracesSampler = (typeof TRACES_SAMPLERS)[number];
