@@ -1,0 +1,55 @@
+/**
+ * What listing and calling share: the dependencies, reaching a server's
+ * connection (its headers decrypted only here), scrubbing header values out of
+ * any message, and marking a span as failed.
+ */
+import { SpanStatusCode, type Span } from '@opentelemetry/api';
+import { redactHeaders, type SecretBox } from '../../core/crypto/secrets.js';
+import type { Db } from '../../core/db/knex.js';
+import type { DbMcpServer } from '../../core/repositories/mcp-servers.repository.js';
+import type { McpServerConnection } from '../../core/mcp/mcp-client.js';
+
+export interface McpToolDeps {
+  db: Db;
+  secrets: SecretBox;
+}
+
+/** Connecting (initialize) never waits longer than this, whatever the call's timeout. */
+export const CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * Removes the values of credential-like headers (the ones the API redacts)
+ * from a message before it is returned, stored, logged or traced; a bearer
+ * token is also removed without its scheme.
+ */
+export function scrub(message: string, headers: Record<string, string>): string {
+  const redacted = redactHeaders(headers);
+  let out = message;
+  for (const [name, value] of Object.entries(headers)) {
+    if (redacted[name] === value) continue; // not sensitive (e.g. a tenant name)
+    const secrets = [value, /^\S+\s+(\S+)$/.exec(value)?.[1]].filter(
+      (v): v is string => v !== undefined && v.length >= 4,
+    );
+    for (const v of secrets) out = out.split(v).join('[redacted]');
+  }
+  return out;
+}
+
+/** The server's headers, decrypted for one listing or call (never stored decrypted). */
+export function headersOf(deps: McpToolDeps, row: DbMcpServer): Record<string, string> {
+  return row.headers_enc ? deps.secrets.decryptJson<Record<string, string>>(row.headers_enc) : {};
+}
+
+export function connectionOf(row: DbMcpServer, headers: Record<string, string>): McpServerConnection {
+  return { endpoint: row.endpoint, transport: row.transport, headers };
+}
+
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Marks a listing's or call's span as failed: `error.type` and a short status message. */
+export function markError(span: Span, type: string, message: string): void {
+  span.setAttribute('error.type', type);
+  span.setStatus({ code: SpanStatusCode.ERROR, message: message.slice(0, 300) });
+}

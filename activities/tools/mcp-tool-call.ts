@@ -1,0 +1,202 @@
+/**
+ * Calling one MCP tool: its server loaded and reached for the call alone, the
+ * result as text for the model, and every failure sorted into what the model
+ * hears of it and what the caller may retry (a request that never went out).
+ */
+import type { Span } from '@opentelemetry/api';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { McpServersRepository, type DbMcpServer } from '../../core/repositories/mcp-servers.repository.js';
+import { inSpan } from '../../core/telemetry/tool-spans.js';
+import { McpConnectionError } from '../../core/mcp/errors.js';
+import { describeFailure, withMcpClient } from '../../core/mcp/mcp-client.js';
+import { DEFAULT_MAX_OUTPUT_CHARS, mcpResultText, truncateOutput } from './mcp-result.js';
+import {
+  connectionOf,
+  CONNECT_TIMEOUT_MS,
+  errorMessage,
+  headersOf,
+  markError,
+  scrub,
+  type McpToolDeps,
+} from './mcp-server-access.js';
+import type { OfferedMcpTool } from './mcp-tool-listing.js';
+
+export interface McpCallResult {
+  output: string;
+  isError: boolean;
+  /** The request never reached the server (connect failed, or the server no longer exists): safe to retry. */
+  notReached?: boolean;
+}
+
+export interface McpProgress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
+
+const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+/** fetch failed before anything was written: the server cannot have seen the request. */
+function neverSent(err: unknown): boolean {
+  const cause = (err as { cause?: { code?: unknown } } | undefined)?.cause;
+  return typeof cause?.code === 'string' && NOT_SENT_CODES.has(cause.code);
+}
+
+/** Options of `callMcpTool`. */
+export interface McpCallOptions {
+  timeoutMs?: number;
+  onProgress?: (p: McpProgress) => void;
+  signal?: AbortSignal;
+  /** Output beyond this many characters is cut with a note (default 100,000). */
+  maxOutputChars?: number;
+}
+
+/** What a call did before it ended: whether its request went out, and how many progress notifications came. */
+interface CallState {
+  sent: boolean;
+  progressCount: number;
+}
+
+/** A result for the model and the span's error type (for errors). */
+type Answer = { result: McpCallResult; errorType?: string };
+
+/** The tool's server and its decrypted headers, or the answer when it cannot be reached. */
+async function serverOf(
+  deps: McpToolDeps,
+  tool: Pick<OfferedMcpTool, 'server_id' | 'server_name' | 'tool'>,
+  span: Span,
+): Promise<{ row: DbMcpServer; headers: Record<string, string> } | Answer> {
+  const row = await new McpServersRepository(deps.db).findById(tool.server_id);
+  if (!row) {
+    const output = `the tool "${tool.tool}" is unavailable: MCP server "${tool.server_name}" no longer exists`;
+    return { result: { output, isError: true, notReached: true }, errorType: 'not_found' };
+  }
+  span.setAttribute('mcp.transport', row.transport);
+  try {
+    return { row, headers: headersOf(deps, row) };
+  } catch (err) {
+    const output = `the tool "${tool.tool}" is unavailable: the headers of MCP server "${row.name}" cannot be decrypted (${errorMessage(err)})`;
+    return { result: { output, isError: true, notReached: true }, errorType: 'decrypt' };
+  }
+}
+
+/** Connects and sends the call; progress notifications go to `onProgress` and reset the timeout. */
+function sendCall(
+  server: { row: DbMcpServer; headers: Record<string, string> },
+  name: string,
+  args: Record<string, unknown>,
+  opts: McpCallOptions & { timeoutMs: number },
+  state: CallState,
+) {
+  const { timeoutMs, signal } = opts;
+  return withMcpClient(
+    connectionOf(server.row, server.headers),
+    (client) => {
+      state.sent = true;
+      return client.callTool({ name, arguments: args }, undefined, {
+        timeout: timeoutMs,
+        resetTimeoutOnProgress: true,
+        ...(signal ? { signal } : {}),
+        onprogress: (p) => {
+          state.progressCount += 1;
+          try {
+            opts.onProgress?.({
+              progress: p.progress,
+              ...(p.total !== undefined ? { total: p.total } : {}),
+              ...(p.message !== undefined ? { message: p.message } : {}),
+            });
+          } catch {
+            // A failing progress listener must not fail the call.
+          }
+        },
+      });
+    },
+    { timeoutMs: Math.min(timeoutMs, CONNECT_TIMEOUT_MS), ...(signal ? { signal } : {}) },
+  );
+}
+
+/** A failed call as the model hears of it; throws McpConnectionError when the request never reached the server. */
+function callFailure(
+  err: unknown,
+  server: { row: DbMcpServer; headers: Record<string, string> },
+  tool: string,
+  timeoutMs: number,
+  state: CallState,
+): Answer {
+  const { row, headers } = server;
+  if (err instanceof McpConnectionError || (state.sent && neverSent(err) && !state.progressCount)) {
+    const reason = err instanceof McpConnectionError ? err.message : describeFailure(err);
+    throw new McpConnectionError(scrub(`MCP server "${row.name}": ${reason}`, headers));
+  }
+  if (err instanceof McpError && err.code === (ErrorCode.RequestTimeout as number)) {
+    const output = `the tool "${tool}" on MCP server "${row.name}" timed out: no answer${
+      state.progressCount > 0 ? ' or progress' : ''
+    } within ${timeoutMs} ms`;
+    return { result: { output, isError: true }, errorType: 'timeout' };
+  }
+  const what =
+    err instanceof McpError
+      ? `MCP server "${row.name}" answered the call to "${tool}" with an error: ${err.message}`
+      : err instanceof Error && err.name === 'ZodError'
+        ? `MCP server "${row.name}" sent a malformed result for "${tool}": ${describeFailure(err)}`
+        : `the call to "${tool}" on MCP server "${row.name}" failed: ${describeFailure(err)}`;
+  return { result: { output: scrub(what, headers), isError: true }, errorType: 'protocol' };
+}
+
+/**
+ * Calls one tool on its server (loading endpoint/transport/headers from the DB
+ * by server_id, decrypting headers only for the call) and maps the result to
+ * text for the model.
+ *
+ * - isError results → `{ isError: true, output: the server's message }`.
+ * - A protocol error (unknown tool, invalid arguments, a JSON-RPC error), a
+ *   malformed result, a connection lost mid-call, or a timeout →
+ *   `{ isError: true, output: what went wrong }`.
+ * - The server no longer exists / its headers cannot be decrypted →
+ *   `{ isError: true, notReached: true }`.
+ * - A connection failure before the request was sent → throws McpConnectionError.
+ * - `signal` aborted → throws the signal's reason.
+ *
+ * Progress notifications call onProgress and reset the timeout.
+ */
+export async function callMcpTool(
+  deps: McpToolDeps,
+  tool: Pick<OfferedMcpTool, 'server_id' | 'server_name' | 'tool'>,
+  args: Record<string, unknown>,
+  opts: McpCallOptions = {},
+): Promise<McpCallResult> {
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+  const maxChars = opts.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
+  const { signal } = opts;
+  signal?.throwIfAborted();
+
+  const attributes = {
+    'gen_ai.operation.name': 'execute_tool',
+    'gen_ai.tool.name': tool.tool,
+    'mcp.server.id': tool.server_id,
+    'mcp.server.name': tool.server_name,
+  };
+  return inSpan(`mcp.tools.call ${tool.tool}`, attributes, async (span) => {
+    const done = ({ result, errorType }: Answer): McpCallResult => {
+      span.setAttribute('mcp.tool.is_error', result.isError);
+      if (result.isError) markError(span, errorType ?? 'tool_error', result.output);
+      return { ...result, output: truncateOutput(result.output, maxChars) };
+    };
+    const server = await serverOf(deps, tool, span);
+    if ('result' in server) return done(server);
+    const state: CallState = { sent: false, progressCount: 0 };
+    try {
+      const result = await sendCall(server, tool.tool, args, { ...opts, timeoutMs }, state);
+      span.setAttribute('mcp.progress.count', state.progressCount);
+      return done({
+        result: { output: scrub(mcpResultText(result), server.headers), isError: result.isError === true },
+      });
+    } catch (err) {
+      span.setAttribute('mcp.progress.count', state.progressCount);
+      if (signal?.aborted) throw signal.reason;
+      return done(callFailure(err, server, tool.tool, timeoutMs, state));
+    }
+  });
+}
