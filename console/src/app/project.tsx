@@ -1,11 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { createContext, useContext, useState, type ReactNode } from 'react';
 import { api, unwrap } from '../api/client.js';
-
-export interface Project {
-  id: string;
-  name: string;
-}
+import type { Project } from '../api/types.js';
 
 interface ProjectState {
   projects: Project[];

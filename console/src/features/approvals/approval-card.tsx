@@ -2,7 +2,8 @@ import { Anchor, Badge, Button, Code, Group, Paper, Stack, Table, Text } from '@
 import { Link } from 'react-router';
 import { ErrorAlert } from '../../components/error-alert.js';
 import { fmtDate, prettyJson } from '../sessions/format.js';
-import { useDecide, type PendingApproval } from './queries.js';
+import type { PendingApproval } from '../../api/types.js';
+import { useDecide } from './queries.js';
 
 /** One paused run: the calls it waits on, each with Approve and Decline. */
 export function ApprovalCard({ item }: { item: PendingApproval }) {

@@ -1,8 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, unwrap } from '../../api/client.js';
-import type { Data } from '../sessions/api-types.js';
+import type { PendingApproval } from '../../api/types.js';
 
-export type PendingApproval = Data<'/api/agent-server/approvals'>[number];
 export type WaitingCall = NonNullable<PendingApproval['calls']>[number];
 
 /** The project's paused runs; polled, since a pause can happen in any session at any time. */

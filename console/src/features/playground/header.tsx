@@ -1,6 +1,6 @@
 import { Anchor, Badge, Button, Code, Group, Select, Stack, Text } from '@mantine/core';
 import { Link } from 'react-router';
-import type { Agent, Prompt, PromptVersion } from './api-types.js';
+import type { Agent, Prompt, PromptVersion } from '../../api/types.js';
 import { PromptNotice, type LinkedVersion } from './prompt-notice.js';
 
 export function PlaygroundHeader({

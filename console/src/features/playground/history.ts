@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { api, ApiError, unwrap } from '../../api/client.js';
-import type { Message, Run } from './api-types.js';
+import type { Message, Run } from '../../api/types.js';
 
 /** Turns shown when a conversation is reopened: the most recent ones (Sessions shows them all). */
 export const HISTORY_TURNS = 50;

@@ -9,7 +9,7 @@
 import { useCallback, useEffect, useEffectEvent, useRef } from 'react';
 import { useSearchParams } from 'react-router';
 import { useProject } from '../../app/project.js';
-import type { Agent } from './api-types.js';
+import type { Agent } from '../../api/types.js';
 
 const KEY = 'agent-server.playground';
 

@@ -1,6 +1,6 @@
 import { Alert, Anchor, Code, Stack, Text } from '@mantine/core';
 import { Link } from 'react-router';
-import type { Agent, Prompt, PromptVersion } from './api-types.js';
+import type { Agent, Prompt, PromptVersion } from '../../api/types.js';
 
 /** The version a link asked for ("open this version in the playground"). */
 export interface LinkedVersion {

@@ -1,19 +1,8 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, unwrap } from '../../api/client.js';
-import type { Agent, ConverseBody, Prompt, PromptVersion, Run, SchemaDoc } from './api-types.js';
+import type { Agent, ConverseBody, JsonSchemaDoc, PromptVersion, Run } from '../../api/types.js';
 import { addEvent, EMPTY, handOff, runEventsKey, toEvent } from './run-events.js';
 import { openSse } from './sse.js';
-
-export function useAgents(projectId: string | undefined) {
-  return useQuery({
-    queryKey: ['playground', 'agents', projectId],
-    enabled: Boolean(projectId),
-    queryFn: () =>
-      unwrap<Agent[]>(
-        api.GET('/api/agent-server/agents', { params: { query: { project_id: projectId!, limit: 200 } } }),
-      ),
-  });
-}
 
 /** One agent by id, in whichever project it is (a deep link may name another project's agent). */
 export function useAgent(agentId: string | undefined) {
@@ -23,17 +12,6 @@ export function useAgent(agentId: string | undefined) {
     retry: false,
     queryFn: () =>
       unwrap<Agent>(api.GET('/api/agent-server/agents/{id}', { params: { path: { id: agentId! } } })),
-  });
-}
-
-export function usePrompts(projectId: string | undefined) {
-  return useQuery({
-    queryKey: ['playground', 'prompts', projectId],
-    enabled: Boolean(projectId),
-    queryFn: () =>
-      unwrap<Prompt[]>(
-        api.GET('/api/agent-server/prompts', { params: { query: { project_id: projectId!, limit: 200 } } }),
-      ),
   });
 }
 
@@ -57,7 +35,9 @@ export function useSchema(schemaId: string | null | undefined) {
     enabled: Boolean(schemaId),
     staleTime: 60_000,
     queryFn: () =>
-      unwrap<SchemaDoc>(api.GET('/api/agent-server/schemas/{id}', { params: { path: { id: schemaId! } } })),
+      unwrap<JsonSchemaDoc>(
+        api.GET('/api/agent-server/schemas/{id}', { params: { path: { id: schemaId! } } }),
+      ),
   });
 }
 

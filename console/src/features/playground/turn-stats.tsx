@@ -1,6 +1,6 @@
 import { Anchor, Group, Text } from '@mantine/core';
 import { Link } from 'react-router';
-import type { PromptVersion, Run } from './api-types.js';
+import type { PromptVersion, Run } from '../../api/types.js';
 import { formatMs, formatUsd } from './format.js';
 import type { TurnView } from './transcript.js';
 

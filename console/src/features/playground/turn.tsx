@@ -1,7 +1,7 @@
 import { Alert, Badge, Button, Group, Loader, Paper, Stack, Text } from '@mantine/core';
 import { useMemo, type ReactNode } from 'react';
 import { ErrorAlert } from '../../components/error-alert.js';
-import type { PromptVersion } from './api-types.js';
+import type { PromptVersion } from '../../api/types.js';
 import { useDecide, useRun } from './queries.js';
 import { useRunEvents } from './run-events.js';
 import { StructuredOutput } from './structured.js';

@@ -1,7 +1,7 @@
 import { Badge, Group, Paper, ScrollArea, Select, Stack, Table, Text } from '@mantine/core';
 import { useMemo } from 'react';
 import { diffLines, diffStats, sideBySide, type Side } from './diff.js';
-import type { PromptVersion } from './queries.js';
+import type { PromptVersion } from '../../api/types.js';
 import classes from './diff-view.module.css';
 
 function Cell({ side }: { side?: Side }) {

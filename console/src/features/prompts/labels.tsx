@@ -1,7 +1,8 @@
 import { Badge, Button, Group, Paper, Select, Stack, Text } from '@mantine/core';
 import { useState } from 'react';
 import { ErrorAlert } from '../../components/error-alert.js';
-import { useMoveLabel, type Prompt, type PromptVersion } from './queries.js';
+import type { Prompt, PromptVersion } from '../../api/types.js';
+import { useMoveLabel } from './queries.js';
 
 /** Where the labels sit; `production` moves to any version, `latest` always follows the newest. */
 export function LabelsPanel({

@@ -2,7 +2,8 @@ import { Button, Checkbox, Group, Stack, Textarea, TextInput } from '@mantine/co
 import { useState } from 'react';
 import { ApiError } from '../../api/client.js';
 import { ErrorAlert } from '../../components/error-alert.js';
-import { useCreatePrompt, useCreateVersion, type Prompt, type PromptVersion } from './queries.js';
+import type { Prompt, PromptVersion } from '../../api/types.js';
+import { useCreatePrompt, useCreateVersion } from './queries.js';
 
 /** The API's message for a field: a validation error naming it, or a conflict naming it (a name taken). */
 export function fieldError(error: unknown, field: string): string | undefined {

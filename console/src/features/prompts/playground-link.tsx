@@ -1,13 +1,6 @@
 import { Button, Menu } from '@mantine/core';
-import { useQuery } from '@tanstack/react-query';
 import { Link } from 'react-router';
-import { api, unwrap } from '../../api/client.js';
-
-interface AgentRef {
-  id: string;
-  name: string;
-  prompt_id: string;
-}
+import { useAgents } from '../config/agents/queries.js';
 
 /**
  * The playground address for one version of a prompt, with an agent:
@@ -34,13 +27,7 @@ export function PlaygroundLink({
   promptName: string;
   version: number;
 }) {
-  const agents = useQuery({
-    queryKey: ['agents', projectId],
-    queryFn: () =>
-      unwrap<AgentRef[]>(
-        api.GET('/api/agent-server/agents', { params: { query: { project_id: projectId, limit: 200 } } }),
-      ),
-  });
+  const agents = useAgents(projectId);
   const list = [...(agents.data ?? [])].sort(
     (a, b) => Number(b.prompt_id === promptId) - Number(a.prompt_id === promptId),
   );

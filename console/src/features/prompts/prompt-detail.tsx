@@ -19,16 +19,10 @@ import { DeleteButton } from '../config/shared/delete-button.js';
 import { Loading } from '../../components/loading.js';
 import { DiffView } from './diff-view.js';
 import { LabelsPanel } from './labels.js';
+import type { Prompt, PromptVersion } from '../../api/types.js';
 import { PromptVersionForm } from './new-prompt-form.js';
 import { PlaygroundLink } from './playground-link.js';
-import {
-  useDeletePrompt,
-  useMoveLabel,
-  usePrompt,
-  useVersions,
-  type Prompt,
-  type PromptVersion,
-} from './queries.js';
+import { useDeletePrompt, useMoveLabel, usePrompt, useVersions } from './queries.js';
 
 function LabelBadges({ v }: { v: PromptVersion }) {
   return (

@@ -1,27 +1,20 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, unwrap } from '../../api/client.js';
-import type { operations } from '../../api/schema.js';
+import type { Prompt, PromptVersion } from '../../api/types.js';
 
-type Data<Op extends keyof operations> = operations[Op]['responses'] extends {
-  200: { content: { 'application/json': { data: infer D } } };
-}
-  ? D
-  : never;
-type Item<T> = T extends readonly (infer U)[] ? U : T;
-
-export type Prompt = Required<Item<Data<'getApiAgentServerPrompts'>>>;
-export type PromptVersion = Required<Item<Data<'getApiAgentServerPromptsNameVersions'>>>;
 export type Label = 'production' | 'latest';
 
-export const promptsKey = (projectId: string) => ['prompts', projectId];
+export const promptsKey = (projectId: string | undefined) => ['prompts', projectId];
 const versionsKey = (projectId: string, name: string) => ['prompt-versions', projectId, name];
 
-export function usePrompts(projectId: string) {
+/** The project's prompts (the newest 200): for the prompts page, and as choices on others. */
+export function usePrompts(projectId: string | undefined) {
   return useQuery({
     queryKey: promptsKey(projectId),
+    enabled: Boolean(projectId),
     queryFn: () =>
       unwrap<Prompt[]>(
-        api.GET('/api/agent-server/prompts', { params: { query: { project_id: projectId, limit: 200 } } }),
+        api.GET('/api/agent-server/prompts', { params: { query: { project_id: projectId!, limit: 200 } } }),
       ),
   });
 }

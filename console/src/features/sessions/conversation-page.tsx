@@ -7,7 +7,8 @@ import { ErrorAlert } from '../../components/error-alert.js';
 import { Loading } from '../../components/loading.js';
 import { fmtDate } from './format.js';
 import { Pager } from './pager.js';
-import { LIVE, PAGE, useAgents, useConversation, useConversationRuns, useThreads } from './queries.js';
+import { useAgents } from '../config/agents/queries.js';
+import { LIVE, PAGE, useConversation, useConversationRuns, useThreads } from './queries.js';
 import { RunsTable } from './runs-table.js';
 import { Transcript } from './transcript.js';
 

@@ -1,6 +1,6 @@
 import { keepPreviousData, useInfiniteQuery, useQuery } from '@tanstack/react-query';
 import { api, unwrap } from '../../api/client.js';
-import type { Agent, Conversation, ConversationDetail, Message, Run, Summary, Thread } from './api-types.js';
+import type { Conversation, ConversationDetail, Message, Run, Summary, Thread } from '../../api/types.js';
 
 export const PAGE = 50;
 const MESSAGE_PAGE = 200;
@@ -9,17 +9,6 @@ export interface ConversationFilters {
   agentId?: string;
   namespace?: string;
   offset: number;
-}
-
-export function useAgents(projectId: string | undefined) {
-  return useQuery({
-    queryKey: ['agents', projectId],
-    enabled: Boolean(projectId),
-    queryFn: () =>
-      unwrap<Agent[]>(
-        api.GET('/api/agent-server/agents', { params: { query: { project_id: projectId!, limit: 200 } } }),
-      ),
-  });
 }
 
 export function useConversations(projectId: string | undefined, f: ConversationFilters) {

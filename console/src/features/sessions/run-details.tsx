@@ -1,5 +1,5 @@
 import { Alert, Badge, Code, Group, Stack, Table, Text, Title } from '@mantine/core';
-import type { Run } from './api-types.js';
+import type { Run } from '../../api/types.js';
 import { fmtDate, fmtDuration, prettyJson } from './format.js';
 
 interface ToolCall {

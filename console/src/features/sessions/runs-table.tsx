@@ -1,7 +1,7 @@
 import { Anchor, Badge, Button, Group, Stack, Table, Text, Tooltip } from '@mantine/core';
 import { Fragment, useState } from 'react';
 import { Link } from 'react-router';
-import type { Run } from './api-types.js';
+import type { Run } from '../../api/types.js';
 import { fmtCost, fmtDate, fmtDuration, fmtInt, statusColour } from './format.js';
 import { RunDetails } from './run-details.js';
 

@@ -8,7 +8,8 @@ import { ErrorAlert } from '../../components/error-alert.js';
 import { Loading } from '../../components/loading.js';
 import { fmtDate } from './format.js';
 import { Pager } from './pager.js';
-import { PAGE, useAgents, useConversations } from './queries.js';
+import { useAgents } from '../config/agents/queries.js';
+import { PAGE, useConversations } from './queries.js';
 
 /** Conversations of the project, newest first, filtered by agent and namespace (kept in the URL). */
 export function SessionList() {

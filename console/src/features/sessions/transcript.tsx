@@ -2,7 +2,7 @@ import { Badge, Button, Code, Group, Paper, Stack, Tabs, Text } from '@mantine/c
 import { Empty } from '../../components/empty.js';
 import { ErrorAlert } from '../../components/error-alert.js';
 import { Loading } from '../../components/loading.js';
-import type { Message, Summary, Thread } from './api-types.js';
+import type { Message, Summary, Thread } from '../../api/types.js';
 import { contentText, fmtDate, fmtInt, prettyJson } from './format.js';
 import { useMessages, useSummaries } from './queries.js';
 

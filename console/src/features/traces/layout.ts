@@ -1,4 +1,4 @@
-import type { Span } from './queries.js';
+import type { Span } from '../../api/types.js';
 
 export interface Row {
   span: Span;

@@ -1,14 +1,7 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { api, unwrap } from '../../api/client.js';
-import type { Data } from '../sessions/api-types.js';
+import type { EndpointStat, ModelStat, ServiceStat, TraceDetail, TraceSummary } from '../../api/types.js';
 import type { TimeWindow } from './time-window.js';
-
-export type TraceSummary = Data<'/api/agent-server/traces'>[number];
-export type TraceDetail = Data<'/api/agent-server/traces/{trace_id}'>;
-export type Span = NonNullable<TraceDetail['spans']>[number];
-export type EndpointStat = Data<'/api/agent-server/traces/stats/endpoints'>[number];
-export type ModelStat = Data<'/api/agent-server/traces/stats/models'>[number];
-export type ServiceStat = Data<'/api/agent-server/traces/stats/services'>[number];
 
 export const TRACE_PAGE = 50;
 

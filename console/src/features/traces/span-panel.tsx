@@ -1,7 +1,7 @@
 import { Badge, CloseButton, Code, Group, Paper, SimpleGrid, Stack, Table, Text, Title } from '@mantine/core';
 import { fmtCost, fmtDate, fmtDuration, fmtInt } from '../sessions/format.js';
 import { genAi } from './genai.js';
-import type { Span } from './queries.js';
+import type { Span } from '../../api/types.js';
 import { colourVar, serviceColour } from './services.js';
 
 const STATUS_COLOURS: Record<string, string> = { ERROR: 'red', OK: 'green', UNSET: 'gray' };

@@ -1,6 +1,6 @@
 import { Badge, Table, Text } from '@mantine/core';
 import { fmtCost, fmtDuration, fmtInt, fmtPercent } from '../sessions/format.js';
-import type { EndpointStat, ModelStat, ServiceStat } from './queries.js';
+import type { EndpointStat, ModelStat, ServiceStat } from '../../api/types.js';
 import { colourVar, serviceColour } from './services.js';
 
 function Service({ name }: { name: string | undefined }) {

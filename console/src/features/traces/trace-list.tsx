@@ -6,7 +6,7 @@ import { ErrorAlert } from '../../components/error-alert.js';
 import { Loading } from '../../components/loading.js';
 import { fmtDate, fmtDuration } from '../sessions/format.js';
 import { Pager } from '../sessions/pager.js';
-import { useAgents } from '../sessions/queries.js';
+import { useAgents } from '../config/agents/queries.js';
 import { AreaNav } from './area-nav.js';
 import { colourVar, serviceColour } from './services.js';
 import { FILTER_KEYS, filtersFrom, TraceFilterForm } from './trace-filters.js';

@@ -2,7 +2,7 @@ import { Group, Text } from '@mantine/core';
 import { useMemo, useState } from 'react';
 import { fmtDuration } from '../sessions/format.js';
 import { layoutSpans, ticks } from './layout.js';
-import type { Span } from './queries.js';
+import type { Span } from '../../api/types.js';
 import { SpanRow } from './span-row.js';
 import css from './waterfall.module.css';
 

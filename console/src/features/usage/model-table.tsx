@@ -1,6 +1,7 @@
 import { Table, Text } from '@mantine/core';
 import { groupLabel } from './chart-data.js';
-import type { KeyUsage, Point } from './queries.js';
+import type { KeyUsage } from '../../api/types.js';
+import type { Point } from './queries.js';
 
 interface Sum {
   label: string;

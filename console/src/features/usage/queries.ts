@@ -1,20 +1,9 @@
 import { useQuery } from '@tanstack/react-query';
 import { api, unwrap } from '../../api/client.js';
-import type { operations } from '../../api/schema.js';
+import type { Item, KeySeries, KeyUsage, UsageSeries } from '../../api/types.js';
 
-type Data<Op extends keyof operations> = operations[Op]['responses'] extends {
-  200: { content: { 'application/json': { data: infer D } } };
-}
-  ? D
-  : never;
-type Item<T> = T extends readonly (infer U)[] ? U : T;
-
-export type Series = Required<Data<'getApiAgentServerUsage'>>;
-export type KeySeries = Required<Data<'getApiAgentServerVirtualKeysIdUsageSeries'>>;
-export type Point = Item<Series['buckets']>;
+export type Point = Item<UsageSeries['buckets']>;
 export type Budget = NonNullable<KeySeries['budget']>;
-export type KeyUsage = Required<Data<'getApiAgentServerVirtualKeysIdUsage'>>;
-export type VirtualKeyRef = Required<Item<Data<'getApiAgentServerVirtualKeys'>>>;
 
 export type Bucket = 'hour' | 'day';
 export type GroupBy = 'key' | 'model';
@@ -22,16 +11,6 @@ export type GroupBy = 'key' | 'model';
 export interface Window {
   bucket: Bucket;
   start: string;
-}
-
-export function useVirtualKeys() {
-  return useQuery({
-    queryKey: ['virtual-keys'],
-    queryFn: () =>
-      unwrap<VirtualKeyRef[]>(
-        api.GET('/api/agent-server/virtual-keys', { params: { query: { limit: 200 } } }),
-      ),
-  });
 }
 
 /** Usage over the window: all keys (grouped per key or model), or one key per model with its budget. */
@@ -49,7 +28,7 @@ export function useSeries(keyId: string | null, groupBy: GroupBy, w: Window) {
               },
             }),
           )
-        : unwrap<Series>(
+        : unwrap<UsageSeries>(
             api.GET('/api/agent-server/usage', {
               params: { query: { bucket: w.bucket, start_time: w.start, group_by: groupBy } },
             }),

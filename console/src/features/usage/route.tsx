@@ -6,15 +6,15 @@ import { Empty } from '../../components/empty.js';
 import { ErrorAlert } from '../../components/error-alert.js';
 import { Loading } from '../../components/loading.js';
 import { BurnDown, UsageCharts } from './charts.js';
+import type { KeySeries } from '../../api/types.js';
+import { useVirtualKeys } from '../config/keys/queries.js';
 import { GroupTable } from './model-table.js';
 import {
   useBudgetSeries,
   useKeyUsage,
   useSeries,
-  useVirtualKeys,
   type Bucket,
   type GroupBy,
-  type KeySeries,
   type Window,
 } from './queries.js';
 

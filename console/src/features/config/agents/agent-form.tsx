@@ -1,7 +1,7 @@
 import { Alert, Button, Fieldset, Group, Stack } from '@mantine/core';
 import { useState } from 'react';
 import { ErrorAlert } from '../../../components/error-alert.js';
-import type { Agent } from '../shared/api-types.js';
+import type { Agent } from '../../../api/types.js';
 import { unplacedError } from '../shared/form.js';
 import { bodyOf, draftOf, type AgentDraft } from './draft.js';
 import { McpSection } from './mcp-section.js';

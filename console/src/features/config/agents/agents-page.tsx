@@ -6,7 +6,7 @@ import { ErrorAlert } from '../../../components/error-alert.js';
 import { Loading } from '../../../components/loading.js';
 import { usePrompts } from '../../prompts/queries.js';
 import { useModels } from '../models/queries.js';
-import type { Agent } from '../shared/api-types.js';
+import type { Agent } from '../../../api/types.js';
 import { RowActions } from '../shared/row-actions.js';
 import { EditModal } from '../shared/edit-modal.js';
 import { NeedProject } from '../shared/need-project.js';

@@ -1,4 +1,4 @@
-import type { Agent, AgentBody } from '../shared/api-types.js';
+import type { Agent, AgentBody } from '../../../api/types.js';
 
 export type Label = 'production' | 'latest';
 export type Num = number | string;

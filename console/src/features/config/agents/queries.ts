@@ -1,17 +1,19 @@
 import { useQuery } from '@tanstack/react-query';
 import { api, unwrap } from '../../../api/client.js';
-import type { Agent, AgentBody, Skill } from '../shared/api-types.js';
+import type { Agent, AgentBody, Skill } from '../../../api/types.js';
 import { useSaving } from '../shared/queries.js';
 
-export const agentsKey = (projectId: string) => ['agents', projectId];
+export const agentsKey = (projectId: string | undefined) => ['agents', projectId];
 const skillsKey = (agentId: string) => ['skills', agentId];
 
-export function useAgents(projectId: string) {
+/** The project's agents (the newest 200): for the agents tab, and as choices on every other page. */
+export function useAgents(projectId: string | undefined) {
   return useQuery({
     queryKey: agentsKey(projectId),
+    enabled: Boolean(projectId),
     queryFn: () =>
       unwrap<Agent[]>(
-        api.GET('/api/agent-server/agents', { params: { query: { project_id: projectId, limit: 200 } } }),
+        api.GET('/api/agent-server/agents', { params: { query: { project_id: projectId!, limit: 200 } } }),
       ),
   });
 }

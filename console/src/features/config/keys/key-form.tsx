@@ -1,7 +1,7 @@
 import { Button, Group, NumberInput, Select, Stack, TagsInput, TextInput } from '@mantine/core';
 import { useState } from 'react';
 import { ErrorAlert } from '../../../components/error-alert.js';
-import type { VirtualKey, VirtualKeyBody, VirtualKeyWithSecret } from '../shared/api-types.js';
+import type { VirtualKey, VirtualKeyBody, VirtualKeyWithSecret } from '../../../api/types.js';
 import { fieldError, fieldErrorUnder, numberOrNull, unplacedError } from '../shared/form.js';
 import { Grants, type GrantDraft } from './grants.js';
 import { useSaveVirtualKey } from './queries.js';

@@ -5,7 +5,7 @@ import { Empty } from '../../../components/empty.js';
 import { ErrorAlert } from '../../../components/error-alert.js';
 import { Loading } from '../../../components/loading.js';
 import { useProviders } from '../providers/queries.js';
-import type { VirtualKey } from '../shared/api-types.js';
+import type { VirtualKey } from '../../../api/types.js';
 import { DeleteButton } from '../shared/delete-button.js';
 import { EditModal } from '../shared/edit-modal.js';
 import { PageHeader } from '../shared/page-header.js';

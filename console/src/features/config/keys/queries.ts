@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { api, unwrap } from '../../../api/client.js';
-import type { VirtualKey, VirtualKeyBody, VirtualKeyWithSecret } from '../shared/api-types.js';
+import type { VirtualKey, VirtualKeyBody, VirtualKeyWithSecret } from '../../../api/types.js';
 import { useSaving } from '../shared/queries.js';
 
 export const KEYS_KEY = ['virtual-keys'];

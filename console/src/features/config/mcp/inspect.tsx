@@ -2,7 +2,7 @@ import { Accordion, Code, Stack, Text } from '@mantine/core';
 import { Empty } from '../../../components/empty.js';
 import { ErrorAlert } from '../../../components/error-alert.js';
 import { Loading } from '../../../components/loading.js';
-import type { McpServer } from '../shared/api-types.js';
+import type { McpServer } from '../../../api/types.js';
 import { useInspect } from './queries.js';
 
 /** The tools the server lists right now, with their input schemas. */

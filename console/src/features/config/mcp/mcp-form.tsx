@@ -1,7 +1,7 @@
 import { Button, Group, SegmentedControl, Input, Stack, TextInput } from '@mantine/core';
 import { useState } from 'react';
 import { ErrorAlert } from '../../../components/error-alert.js';
-import type { McpServer } from '../shared/api-types.js';
+import type { McpServer } from '../../../api/types.js';
 import { fieldError, fieldErrorUnder, unplacedError } from '../shared/form.js';
 import { fromPairs, KeyValues, toPairs } from '../shared/key-values.js';
 import { useSaveMcpServer } from './queries.js';

@@ -3,7 +3,7 @@ import { useState } from 'react';
 import { Empty } from '../../../components/empty.js';
 import { ErrorAlert } from '../../../components/error-alert.js';
 import { Loading } from '../../../components/loading.js';
-import type { McpServer } from '../shared/api-types.js';
+import type { McpServer } from '../../../api/types.js';
 import { RowActions } from '../shared/row-actions.js';
 import { EditModal } from '../shared/edit-modal.js';
 import { NeedProject } from '../shared/need-project.js';

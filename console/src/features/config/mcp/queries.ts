@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { api, unwrap } from '../../../api/client.js';
-import type { McpServer, McpServerBody, McpTool } from '../shared/api-types.js';
+import type { McpServer, McpServerBody, McpTool } from '../../../api/types.js';
 import { useSaving } from '../shared/queries.js';
 
 export const mcpKey = (projectId: string) => ['mcp-servers', projectId];

@@ -2,7 +2,7 @@ import { Button, Group, JsonInput, NumberInput, Select, Stack, TextInput } from 
 import { useState } from 'react';
 import { ErrorAlert } from '../../../components/error-alert.js';
 import { useProviders } from '../providers/queries.js';
-import type { Model, ModelBody } from '../shared/api-types.js';
+import type { Model, ModelBody } from '../../../api/types.js';
 import { fieldError, fieldErrorUnder, unplacedError } from '../shared/form.js';
 import { useSaveModel } from './queries.js';
 

@@ -4,7 +4,7 @@ import { Empty } from '../../../components/empty.js';
 import { ErrorAlert } from '../../../components/error-alert.js';
 import { Loading } from '../../../components/loading.js';
 import { useProviders } from '../providers/queries.js';
-import type { Model } from '../shared/api-types.js';
+import type { Model } from '../../../api/types.js';
 import { RowActions } from '../shared/row-actions.js';
 import { EditModal } from '../shared/edit-modal.js';
 import { NeedProject } from '../shared/need-project.js';

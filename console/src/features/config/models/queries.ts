@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { api, unwrap } from '../../../api/client.js';
-import type { Model, ModelBody } from '../shared/api-types.js';
+import type { Model, ModelBody } from '../../../api/types.js';
 import { useSaving } from '../shared/queries.js';
 
 export const modelsKey = (projectId: string) => ['models', projectId];

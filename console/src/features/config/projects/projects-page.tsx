@@ -1,31 +1,21 @@
 import { Button, Code, Group, Select, Stack, Table, Textarea, TextInput } from '@mantine/core';
-import { useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, unwrap } from '../../../api/client.js';
-import { useProject, type Project } from '../../../app/project.js';
+import { useProject, useProjects } from '../../../app/project.js';
 import { Empty } from '../../../components/empty.js';
 import { ErrorAlert } from '../../../components/error-alert.js';
 import { Loading } from '../../../components/loading.js';
 import { useVirtualKeys } from '../keys/queries.js';
-import type { Data } from '../shared/api-types.js';
+import type { Project } from '../../../api/types.js';
 import { RowActions } from '../shared/row-actions.js';
 import { EditModal } from '../shared/edit-modal.js';
 import { fieldError, unplacedError } from '../shared/form.js';
 import { PageHeader } from '../shared/page-header.js';
 import { useSaving } from '../shared/queries.js';
 
-type ProjectRow = Required<Data<'getApiAgentServerProjectsId'>>;
 const KEY = ['projects'];
 
-function useProjectRows() {
-  return useQuery({
-    queryKey: [...KEY, 'rows'],
-    queryFn: () =>
-      unwrap<ProjectRow[]>(api.GET('/api/agent-server/projects', { params: { query: { limit: 200 } } })),
-  });
-}
-
-function ProjectForm({ project, onDone }: { project?: ProjectRow; onDone: (p: Project) => void }) {
+function ProjectForm({ project, onDone }: { project?: Project; onDone: (p: Project) => void }) {
   const keys = useVirtualKeys();
   const [name, setName] = useState(project?.name ?? '');
   const [description, setDescription] = useState(project?.description ?? '');
@@ -33,10 +23,10 @@ function ProjectForm({ project, onDone }: { project?: ProjectRow; onDone: (p: Pr
   const save = useSaving([KEY], () => {
     const body = { name: name.trim(), description: description || null, virtual_key_id: keyId };
     return project
-      ? unwrap<ProjectRow>(
+      ? unwrap<Project>(
           api.PATCH('/api/agent-server/projects/{id}', { params: { path: { id: project.id } }, body }),
         )
-      : unwrap<ProjectRow>(api.POST('/api/agent-server/projects', { body }));
+      : unwrap<Project>(api.POST('/api/agent-server/projects', { body }));
   });
   const err = save.error;
   return (
@@ -86,12 +76,12 @@ function ProjectForm({ project, onDone }: { project?: ProjectRow; onDone: (p: Pr
 
 /** Projects: the tenants models, prompts, schemas, MCP servers and agents belong to. */
 export function ProjectsPage() {
-  const list = useProjectRows();
+  const list = useProjects();
   const { setProjectId } = useProject();
   const del = useSaving([KEY], (id: string) =>
     unwrap(api.DELETE('/api/agent-server/projects/{id}', { params: { path: { id } } })),
   );
-  const [editing, setEditing] = useState<ProjectRow | 'new' | null>(null);
+  const [editing, setEditing] = useState<Project | 'new' | null>(null);
   return (
     <>
       <PageHeader title="Projects" action={<Button onClick={() => setEditing('new')}>New project</Button>}>

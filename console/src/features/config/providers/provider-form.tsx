@@ -1,7 +1,7 @@
 import { Button, Checkbox, Group, NumberInput, PasswordInput, Select, Stack, TextInput } from '@mantine/core';
 import { useState } from 'react';
 import { ErrorAlert } from '../../../components/error-alert.js';
-import type { Provider, ProviderBody } from '../shared/api-types.js';
+import type { Provider, ProviderBody } from '../../../api/types.js';
 import { fieldError, fieldErrorUnder, unplacedError } from '../shared/form.js';
 import { fromPairs, KeyValues, toPairs } from '../shared/key-values.js';
 import { useSaveProvider } from './queries.js';

@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { api, unwrap } from '../../../api/client.js';
-import type { Provider, ProviderBody } from '../shared/api-types.js';
+import type { Provider, ProviderBody } from '../../../api/types.js';
 import { useSaving } from '../shared/queries.js';
 
 const KEY = ['providers'];

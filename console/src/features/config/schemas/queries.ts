@@ -1,6 +1,6 @@
 import { useQuery } from '@tanstack/react-query';
 import { api, unwrap } from '../../../api/client.js';
-import type { JsonSchemaDoc, SchemaBody } from '../shared/api-types.js';
+import type { JsonSchemaDoc, SchemaBody } from '../../../api/types.js';
 import { useSaving } from '../shared/queries.js';
 
 export const schemasKey = (projectId: string) => ['schemas', projectId];

@@ -1,7 +1,7 @@
 import { Button, Group, JsonInput, Stack, Textarea, TextInput } from '@mantine/core';
 import { useState } from 'react';
 import { ErrorAlert } from '../../../components/error-alert.js';
-import type { JsonSchemaDoc } from '../shared/api-types.js';
+import type { JsonSchemaDoc } from '../../../api/types.js';
 import { fieldError, fieldErrorUnder, unplacedError } from '../shared/form.js';
 import { useSaveSchema } from './queries.js';
 

@@ -1,7 +1,8 @@
 import type { ReactNode } from 'react';
 import { Button } from '@mantine/core';
 import { Link } from 'react-router';
-import { useProject, type Project } from '../../../app/project.js';
+import type { Project } from '../../../api/types.js';
+import { useProject } from '../../../app/project.js';
 import { Empty } from '../../../components/empty.js';
 import { Loading } from '../../../components/loading.js';
 

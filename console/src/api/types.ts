@@ -1,0 +1,78 @@
+/**
+ * The API's types as the console uses them, every one derived from the
+ * generated `schema.d.ts` (never hand-typed): a changed route changes them,
+ * and the console's typecheck says where that matters.
+ */
+import type { operations } from './schema.js';
+
+type Op = keyof operations;
+
+/** The `data` of an operation's 200 answer, as the generated client types it. */
+export type Data<O extends Op> = operations[O]['responses'] extends {
+  200: { content: { 'application/json': { data: infer D } } };
+}
+  ? D
+  : never;
+
+/** The JSON body an operation takes. */
+export type Body<O extends Op> = operations[O] extends {
+  requestBody?: { content: { 'application/json': infer B } };
+}
+  ? B
+  : never;
+
+/** One element of a list (anything else as it is). */
+export type Item<T> = T extends readonly (infer U)[] ? U : T;
+
+/**
+ * One row of a list answer. The generated fields are optional (the joi
+ * schemas do not mark them required), yet the API's rows always carry them.
+ */
+type Row<O extends Op> = Required<Item<Data<O>>>;
+
+// Configuration
+export type Project = Required<Data<'getApiAgentServerProjectsId'>>;
+export type Provider = Row<'getApiAgentServerProviders'>;
+export type Model = Row<'getApiAgentServerModels'>;
+export type JsonSchemaDoc = Row<'getApiAgentServerSchemas'>;
+export type McpServer = Row<'getApiAgentServerMcpServers'>;
+export type McpTool = Required<Item<Required<Data<'postApiAgentServerMcpServersIdInspect'>>['tools']>>;
+export type Agent = Row<'getApiAgentServerAgents'>;
+export type Skill = Row<'getApiAgentServerAgentsIdSkills'>;
+export type VirtualKey = Row<'getApiAgentServerVirtualKeys'>;
+export type VirtualKeyWithSecret = Required<Data<'postApiAgentServerVirtualKeys'>>;
+
+export type ProviderBody = Body<'postApiAgentServerProviders'>;
+export type ModelBody = Body<'postApiAgentServerModels'>;
+export type SchemaBody = Body<'postApiAgentServerSchemas'>;
+export type McpServerBody = Body<'postApiAgentServerMcpServers'>;
+export type AgentBody = Body<'postApiAgentServerAgents'>;
+export type VirtualKeyBody = Body<'postApiAgentServerVirtualKeys'>;
+
+// Prompts
+export type Prompt = Row<'getApiAgentServerPrompts'>;
+export type PromptVersion = Row<'getApiAgentServerPromptsNameVersions'>;
+
+// Conversations and their runs
+export type Conversation = Item<Data<'getApiAgentServerConversations'>>;
+export type ConversationDetail = Data<'getApiAgentServerConversationsConversationId'>;
+export type Thread = Item<Data<'getApiAgentServerConversationsConversationIdThreads'>>;
+export type Message = Item<Data<'getApiAgentServerThreadsIdMessages'>>;
+export type Summary = Item<Data<'getApiAgentServerThreadsIdSummaries'>>;
+/** A run (one turn), as every run endpoint answers it: alone, or in a list of a conversation's or an agent's. */
+export type Run = Data<'getApiAgentServerRunsRunId'>;
+export type PendingApproval = Item<Data<'getApiAgentServerApprovals'>>;
+export type ConverseBody = Body<'postApiAgentServerConverse'>;
+
+// Traces
+export type TraceSummary = Item<Data<'getApiAgentServerTraces'>>;
+export type TraceDetail = Data<'getApiAgentServerTracesTraceId'>;
+export type Span = Item<NonNullable<TraceDetail['spans']>>;
+export type EndpointStat = Item<Data<'getApiAgentServerTracesStatsEndpoints'>>;
+export type ModelStat = Item<Data<'getApiAgentServerTracesStatsModels'>>;
+export type ServiceStat = Item<Data<'getApiAgentServerTracesStatsServices'>>;
+
+// Usage
+export type UsageSeries = Required<Data<'getApiAgentServerUsage'>>;
+export type KeySeries = Required<Data<'getApiAgentServerVirtualKeysIdUsageSeries'>>;
+export type KeyUsage = Required<Data<'getApiAgentServerVirtualKeysIdUsage'>>;
