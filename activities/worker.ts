@@ -127,7 +127,7 @@ export async function startWorker(
       db,
       logger,
       secrets: new SecretBox(config.secretsKey, config.secretsKeyPrevious),
-      policy: new GatewayPolicyService(db, usage),
+      policy: new GatewayPolicyService(db, { usageWriter: usage }),
       sandbox: sandboxes.manager,
       temporal,
     });

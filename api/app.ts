@@ -12,7 +12,6 @@ import { BodyReader, requestBodies } from './http/body-reader.js';
 import { serveConsole } from './http/console.js';
 import { buildRouters } from './routes/index.js';
 import { gatewayRouter } from './gateway/gateway.router.js';
-import { meteredPolicy } from './gateway/metered-policy.js';
 
 /** The web console's build output (npm run build:console). */
 const CONSOLE_DIST = path.resolve(import.meta.dirname, '../console/dist');
@@ -42,7 +41,7 @@ export function createApp(deps: AppDeps): Koa {
   app.use(hostCheck(deps.config.allowedHosts));
 
   app.use(serveConsole(CONSOLE_DIST));
-  app.use(gatewayRouter(deps, { policy: meteredPolicy(deps.metering) }).routes());
+  app.use(gatewayRouter(deps).routes());
   const routers = buildRouters(deps);
   const router = ApiRouter.mountAll(routers, { adminToken: deps.config.adminToken });
   app.use(router.routes());

@@ -6,6 +6,7 @@ import type { Logger } from '../core/logger.js';
 import { GatewayPolicyService } from '../core/metering/gateway-policy.js';
 import { UsageWriter } from '../core/metering/usage-writer.js';
 import { temporalConnectionOptions } from '../core/temporal/connection-options.js';
+import { KeyResolver } from './gateway/keys.js';
 import { TemporalClientHolder } from './temporal/client.js';
 import { temporalSettings } from '../temporal.config.js';
 
@@ -25,6 +26,8 @@ export interface AppDeps {
   usage: UsageWriter;
   /** The gateway's rate limits, budgets and usage log; holds this replica's leases, given back on close. */
   metering: GatewayPolicyService;
+  /** Presented virtual key secrets resolved to keys, cached; a key's writer clears it at once. */
+  gatewayKeys: KeyResolver;
 }
 
 export function createDeps(config: Config, logger: Logger): AppDeps {
@@ -45,8 +48,9 @@ export function createDeps(config: Config, logger: Logger): AppDeps {
     }),
   );
   const secrets = new SecretBox(config.secretsKey, config.secretsKeyPrevious);
-  const metering = new GatewayPolicyService(db, usage, undefined, config.gateway.leases);
-  return { config, db, logger, secrets, temporal, changes, usage, metering };
+  const metering = new GatewayPolicyService(db, { usageWriter: usage, leases: config.gateway.leases });
+  const gatewayKeys = new KeyResolver(db, changes);
+  return { config, db, logger, secrets, temporal, changes, usage, metering, gatewayKeys };
 }
 
 export async function closeDeps(deps: AppDeps): Promise<void> {

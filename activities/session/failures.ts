@@ -10,7 +10,7 @@ import {
   CallOverRateLimitError,
   RateLimitedError,
   UnpricedModelError,
-} from '../../core/metering/gateway-policy.js';
+} from '../../core/metering/errors.js';
 import { UnknownOutputCeilingError } from '../../core/metering/reservation.js';
 import { EgressDeniedError } from '../../core/security/egress-policy.js';
 

@@ -7,7 +7,7 @@ import type { ModelStepResult } from '../../workflows/session.definitions.js';
 import { messageText } from './context.js';
 import { nonRetryable } from './failures.js';
 import { threadMessages } from './history.js';
-import { admit } from './metered-call.js';
+import { startModelCall } from './metered-call.js';
 import { turnRequest } from './model-request.js';
 import { streamAnswer } from './model-stream.js';
 import { recordStep } from './step-record.js';
@@ -55,8 +55,8 @@ export function createModelCallActivities(deps: SessionDeps) {
       if (stored) return stepResult(plan, runTools, messageText(stored.content), stored.tool_calls ?? []);
 
       const req = turnRequest(plan, runId, rows, summary, offered);
-      const admission = await admit(deps, plan, provider, req);
-      const answer = await streamAnswer(deps, { runId, step, plan, provider, target, req, admission });
+      const metered = await startModelCall(deps, plan, provider, req, true);
+      const answer = await streamAnswer(deps, { runId, step, target, req, metered });
       const result = stepResult(plan, runTools, answer.text, answer.toolCalls);
       // The answer is paid for: a database outage now is waited out (heartbeating), not
       // turned into an activity failure whose retry would call the model again.

@@ -3,30 +3,25 @@
  * (DeltaWriter), tool calls are assembled from their fragments, the span and
  * the virtual key are settled with what the call used.
  */
-import { context as otelContext, trace } from '@opentelemetry/api';
+import { context as otelContext } from '@opentelemetry/api';
 import { Context } from '@temporalio/activity';
 import type { Db } from '../../core/db/knex.js';
-import type { DbProvider } from '../../core/db/llm-config.tables.js';
 import { openStream } from '../../core/llm/client.js';
-import { UpstreamError } from '../../core/llm/errors.js';
 import type { LlmRequest, LlmStreamEvent, ProviderTarget, ToolCall, Usage } from '../../core/llm/types.js';
-import type { Admission } from '../../core/metering/gateway-policy.js';
-import { costUsd } from '../../core/metering/pricing.js';
 import { readStepTextEvents, type StepEvent } from '../../core/repositories/run-store.js';
 import { DeltaWriter } from './delta-writer.js';
 import { modelFailure } from './failures.js';
-import { modelCallSpan, settle } from './metered-call.js';
+import type { SessionModelCall } from './metered-call.js';
 import { heartbeating } from './turn-run.js';
-import type { SessionDeps, TurnPlan } from './types.js';
+import type { SessionDeps } from './types.js';
 
 export interface StreamCall {
   runId: string;
   step: number;
-  plan: TurnPlan;
-  provider: DbProvider;
   target: ProviderTarget;
   req: LlmRequest;
-  admission: Admission | undefined;
+  /** Admitted against the project's key, its span open: settled here. */
+  metered: SessionModelCall;
 }
 
 export interface StreamedAnswer {
@@ -70,8 +65,7 @@ function receive(got: Received, ev: LlmStreamEvent, writer: DeltaWriter): void {
 
 /** Streams the answer; a failure settles the span and the key, and becomes the failure Temporal should see. */
 export async function streamAnswer(deps: SessionDeps, call: StreamCall): Promise<StreamedAnswer> {
-  const { runId, step, admission } = call;
-  const span = modelCallSpan(call.plan, call.provider, call.req, true);
+  const { runId, step, metered } = call;
   const ctx = Context.current();
   const writer = new DeltaWriter(
     deps.db,
@@ -83,7 +77,7 @@ export async function streamAnswer(deps: SessionDeps, call: StreamCall): Promise
   const got: Received = { text: '', finish: 'stop', usage: undefined, calls: new Map() };
   let pendingDeltas: StepEvent[];
   try {
-    await otelContext.with(trace.setSpan(otelContext.active(), span.span), async () => {
+    await otelContext.with(metered.context(), async () => {
       const events = await openStream(call.target, call.req, ctx.cancellationSignal);
       for await (const ev of events) receive(got, ev, writer);
     });
@@ -91,33 +85,14 @@ export async function streamAnswer(deps: SessionDeps, call: StreamCall): Promise
   } catch (err) {
     stop();
     await writer.close().catch(() => undefined);
-    span.fail(err, err instanceof UpstreamError ? String(err.status) : undefined);
-    const status = err instanceof UpstreamError ? err.status || 502 : 500;
-    await settle(
-      deps,
-      admission,
-      { inputTokens: 0, outputTokens: 0, status },
-      'settling a failed model call failed',
-    );
+    await metered.fail(err, 'settling a failed model call failed');
     throw modelFailure(err);
   }
   stop();
   const toolCalls = [...got.calls.values()].map((c) => ({ ...c, arguments: c.arguments || '{}' }));
-  const used = got.usage ?? { input_tokens: 0, output_tokens: 0 };
-  span.end({
-    inputTokens: used.input_tokens,
-    outputTokens: used.output_tokens,
-    finishReasons: [got.finish],
-    ...(admission?.price ? { costUsd: costUsd(admission.price, used) } : {}),
-    output: got.text,
-  });
-  const outcome = {
-    inputTokens: used.input_tokens,
-    outputTokens: used.output_tokens,
-    cacheReadTokens: used.cache_read_tokens,
-    cacheWriteTokens: used.cache_write_tokens,
-    status: 200,
-  };
-  await settle(deps, admission, outcome, 'settling a model call failed');
+  await metered.end(
+    { usage: got.usage, finishReasons: [got.finish], output: got.text },
+    'settling a model call failed',
+  );
   return { text: got.text, toolCalls, usage: got.usage, finish: got.finish, pendingDeltas };
 }

@@ -1,16 +1,15 @@
 /** The `summarizeHistory` activity: the llm summarizer folds older turns into a stored summary. */
-import { context as otelContext, trace } from '@opentelemetry/api';
+import { context as otelContext } from '@opentelemetry/api';
 import { Context } from '@temporalio/activity';
 import { complete } from '../../core/llm/client.js';
-import { UpstreamError } from '../../core/llm/errors.js';
 import { targetOf } from '../../core/llm/provider-target.js';
-import type { LlmRequest, Usage } from '../../core/llm/types.js';
+import type { LlmRequest, LlmResponse } from '../../core/llm/types.js';
 import { ProvidersRepository } from '../../core/repositories/providers.repository.js';
 import { ThreadHistoryRepository } from '../../core/repositories/thread-history.repository.js';
 import { summarizationSlice, transcriptForSummary, type StoredMessage } from './context.js';
 import { modelFailure, nonRetryable } from './failures.js';
 import { threadMessages } from './history.js';
-import { admit, modelCallSpan, settle } from './metered-call.js';
+import { startModelCall } from './metered-call.js';
 import { requestParameters } from './model-request.js';
 import { heartbeating, loadTurnRun } from './turn-run.js';
 import type { PlanModel, SessionDeps, TurnPlan } from './types.js';
@@ -59,43 +58,31 @@ export function createSummarizeActivities(deps: SessionDeps) {
       if (!slice) return { summarized: 0 };
       const { target, provider } = await providerOf(deps, plan.summarizer.model);
       const req = summaryRequest(plan.summarizer, previous?.content, slice.older);
-      const admission = await admit(deps, plan, provider, req);
-      const span = modelCallSpan(plan, provider, req, false);
+      const metered = await startModelCall(deps, plan, provider, req, false);
       const stop = heartbeating();
-      let usage: Usage | undefined;
+      let res: LlmResponse;
       try {
-        const res = await otelContext.with(trace.setSpan(otelContext.active(), span.span), () =>
+        res = await otelContext.with(metered.context(), () =>
           complete(target, req, Context.current().cancellationSignal),
         );
-        usage = res.usage;
-        span.end({
-          responseModel: res.model,
-          inputTokens: usage.input_tokens,
-          outputTokens: usage.output_tokens,
-          finishReasons: [res.finish_reason],
-        });
-        await history.insertSummary({
-          threadId: plan.thread_id,
-          runId,
-          throughSeq: slice.throughSeq,
-          content: res.text,
-          usage: res.usage,
-        });
-        return { summarized: slice.older.length };
       } catch (err) {
-        span.fail(err, err instanceof UpstreamError ? String(err.status) : undefined);
-        throw modelFailure(err);
-      } finally {
         stop();
-        const outcome = {
-          inputTokens: usage?.input_tokens ?? 0,
-          outputTokens: usage?.output_tokens ?? 0,
-          cacheReadTokens: usage?.cache_read_tokens,
-          cacheWriteTokens: usage?.cache_write_tokens,
-          status: usage ? 200 : 502,
-        };
-        await settle(deps, admission, outcome, 'settling a summarizer call failed');
+        await metered.fail(err, 'settling a summarizer call failed');
+        throw modelFailure(err);
       }
+      stop();
+      await metered.end(
+        { responseModel: res.model, usage: res.usage, finishReasons: [res.finish_reason] },
+        'settling a summarizer call failed',
+      );
+      await history.insertSummary({
+        threadId: plan.thread_id,
+        runId,
+        throughSeq: slice.throughSeq,
+        content: res.text,
+        usage: res.usage,
+      });
+      return { summarized: slice.older.length };
     },
   };
 }

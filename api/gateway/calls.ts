@@ -1,7 +1,7 @@
 import { buildCall } from '../../core/llm/adapter.js';
-import { complete, embed, openStream } from '../../core/llm/client.js';
-import { redactUpstreamError, UnsupportedFeatureError, UpstreamError } from '../../core/llm/errors.js';
-import { postUpstream, readSse } from '../../core/llm/http.js';
+import { complete, embed, openStream, openVendorStream } from '../../core/llm/client.js';
+import { UnsupportedFeatureError } from '../../core/llm/errors.js';
+import { postUpstream } from '../../core/llm/http.js';
 import { geminiModelUrl } from '../../core/llm/providers/gemini/api.js';
 import { ADAPTERS } from '../../core/llm/providers/index.js';
 import type { ProviderTarget, Usage } from '../../core/llm/types.js';
@@ -73,26 +73,17 @@ export async function chatStream(
   if (passesThrough(surface, target)) {
     const adapter = ADAPTERS[target.type];
     const call = buildCall(adapter, target, model, 'stream', passthroughChatBody(surface, body, model));
-    const res = await postUpstream(target, call, signal);
-    const parse = adapter.createStreamParser(target.name, model);
+    const events = await openVendorStream(target, call, model, signal);
     let finished = false;
+    // Each event goes as received; what it says only marks the answer's end and usage.
     const chunks = async function* () {
-      for await (const sse of readSse(res, target.name)) {
-        let events: ReturnType<typeof parse>;
-        try {
-          events = parse(sse);
-        } catch (err) {
-          // An error event is the vendor's own text, which may echo our credentials.
-          throw redactUpstreamError(err, target);
+      for await (const ev of events) {
+        for (const p of ev.parsed) {
+          if (p.type === 'finish') finished = true;
+          if (p.type === 'usage') usage = p.usage;
         }
-        for (const ev of events) {
-          if (ev.type === 'finish') finished = true;
-          if (ev.type === 'usage') usage = ev.usage;
-        }
-        yield `${sse.event ? `event: ${sse.event}\n` : ''}data: ${sse.data}\n\n`;
+        yield `${ev.event ? `event: ${ev.event}\n` : ''}data: ${ev.data}\n\n`;
       }
-      if (!finished)
-        throw new UpstreamError(502, `${target.name}: stream ended before the answer was complete`, false);
     };
     return { chunks: chunks(), usage: () => usage, finished: () => finished };
   }

@@ -2,23 +2,16 @@ import { ReadCache, type ChangeFeed } from '../cache/change-feed.js';
 import type { Db } from '../../core/db/knex.js';
 import type { DbProvider } from '../../core/db/llm-config.tables.js';
 import { ProvidersRepository } from '../../core/repositories/providers.repository.js';
-import { findVirtualKeyBySecret, hashVirtualKeySecret } from '../services/virtual-keys.service.js';
+import {
+  findVirtualKeyBySecret,
+  hashVirtualKeySecret,
+  keyExpired,
+  type GatewayKey,
+} from '../../core/security/virtual-keys.js';
 import { unauthorized } from './errors.js';
-import { registerKeyCache } from './key-invalidation.js';
 
 /** Presented secrets whose hash KeyResolver keeps (cleared when full). */
 const MAX_HASHES = 10_000;
-
-/** A virtual key as the gateway enforces it. */
-export interface GatewayKey {
-  id: string;
-  name: string;
-  expires_at: Date | null;
-  rate_limit: { requests_per_minute?: number; tokens_per_minute?: number } | null;
-  budget: { max_usd: number; period: string } | null;
-  fallbacks: string[];
-  grants: Array<{ provider_id: string; model_names: string[] }>;
-}
 
 /**
  * Resolves presented secrets to keys, cached in memory by the secret's hash.
@@ -48,7 +41,6 @@ export class KeyResolver {
         this.hashes.clear();
       }
     });
-    registerKeyCache(db, this);
   }
 
   /**
@@ -59,6 +51,11 @@ export class KeyResolver {
    */
   private readonly hashes = new Map<string, string>();
 
+  /**
+   * Read-your-writes for the replica that made a key change: the notification
+   * reaches this process's LISTEN connection a moment after the commit, so the
+   * writer clears its own cache at once. Other replicas rely on the notification.
+   */
   clear(): void {
     this.cache.clear();
     this.providerCache.clear();
@@ -84,30 +81,17 @@ export class KeyResolver {
   async authenticate(secret: string | undefined): Promise<GatewayKey> {
     if (!secret) throw unauthorized('missing API key: present a virtual key');
     const hash = this.hashOf(secret);
-    const key = await this.cache.get(hash, async () => {
-      const found = await findVirtualKeyBySecret(this.db, secret);
-      if (!found) return undefined;
-      return {
-        id: found.id,
-        name: found.name,
-        expires_at: found.expires_at ? new Date(found.expires_at) : null,
-        rate_limit: found.rate_limit,
-        budget: found.budget,
-        fallbacks: found.fallbacks,
-        grants: found.providers,
-      };
-    });
+    const key = await this.cache.get(hash, () => findVirtualKeyBySecret(this.db, secret));
     if (!key) throw unauthorized('invalid API key: no such virtual key');
-    if (key.expires_at && key.expires_at.getTime() <= Date.now())
-      throw unauthorized('virtual key has expired');
+    if (keyExpired(key)) throw unauthorized('virtual key has expired');
     return key;
   }
 }
 
 /**
  * The providers a key may reach: its grants and the providers its fallbacks
- * name. Read on every request (providers are not cached: their writes send no
- * change notification yet), one indexed query.
+ * name, in one indexed query (KeyResolver caches them per key until a key or
+ * provider changes).
  */
 export async function loadKeyProviders(db: Db, key: GatewayKey): Promise<DbProvider[]> {
   const ids = key.grants.map((g) => g.provider_id);

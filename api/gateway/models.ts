@@ -1,16 +1,13 @@
 import type { DbProvider } from '../../core/db/llm-config.tables.js';
 import { unstorable } from '../http/input-guard.js';
 import { forbidden, invalidRequest } from './errors.js';
-import type { GatewayKey } from './keys.js';
+import { grantsModel, type GatewayKey } from '../../core/security/virtual-keys.js';
 
 /** Where one request goes: a provider and the model id it knows. */
 export interface Candidate {
   provider: DbProvider;
   model: string;
 }
-
-const grants = (g: { model_names: string[] }, model: string) =>
-  g.model_names.includes(model) || g.model_names.includes('*');
 
 /**
  * `<provider name>/<model id>` split at the first `/`, or a bare model id when
@@ -37,7 +34,8 @@ export function resolveModel(key: GatewayKey, providers: DbProvider[], asked: st
     const model = asked.slice(slash + 1);
     const match = granted.find((g) => g.provider.name === name);
     if (match) {
-      if (!grants(match.grant, model)) throw forbidden(`model "${asked}" is not granted to this key`);
+      if (!grantsModel(match.grant.model_names, model))
+        throw forbidden(`model "${asked}" is not granted to this key`);
       return { provider: match.provider, model };
     }
   }

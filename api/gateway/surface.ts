@@ -7,7 +7,7 @@ import type {
   ProviderFormat,
 } from '../../core/llm/types.js';
 import type { GatewayError } from './errors.js';
-import type { GatewayKey } from './keys.js';
+import type { GatewayKey } from '../../core/security/virtual-keys.js';
 
 /** Turns internal stream events into the surface's SSE text, one event at a time. */
 export interface StreamRenderer {

@@ -5,6 +5,7 @@ import { SecretBox } from '../../core/crypto/secrets.js';
 import { createDb } from '../../core/db/knex.js';
 import { createLogger } from '../../core/logger.js';
 import { GatewayPolicyService } from '../../core/metering/gateway-policy.js';
+import { KeyResolver } from '../gateway/keys.js';
 import { UsageWriter } from '../../core/metering/usage-writer.js';
 import { temporalSettings } from '../../temporal.config.js';
 import type { AppDeps } from '../deps.js';
@@ -29,15 +30,17 @@ export async function openApiDocument(): Promise<Record<string, unknown>> {
   });
   const logger = createLogger('silent');
   const db = createDb(url);
+  const changes = new ChangeFeed(url, logger);
   const deps: AppDeps = {
     config,
     db,
     logger,
     secrets: new SecretBox(config.secretsKey!),
     temporal: new TemporalClientHolder(temporalSettings(config)),
-    changes: new ChangeFeed(url, logger),
+    changes,
     usage: new UsageWriter(db, logger),
     metering: new GatewayPolicyService(db),
+    gatewayKeys: new KeyResolver(db, changes),
   };
   try {
     return buildOpenApi(

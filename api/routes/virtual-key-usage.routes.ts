@@ -23,7 +23,6 @@ const usageRow = {
 };
 
 export function virtualKeyUsageRoutes(deps: AppDeps): ApiRouter {
-  const policy = deps.metering;
   const keys = new VirtualKeysRepository(deps.db);
   const series = new UsageService(deps.db, () => deps.usage.flush());
   return new ApiRouter('/api/agent-server/virtual-keys', 'VirtualKeys')
@@ -53,7 +52,7 @@ export function virtualKeyUsageRoutes(deps: AppDeps): ApiRouter {
         const start = query.start_time ?? new Date(end.getTime() - DEFAULT_WINDOW_MS);
         if (start >= end)
           throw ValidationError.field('start_time', 'start_time must be before end_time', 'date.min');
-        ok(ctx, await policy.usage(params.id, start, end));
+        ok(ctx, await series.keyUsage(params.id, start, end));
       },
     )
     .route<Validated<{ id: string }, Omit<u.UsageSeriesQuery, 'virtual_key_id'>>>(

@@ -10,7 +10,9 @@ import { VirtualKeysService } from '../services/virtual-keys.service.js';
 type Id = { id: string };
 
 export function virtualKeyRoutes(deps: AppDeps): ApiRouter {
-  const keys = new VirtualKeysService(new VirtualKeysRepository(deps.db), deps.db);
+  const keys = new VirtualKeysService(new VirtualKeysRepository(deps.db), deps.db, () =>
+    deps.gatewayKeys.clear(),
+  );
   return new ApiRouter('/api/agent-server/virtual-keys', 'VirtualKeys')
     .route<Validated<never, never, s.VirtualKeyCreateBody>>(
       {

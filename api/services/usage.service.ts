@@ -84,6 +84,13 @@ export class UsageService {
     this.series = new UsageSeriesRepository(db);
   }
 
+  /** A virtual key's calls from `start` (inclusive) to `end`: totals, and the same sums by provider and model. */
+  async keyUsage(keyId: string, start: Date, end: Date) {
+    await this.flush();
+    const { totals, models } = await new MeteringRepository(this.db).usage(keyId, start, end);
+    return { start_time: start.toISOString(), end_time: end.toISOString(), totals, models };
+  }
+
   async timeSeries(q: UsageSeriesQuery) {
     const { start, end } = seriesWindow(q.bucket, q.start_time, q.end_time);
     await this.flush();

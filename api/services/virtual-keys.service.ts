@@ -1,6 +1,4 @@
-import { createHash, randomBytes } from 'node:crypto';
 import { notifyChange } from '../cache/change-feed.js';
-import { keyChanged } from '../gateway/key-invalidation.js';
 import type { Db } from '../../core/db/knex.js';
 import type { DbVirtualKeyWrite } from '../../core/db/llm-config.tables.js';
 import {
@@ -10,10 +8,11 @@ import {
   type FieldError,
   isUniqueViolation,
 } from '../../core/errors.js';
+import { newVirtualKeySecret } from '../../core/security/virtual-keys.js';
 import { GatewayResponsesRepository } from '../../core/repositories/gateway-responses.repository.js';
-import {
+import type {
   VirtualKeysRepository,
-  type VirtualKeyWithGrants,
+  VirtualKeyWithGrants,
 } from '../../core/repositories/virtual-keys.repository.js';
 import type { Page } from '../schemas/common.schemas.js';
 import type {
@@ -22,22 +21,6 @@ import type {
   VirtualKeyUpdateBody,
   VirtualKeyWithSecret,
 } from '../schemas/virtual-keys.schemas.js';
-
-const SECRET_PREFIX = 'sk-vk-';
-const KEY_PREFIX_LENGTH = 10;
-
-/**
- * SHA-256 of the secret. The secret carries 256 random bits, so a fast hash is
- * enough (no dictionary to attack) and keeps the gateway's per-request lookup cheap.
- */
-export function hashVirtualKeySecret(secret: string): Buffer {
-  return createHash('sha256').update(secret, 'utf8').digest();
-}
-
-function newSecret(): { secret: string; key_hash: Buffer; key_prefix: string } {
-  const secret = SECRET_PREFIX + randomBytes(32).toString('base64url');
-  return { secret, key_hash: hashVirtualKeySecret(secret), key_prefix: secret.slice(0, KEY_PREFIX_LENGTH) };
-}
 
 function toVirtualKey(row: VirtualKeyWithGrants): VirtualKey {
   return {
@@ -59,22 +42,14 @@ const json = (value: unknown): string | null => (value == null ? null : JSON.str
 const nameTaken = () =>
   new ConflictError({ field: 'name', reason: 'a virtual key with this name already exists' });
 
-/**
- * The live key (with its grants) whose secret this is, or undefined (also
- * for a deleted key, which is revoked). It checks nothing else: expiry,
- * grants and limits are the gateway's to enforce.
- */
-export async function findVirtualKeyBySecret(db: Db, secret: string): Promise<VirtualKey | undefined> {
-  const row = await new VirtualKeysRepository(db).findByHash(hashVirtualKeySecret(secret));
-  return row ? toVirtualKey(row) : undefined;
-}
-
 export class VirtualKeysService {
   private readonly responses: GatewayResponsesRepository;
 
   constructor(
     private readonly keys: VirtualKeysRepository,
     private readonly db: Db,
+    /** Clears this replica's gateway key cache at once after a write (others hear of it by notification). */
+    private readonly keyChanged: () => void,
   ) {
     this.responses = new GatewayResponsesRepository(db);
   }
@@ -122,7 +97,7 @@ export class VirtualKeysService {
   }
 
   async create(body: VirtualKeyCreateBody): Promise<VirtualKeyWithSecret> {
-    const { secret, key_hash, key_prefix } = newSecret();
+    const { secret, key_hash, key_prefix } = newVirtualKeySecret();
     try {
       const row = await this.db.transaction(async (trx) => {
         await this.checkProviders(body, trx);
@@ -170,7 +145,7 @@ export class VirtualKeysService {
         await notifyChange(trx, 'virtual_keys', id); // gateway caches drop the key on every replica
         return (await this.keys.findById(id, trx))!;
       });
-      keyChanged(this.db);
+      this.keyChanged();
       return toVirtualKey(row);
     } catch (err) {
       if (isUniqueViolation(err)) throw nameTaken();
@@ -180,14 +155,14 @@ export class VirtualKeysService {
 
   /** A new secret; the old hash is overwritten, so the old secret stops working on the next request. */
   async rotate(id: string): Promise<VirtualKeyWithSecret> {
-    const { secret, key_hash, key_prefix } = newSecret();
+    const { secret, key_hash, key_prefix } = newVirtualKeySecret();
     const row = await this.db.transaction(async (trx) => {
       if (!(await this.keys.update(id, { key_hash, key_prefix }, trx)))
         throw new NotFoundError('virtual key');
       await notifyChange(trx, 'virtual_keys', id);
       return (await this.keys.findById(id, trx))!;
     });
-    keyChanged(this.db);
+    this.keyChanged();
     return { ...toVirtualKey(row), secret_key: secret };
   }
 
@@ -211,6 +186,6 @@ export class VirtualKeysService {
       await this.responses.deleteByKey(id, trx);
       await notifyChange(trx, 'virtual_keys', id);
     });
-    keyChanged(this.db);
+    this.keyChanged();
   }
 }

@@ -189,7 +189,12 @@ export async function postUpstream(
   return {
     status: res.statusCode,
     body,
-    json: () => body.json(),
+    json: () =>
+      body.json().catch((err: unknown) => {
+        if (signal?.aborted) throw err;
+        // Not JSON (or cut short): the vendor's fault, as a break in a stream would be.
+        throw new UpstreamError(502, `${target.name}: unreadable response body`, false);
+      }),
     text: () => body.text(),
     cancelledByCaller: () => signal?.aborted === true,
   };

@@ -8,12 +8,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../../core/db/knex.js';
-import {
-  GatewayPolicyService,
-  RateLimitedError,
-  type Admission,
-  type MeteredKey,
-} from '../../core/metering/gateway-policy.js';
+import { RateLimitedError } from '../../core/metering/errors.js';
+import { GatewayPolicyService } from '../../core/metering/gateway-policy.js';
+import type { Admission, MeteredKey } from '../../core/metering/types.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createProvider, createVirtualKey } from '../helpers/factories/config.js';
 import { databaseUrl } from '../helpers/services.js';
@@ -173,8 +170,8 @@ describe('tokens_per_minute with leases (the gateway, two replicas)', () => {
   beforeAll(() => {
     // Leases that stay open for the whole test: only a call that does not fit ends one.
     const leases = { spendMs: 30_000, ttlMs: 10_000 };
-    a = new GatewayPolicyService(dbA, undefined, 2_000, leases);
-    b = new GatewayPolicyService(dbB, undefined, 2_000, leases);
+    a = new GatewayPolicyService(dbA, { leases });
+    b = new GatewayPolicyService(dbB, { leases });
   });
   afterAll(async () => {
     await a.close();

@@ -1,14 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../../core/db/knex.js';
-import {
-  BudgetExceededError,
-  GatewayPolicyService,
-  RateLimitedError,
-  UnpricedModelError,
-  type Admission,
-  type MeteredKey,
-} from '../../core/metering/gateway-policy.js';
+import { BudgetExceededError, RateLimitedError, UnpricedModelError } from '../../core/metering/errors.js';
+import { GatewayPolicyService } from '../../core/metering/gateway-policy.js';
+import type { Admission, MeteredKey } from '../../core/metering/types.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createProject } from '../helpers/factories.js';
 import { createModel, createProvider, createVirtualKey } from '../helpers/factories/config.js';

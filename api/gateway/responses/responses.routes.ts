@@ -2,7 +2,7 @@ import type Router from '@koa/router';
 import type { Context } from 'koa';
 import type { DbGatewayResponse } from '../../../core/repositories/gateway-responses.repository.js';
 import { invalidField } from '../errors.js';
-import { presentedSecret } from '../gateway.js';
+import { presentedSecret } from '../gateway-call.js';
 import type { KeyResolver } from '../keys.js';
 import type { Surface } from '../surface.js';
 import { ResponseNotFoundError } from '../surfaces/responses/errors.js';

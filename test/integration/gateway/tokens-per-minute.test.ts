@@ -22,7 +22,7 @@ const body = (maxTokens: number) => ({
   messages: [{ role: 'user', content: 'hi' }],
   max_tokens: maxTokens,
 });
-/** The gateway's input estimate (about four characters per token of the body, api/gateway/metered-policy.ts). */
+/** The gateway's input estimate (about four characters per token of the body, core/metering/model-call.ts). */
 const INPUT_ESTIMATE = Math.ceil(JSON.stringify(body(MAX_TOKENS)).length / 4);
 /** What each call reserves, and how many of them fit in the limit at once. */
 const RESERVED = INPUT_ESTIMATE + MAX_TOKENS;

@@ -1,6 +1,6 @@
 import { findUnstorable } from '../../../http/input-guard.js';
 import { invalidField } from '../../errors.js';
-import type { GatewayKey } from '../../keys.js';
+import type { GatewayKey } from '../../../../core/security/virtual-keys.js';
 import type { ResponsesStore } from '../../responses/store.js';
 import type { ScopedRequest, StreamRenderer, Surface } from '../../surface.js';
 import type { Obj } from '../json.js';
