@@ -40,6 +40,7 @@ import {
   type SandboxSpec,
 } from '../sandbox-manager.js';
 import { DAEMON_PORT, type ContainerPlan, type DockerNetworkMode } from './container-plan.js';
+import { statusCode } from './engine.js';
 
 /** What the pool needs from the Docker manager. */
 export interface PoolHost {
@@ -57,10 +58,6 @@ export interface PoolHost {
 const CREATED_GRACE_MS = 60_000;
 /** A pool volume with no container and no alias, older than this, is left over from a crash. */
 const ORPHAN_VOLUME_MS = 10 * 60_000;
-
-function statusCode(err: unknown): number | undefined {
-  return (err as { statusCode?: number }).statusCode;
-}
 
 export function poolVolumeName(poolId: string): string {
   return `agent-sandbox-pool-${poolId}`;
