@@ -18,7 +18,7 @@ import { SecretBox } from '../core/crypto/secrets.js';
 import { GatewayPolicyService } from '../core/metering/gateway-policy.js';
 import { UsageWriter } from '../core/metering/usage-writer.js';
 import { createActivities } from './index.js';
-import { pruneRunEvents } from '../core/repositories/run-store.js';
+import { RunEventsRepository } from '../core/repositories/run-events.repository.js';
 import { ConversationsRepository } from '../core/repositories/conversations.repository.js';
 import { createSandboxManager } from './sandbox/create-sandbox-manager.js';
 import { loadSandboxConfig, type SandboxConfig } from './sandbox/sandbox-config.js';
@@ -151,10 +151,11 @@ export async function startWorker(
     plugins: telemetry ? [temporalWorkerPlugin(telemetry)] : [],
   });
   // Housekeeping: stream events of long-finished runs (one replica prunes at a time).
+  const runEvents = new RunEventsRepository(db);
   const pruneRunEventsNow = () =>
-    void pruneRunEvents(db, config.session.runEventsRetentionDays).catch((err: unknown) =>
-      logger.warn({ err }, 'run events retention prune failed'),
-    );
+    void runEvents
+      .prune(config.session.runEventsRetentionDays)
+      .catch((err: unknown) => logger.warn({ err }, 'run events retention prune failed'));
   const pruneTimer = setInterval(pruneRunEventsNow, config.session.runEventsPruneIntervalMs);
   pruneTimer.unref();
   const turns = new TurnsRepository(db);

@@ -5,7 +5,8 @@
  * condition); these record it for readers of the run.
  */
 import type { Db } from '../../core/db/knex.js';
-import { appendRunEvent, isTerminal, type DbRun } from '../../core/repositories/run-store.js';
+import { isTerminal, type DbRun } from '../../core/db/tables/index.js';
+import { RunEventsRepository } from '../../core/repositories/run-events.repository.js';
 import { StepMessagesRepository } from '../../core/repositories/step-messages.repository.js';
 import { TurnsRepository } from '../../core/repositories/turns.repository.js';
 import type { ApprovalDecision } from '../../workflows/session.definitions.js';
@@ -67,6 +68,7 @@ function decide(run: DbRun, args: Decisions) {
 export function createApprovalActivities(deps: SessionDeps) {
   const { db } = deps;
   const turns = new TurnsRepository(db);
+  const events = new RunEventsRepository(db);
 
   return {
     /** The turn waits for a person: status awaiting_approval with the pending calls, and `run.paused`. */
@@ -77,12 +79,12 @@ export function createApprovalActivities(deps: SessionDeps) {
         const run = await turns.lock(runId, trx);
         if (!run || isTerminal(run.status)) return;
         await turns.pause(runId, pending, trx);
-        await appendRunEvent(
-          trx,
+        await events.append(
           runId,
           'run.paused',
           { status: 'awaiting_approval', step, pending },
           `${step}.paused`,
+          trx,
         );
       });
     },
@@ -99,7 +101,7 @@ export function createApprovalActivities(deps: SessionDeps) {
         if (!run || isTerminal(run.status)) return;
         const { approvals, pending, resumed } = decide(run, args);
         await turns.setApprovals(runId, approvals, pending, trx);
-        if (resumed) await appendRunEvent(trx, runId, 'run.resumed', resumed, `${step}.resumed`);
+        if (resumed) await events.append(runId, 'run.resumed', resumed, `${step}.resumed`, trx);
       });
     },
   };

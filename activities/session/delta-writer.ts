@@ -1,6 +1,6 @@
 import type { Db } from '../../core/db/knex.js';
 import { isDatabaseUnavailable } from '../../core/db/unavailable.js';
-import { appendRunEvent } from '../../core/repositories/run-store.js';
+import { RunEventsRepository } from '../../core/repositories/run-events.repository.js';
 
 /**
  * Turns a model's text stream into `message.delta` run events without
@@ -28,13 +28,15 @@ export class DeltaWriter {
   private scheduled: NodeJS.Immediate | undefined;
   /** Set while the database is unavailable: the next write is tried when it fires. */
   private retryTimer: NodeJS.Timeout | undefined;
+  private readonly events: RunEventsRepository;
 
   constructor(
-    private readonly db: Db,
+    db: Db,
     private readonly runId: string,
     private readonly step: number,
     private readonly prior: string,
   ) {
+    this.events = new RunEventsRepository(db);
     this.matchingPrior = prior.length > 0;
   }
 
@@ -121,13 +123,13 @@ export class DeltaWriter {
       if (this.restartPending) {
         this.restartPending = false;
         restartUnwritten = true;
-        await appendRunEvent(this.db, this.runId, 'message.restarted', { step: this.step });
+        await this.events.append(this.runId, 'message.restarted', { step: this.step });
         restartUnwritten = false;
       }
       if (this.sent < this.full.length) {
         const text = this.full.slice(this.sent);
         this.sent = this.full.length;
-        await appendRunEvent(this.db, this.runId, 'message.delta', { step: this.step, text });
+        await this.events.append(this.runId, 'message.delta', { step: this.step, text });
       }
     } catch (err) {
       if (!isDatabaseUnavailable(err)) {

@@ -2,7 +2,7 @@
  * The thread's past as a turn reads it: its messages in session order (see
  * context.ts) and whether the llm summarizer should fold some of them first.
  */
-import { isTerminal } from '../../core/repositories/run-store.js';
+import { isTerminal } from '../../core/db/tables/index.js';
 import type { ThreadHistoryRepository } from '../../core/repositories/thread-history.repository.js';
 import {
   estimateTokens,

@@ -4,9 +4,8 @@
  * once), and only a call that never reached the server is retried otherwise.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { Db } from '../../core/db/knex.js';
 import { McpConnectionError } from '../../core/mcp/errors.js';
-import { appendRunEvent } from '../../core/repositories/run-store.js';
+import { RunEventsRepository } from '../../core/repositories/run-events.repository.js';
 import { StepMessagesRepository } from '../../core/repositories/step-messages.repository.js';
 import type { ToolCall } from '../../core/llm/types.js';
 import type { ToolCallArgs } from '../../workflows/session.definitions.js';
@@ -52,15 +51,22 @@ async function callTool(
 }
 
 /** `tool_call.started`, once per call: a retried attempt announces nothing new. */
-async function announceCall(db: Db, runId: string, step: number, call: ToolCall, server: string | undefined) {
+async function announceCall(
+  events: RunEventsRepository,
+  runId: string,
+  step: number,
+  call: ToolCall,
+  server: string | undefined,
+) {
   const attempt = Context.current().info.attempt;
   const data = { step, id: call.id, name: call.name, server, attempt };
-  await appendRunEvent(db, runId, 'tool_call.started', data, `${step}.tool.${call.id}.started`);
+  await events.append(runId, 'tool_call.started', data, `${step}.tool.${call.id}.started`);
 }
 
 export function createMcpCallActivities(deps: SessionDeps) {
   const { db } = deps;
   const steps = new StepMessagesRepository(db);
+  const events = new RunEventsRepository(db);
 
   return {
     /**
@@ -76,7 +82,7 @@ export function createMcpCallActivities(deps: SessionDeps) {
       const call = (await steps.toolCalls(runId, step)).find((c) => c.id === callId);
       if (!call)
         throw ApplicationFailure.nonRetryable(`step ${step} has no call ${callId}`, 'tool_call_not_found');
-      const store = resultStore(db, runId, plan.thread_id, step, call);
+      const store = resultStore(events, runId, plan.thread_id, step, call);
       const offered = tools?.offered.find((t) => t.name === call.name && t.kind === 'mcp');
       if (!offered?.server_id) {
         await store(`tool "${call.name}" is not available to this agent`, true);
@@ -87,7 +93,7 @@ export function createMcpCallActivities(deps: SessionDeps) {
         await store(args, true);
         return { is_error: true };
       }
-      await announceCall(db, runId, step, call, offered.server_name);
+      await announceCall(events, runId, step, call, offered.server_name);
       const target = {
         server_id: offered.server_id,
         server_name: offered.server_name ?? '',

@@ -8,7 +8,7 @@ import { Context } from '@temporalio/activity';
 import type { Db } from '../../core/db/knex.js';
 import { openStream } from '../../core/llm/client.js';
 import type { LlmRequest, LlmStreamEvent, ProviderTarget, ToolCall, Usage } from '../../core/llm/types.js';
-import { readStepTextEvents, type StepEvent } from '../../core/repositories/run-store.js';
+import { RunEventsRepository, type StepEvent } from '../../core/repositories/run-events.repository.js';
 import { DeltaWriter } from './delta-writer.js';
 import { modelFailure } from './failures.js';
 import type { SessionModelCall } from './metered-call.js';
@@ -45,7 +45,7 @@ interface Received {
 /** Text this step already streamed to readers in earlier attempts (since its last restart). */
 async function priorText(db: Db, runId: string, step: number): Promise<string> {
   let text = '';
-  for (const r of await readStepTextEvents(db, runId, step))
+  for (const r of await new RunEventsRepository(db).stepText(runId, step))
     text = r.type === 'message.restarted' ? '' : text + (r.data.text ?? '');
   return text;
 }

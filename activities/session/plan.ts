@@ -8,11 +8,11 @@ import type { Db } from '../../core/db/knex.js';
 import { renderTemplate } from '../../core/prompts/prompt-template.js';
 import { ModelsRepository } from '../../core/repositories/models.repository.js';
 import { PromptsRepository } from '../../core/repositories/prompts.repository.js';
-import { findRun, type DbRun } from '../../core/repositories/run-store.js';
+import type { DbRun } from '../../core/db/tables/index.js';
+import { RunsRepository } from '../../core/repositories/runs.repository.js';
 import { TurnsRepository, type TurnStartRow } from '../../core/repositories/turns.repository.js';
 import { metrics } from '../../core/telemetry/metrics.js';
 import { agentSkills, skillsPromptSection } from '../skills/skills.js';
-import type { SummarizerType } from './context.js';
 import { runToolsRecord, sandboxState } from './tools.js';
 import type { PlanModel, SessionDeps, TurnPlan } from './types.js';
 
@@ -36,7 +36,7 @@ function fail(code: string, message: string): Fail {
 
 /** The agent's model as the plan records it, or why it cannot be called. */
 function turnModel(agent: Agent, m: TurnStartRow['j_model']): PlanModel | Fail {
-  if (!m) return fail('model_unavailable', `model ${agent.model_id as string} no longer exists`);
+  if (!m) return fail('model_unavailable', `model ${agent.model_id} no longer exists`);
   if (!m.provider_id) return fail('model_unavailable', `model "${m.name}" has no provider`);
   return { id: m.id, model_id: m.model_id, provider_id: m.provider_id, parameters: m.parameters };
 }
@@ -61,19 +61,13 @@ async function resolveSummarizer(
   context: Record<string, unknown>,
 ): Promise<{ kind: 'ok'; summarizer: TurnPlan['summarizer'] } | Fail> {
   if (agent.summarizer_type !== 'llm') return { kind: 'ok', summarizer: null };
-  const model = await summarizerModel(
-    db,
-    (agent.llm_summarizer_model_id as string | null) ?? (agent.model_id as string),
-  );
+  const model = await summarizerModel(db, agent.llm_summarizer_model_id ?? agent.model_id);
   if (typeof model === 'string') return fail('model_unavailable', `summarizer: ${model}`);
   let system = DEFAULT_SUMMARIZER_PROMPT;
   let promptVersionId: string | null = null;
   if (agent.llm_summarizer_prompt_id) {
-    const label = (agent.llm_summarizer_prompt_label as string | null) ?? 'latest';
-    const version = await new PromptsRepository(db).versionByLabel(
-      agent.llm_summarizer_prompt_id as string,
-      label,
-    );
+    const label = agent.llm_summarizer_prompt_label ?? 'latest';
+    const version = await new PromptsRepository(db).versionByLabel(agent.llm_summarizer_prompt_id, label);
     if (!version) return fail('prompt_not_found', `the summarizer prompt has no version labelled "${label}"`);
     system = renderTemplate(version.template, context).text;
     promptVersionId = version.id;
@@ -125,12 +119,12 @@ function turnPlan(
     agent_name: agent.name,
     conversation_id: row.j_conversation_id!,
     thread_id: row.thread_id,
-    max_iterations: agent.max_iterations as number,
-    enable_history: agent.enable_history as boolean,
-    summarizer_type: agent.summarizer_type as SummarizerType,
-    sliding_window_keep_count: agent.sliding_window_keep_count as number | null,
-    llm_summarizer_token_threshold: agent.llm_summarizer_token_threshold as number | null,
-    llm_summarizer_keep_recent_count: agent.llm_summarizer_keep_recent_count as number | null,
+    max_iterations: agent.max_iterations,
+    enable_history: agent.enable_history,
+    summarizer_type: agent.summarizer_type,
+    sliding_window_keep_count: agent.sliding_window_keep_count,
+    llm_summarizer_token_threshold: agent.llm_summarizer_token_threshold,
+    llm_summarizer_keep_recent_count: agent.llm_summarizer_keep_recent_count,
     model: parts.model,
     prompt_version_id: parts.version.id,
     prompt_version: parts.version.version,
@@ -140,7 +134,7 @@ function turnPlan(
     virtual_key_id: row.j_virtual_key_id,
     ...parts.sandbox,
     mcp_servers: row.j_mcp ?? [],
-    approval_timeout_ms: (agent.approval_timeout_ms as number | null) ?? null,
+    approval_timeout_ms: agent.approval_timeout_ms,
   };
 }
 
@@ -156,10 +150,7 @@ export async function resolvePlan(deps: SessionDeps, row: TurnStartRow): Promise
   if ('kind' in model) return model;
   const version = row.j_prompt;
   if (!version)
-    return fail(
-      'prompt_not_found',
-      `the agent's prompt has no version labelled "${agent.prompt_label as string}"`,
-    );
+    return fail('prompt_not_found', `the agent's prompt has no version labelled "${agent.prompt_label}"`);
   const context = row.j_context ?? {};
   const warnings: string[] = [];
   const rendered = renderTemplate(version.template, context);
@@ -188,7 +179,7 @@ export async function pinPlan(db: Db, run: DbRun, plan: TurnPlan, warnings: stri
     // Without MCP servers the tools are known now; with them, `listTools` records them.
     ...(plan.mcp_servers.length ? {} : { tools: runToolsRecord(sandboxState(plan)) }),
   });
-  if (!pinned) return (await findRun(db, run.id))!.plan as unknown as TurnPlan;
+  if (!pinned) return (await new RunsRepository(db).findById(run.id))!.plan as unknown as TurnPlan;
   metrics().session.turnStarted(); // once: only the attempt that pinned counts
   return plan;
 }

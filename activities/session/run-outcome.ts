@@ -5,7 +5,8 @@
  */
 import type { Knex } from 'knex';
 import type { Db } from '../../core/db/knex.js';
-import { appendRunEvent, isTerminal, type DbRun } from '../../core/repositories/run-store.js';
+import { isTerminal, type DbRun } from '../../core/db/tables/index.js';
+import { RunEventsRepository } from '../../core/repositories/run-events.repository.js';
 import { StepMessagesRepository } from '../../core/repositories/step-messages.repository.js';
 import { TurnsRepository } from '../../core/repositories/turns.repository.js';
 import { metrics } from '../../core/telemetry/metrics.js';
@@ -60,6 +61,7 @@ function completedOutput(plan: TurnPlan | null, lastAnswer: string | undefined):
  */
 export async function closeRun(db: Db, args: FinishTurnArgs): Promise<boolean> {
   const turns = new TurnsRepository(db);
+  const events = new RunEventsRepository(db);
   const closed = await turns.transaction(async (trx) => {
     const run = await turns.lock(args.runId, trx);
     if (!run || isTerminal(run.status)) return undefined;
@@ -68,20 +70,20 @@ export async function closeRun(db: Db, args: FinishTurnArgs): Promise<boolean> {
     const output = args.status === 'completed' ? completedOutput(plan, lastAnswer) : null;
     await turns.close(run.id, { status: args.status, output, toolCalls, error: args.error }, trx);
     if (args.status === 'completed')
-      await appendRunEvent(
-        trx,
+      await events.append(
         run.id,
         'run.completed',
         { status: 'completed', usage: run.usage, output },
         'final',
+        trx,
       );
     else
-      await appendRunEvent(
-        trx,
+      await events.append(
         run.id,
         'run.failed',
         { status: 'failed', error: args.error, usage: run.usage },
         'final',
+        trx,
       );
     return run;
   });

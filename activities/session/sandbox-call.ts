@@ -12,8 +12,7 @@
  */
 import path from 'node:path';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { Db } from '../../core/db/knex.js';
-import { appendRunEvent } from '../../core/repositories/run-store.js';
+import { RunEventsRepository } from '../../core/repositories/run-events.repository.js';
 import { StepMessagesRepository } from '../../core/repositories/step-messages.repository.js';
 import type { SandboxCallArgs } from '../../workflows/session.definitions.js';
 import { NON_RETRYABLE_SANDBOX_ERRORS, SandboxExecutionUnknownError } from '../sandbox/errors.js';
@@ -108,13 +107,16 @@ async function sandboxSpec(deps: SessionDeps, plan: TurnPlan): Promise<SandboxSp
 }
 
 /** Ensures the sandbox and runs the command in it, or attaches to the execution an earlier attempt started. */
-async function runCommand(db: Db, sandbox: SandboxManager, c: Command): Promise<SandboxCallResult> {
+async function runCommand(
+  events: RunEventsRepository,
+  sandbox: SandboxManager,
+  c: Command,
+): Promise<SandboxCallResult> {
   const { runId, step, callId, command } = c;
   const handle = await sandbox.ensure(c.session, c.spec);
   // Written once: a retry finds it and only attaches to the execution it announced.
   const first =
-    (await appendRunEvent(
-      db,
+    (await events.append(
       runId,
       'tool_call.started',
       {
@@ -141,6 +143,7 @@ async function runCommand(db: Db, sandbox: SandboxManager, c: Command): Promise<
 export function createSandboxCallActivities(deps: SessionDeps) {
   const { db } = deps;
   const steps = new StepMessagesRepository(db);
+  const events = new RunEventsRepository(db);
 
   return {
     /**
@@ -153,7 +156,7 @@ export function createSandboxCallActivities(deps: SessionDeps) {
       const done = await steps.toolResult(runId, step, callId);
       if (done) return storedOutcome(done);
       const { plan } = await loadTurnRun(db, runId);
-      const store = resultStore(db, runId, plan.thread_id, step, { id: callId, name: SANDBOX_TOOL_NAME });
+      const store = resultStore(events, runId, plan.thread_id, step, { id: callId, name: SANDBOX_TOOL_NAME });
       const sandbox = deps.sandbox;
       if (!plan.sandbox_enabled || !sandbox || sandbox.backend === 'disabled') {
         await store('the sandbox is not available on this server (SANDBOX_ENABLED is unset)', true);
@@ -170,7 +173,7 @@ export function createSandboxCallActivities(deps: SessionDeps) {
       const started = performance.now();
       const took = () => (performance.now() - started) / 1000;
       try {
-        const result = await runCommand(db, sandbox, { ...args, session, spec, store });
+        const result = await runCommand(events, sandbox, { ...args, session, spec, store });
         metrics().session.toolCall('sandbox', took(), result.interrupted ? 'interrupted' : undefined);
         return result;
       } catch (err) {

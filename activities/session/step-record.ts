@@ -4,8 +4,8 @@
  * answer, its completion), the corrective message of an invalid structured
  * answer, and the events readers have not been sent yet, in order.
  */
-import type { DbRun, StepEvent } from '../../core/repositories/run-store.js';
-import { storeStep } from '../../core/repositories/run-store.js';
+import type { DbRun } from '../../core/db/tables/index.js';
+import { RunEventsRepository, type StepEvent } from '../../core/repositories/run-events.repository.js';
 import { metrics } from '../../core/telemetry/metrics.js';
 import type { ModelStepResult } from '../../workflows/session.definitions.js';
 import type { StreamedAnswer } from './model-stream.js';
@@ -64,7 +64,7 @@ export async function recordStep(deps: SessionDeps, s: RecordedStep): Promise<vo
     : null;
   const turnCalls = final && step > 1 ? (await runCalls(deps.db, run.id)).toolCalls : [];
   const used = answer.usage ?? { input_tokens: 0, output_tokens: 0 };
-  const stored = await storeStep(deps.db, {
+  const stored = await new RunEventsRepository(deps.db).storeStep({
     runId: run.id,
     threadId: plan.thread_id,
     stepKey: `${step}.assistant`,

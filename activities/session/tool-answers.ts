@@ -3,7 +3,7 @@
  * ending), stored like results so the transcript stays well-formed: every
  * call of an answer has its tool message.
  */
-import { storeToolResult } from '../../core/repositories/run-store.js';
+import { RunEventsRepository } from '../../core/repositories/run-events.repository.js';
 import { StepMessagesRepository } from '../../core/repositories/step-messages.repository.js';
 import type { ToolAnswer } from '../../workflows/session.definitions.js';
 import { loadTurnRun } from './turn-run.js';
@@ -12,6 +12,7 @@ import type { SessionDeps } from './types.js';
 export function createToolAnswerActivities(deps: SessionDeps) {
   const { db } = deps;
   const steps = new StepMessagesRepository(db);
+  const events = new RunEventsRepository(db);
 
   return {
     /**
@@ -23,7 +24,7 @@ export function createToolAnswerActivities(deps: SessionDeps) {
       const { plan } = await loadTurnRun(db, runId);
       let answered = 0;
       for (const call of await steps.toolCalls(runId, step)) {
-        const stored = await storeToolResult(db, {
+        const stored = await events.storeToolResult({
           runId,
           threadId: plan.thread_id,
           step,
@@ -41,7 +42,7 @@ export function createToolAnswerActivities(deps: SessionDeps) {
     async answerToolCalls(args: { runId: string; step: number; answers: ToolAnswer[] }): Promise<void> {
       const { plan } = await loadTurnRun(db, args.runId);
       for (const a of args.answers)
-        await storeToolResult(db, {
+        await events.storeToolResult({
           runId: args.runId,
           threadId: plan.thread_id,
           step: args.step,

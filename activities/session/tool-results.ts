@@ -3,8 +3,7 @@
  * result once (a retried activity finds the stored result and returns it).
  */
 import { activityDefaults } from '../../temporal.config.js';
-import type { Db } from '../../core/db/knex.js';
-import { storeToolResult } from '../../core/repositories/run-store.js';
+import type { RunEventsRepository } from '../../core/repositories/run-events.repository.js';
 
 /** Attempts of a tool-call activity (its retry policy); the last one answers the model instead of failing. */
 export const TOOL_ATTEMPTS = activityDefaults.toolCall.retry.maximumAttempts;
@@ -19,14 +18,14 @@ export type StoreResult = (
   details?: Record<string, unknown>,
 ) => Promise<boolean>;
 
-/** Stores this call's result (once; see `storeToolResult`). */
+/** Stores this call's result (once; see `RunEventsRepository.storeToolResult`). */
 export function resultStore(
-  db: Db,
+  events: RunEventsRepository,
   runId: string,
   threadId: string,
   step: number,
   call: { id: string; name: string },
 ): StoreResult {
   return (output, isError, details) =>
-    storeToolResult(db, { runId, threadId, step, call, output, isError, ...(details ? { details } : {}) });
+    events.storeToolResult({ runId, threadId, step, call, output, isError, ...(details ? { details } : {}) });
 }

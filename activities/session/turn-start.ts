@@ -4,7 +4,7 @@
  * plan is resolved and pinned here, and the workflow is told when something
  * must happen before the call (summarize the thread, list the MCP tools).
  */
-import { isTerminal } from '../../core/repositories/run-store.js';
+import { isTerminal } from '../../core/db/tables/index.js';
 import { ThreadHistoryRepository } from '../../core/repositories/thread-history.repository.js';
 import { TurnsRepository, type TurnStartRow } from '../../core/repositories/turns.repository.js';
 import type { ModelStepResult } from '../../workflows/session.definitions.js';

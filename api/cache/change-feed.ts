@@ -3,7 +3,7 @@ import pg from 'pg';
 import type { Db } from '../../core/db/knex.js';
 import { pgConnectionConfig, type DatabaseSsl } from '../../core/db/pg-ssl.js';
 import type { Logger } from '../../core/logger.js';
-import { RUN_EVENTS_CHANNEL } from '../../core/repositories/run-store.js';
+import { RUN_EVENTS_CHANNEL } from '../../core/repositories/run-events.repository.js';
 
 /** One channel for every cached table; payload `{"table": …, "id": …}`. */
 export const CHANGE_CHANNEL = 'agent_server_changes';

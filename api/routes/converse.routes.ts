@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import type { Context } from 'koa';
-import type { RunEvent } from '../../core/repositories/run-store.js';
+import type { RunEvent } from '../../core/repositories/run-events.repository.js';
 import type { AppDeps } from '../deps.js';
 import { ValidationError } from '../../core/errors.js';
 import { ApiRouter } from '../http/api-router.js';

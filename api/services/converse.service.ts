@@ -6,13 +6,8 @@ import {
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import {
-  findRun,
-  isTerminal,
-  TERMINAL_EVENTS,
-  type DbRun,
-  type RunEvent,
-} from '../../core/repositories/run-store.js';
+import { isTerminal, TERMINAL_EVENTS, type DbRun } from '../../core/db/tables/index.js';
+import type { RunEvent } from '../../core/repositories/run-events.repository.js';
 import {
   approvalUpdate,
   converseUpdate,
@@ -192,7 +187,7 @@ export class ConverseService {
     const timer = setTimeout(() => controller.abort(), timeoutMs);
     try {
       // Only the last events matter; start near the end of what is already written.
-      const run = await findRun(this.deps.db, runId);
+      const run = await this.runs.findById(runId);
       if (!run || isTerminal(run.status)) return;
       if (afterSeq === undefined && run.status === 'awaiting_approval') return;
       const from = afterSeq ?? Math.max(0, run.last_event_seq - 1);
@@ -213,7 +208,7 @@ export class ConverseService {
     projectId: string | undefined,
     body: { approved_call_ids: string[]; rejected_call_ids: string[] },
   ): Promise<{ status: 'running' | 'awaiting_approval'; pending_call_ids: string[]; afterSeq: number }> {
-    const run = await findRun(this.deps.db, runId);
+    const run = await this.runs.findById(runId);
     if (!run || (projectId !== undefined && run.project_id !== projectId)) throw new NotFoundError('run');
     const ids = [...body.approved_call_ids, ...body.rejected_call_ids];
     if (ids.length === 0)

@@ -1,5 +1,5 @@
 import { ConflictError, NotFoundError, ValidationError, isUniqueViolation } from '../../core/errors.js';
-import type { DbProject } from '../../core/db/tables.js';
+import type { DbProject } from '../../core/db/tables/index.js';
 import type { ProjectsRepository } from '../../core/repositories/projects.repository.js';
 import type { Page } from '../schemas/common.schemas.js';
 import type { Project, ProjectCreateBody, ProjectUpdateBody } from '../schemas/projects.schemas.js';

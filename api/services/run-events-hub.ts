@@ -1,6 +1,7 @@
 import type { ChangeFeed, RunEventNotice } from '../cache/change-feed.js';
 import type { Db } from '../../core/db/knex.js';
-import { readRunEvents, TERMINAL_EVENTS, type RunEvent } from '../../core/repositories/run-store.js';
+import { TERMINAL_EVENTS } from '../../core/db/tables/index.js';
+import { RunEventsRepository, type RunEvent } from '../../core/repositories/run-events.repository.js';
 
 /** While nothing is notified, a reader still looks at the table this often (a missed notification costs at most this). */
 const POLL_MS = 1_000;
@@ -18,11 +19,10 @@ interface Subscriber {
  */
 export class RunEventsHub {
   private readonly byRun = new Map<string, Set<Subscriber>>();
+  private readonly runEvents: RunEventsRepository;
 
-  constructor(
-    private readonly db: Db,
-    feed: ChangeFeed,
-  ) {
+  constructor(db: Db, feed: ChangeFeed) {
+    this.runEvents = new RunEventsRepository(db);
     feed.subscribeRunEvents((notice) => this.dispatch(notice));
   }
 
@@ -64,7 +64,7 @@ export class RunEventsHub {
       while (!signal.aborted) {
         if (readTable) {
           readTable = false;
-          const rows = await readRunEvents(this.db, runId, last);
+          const rows = await this.runEvents.read(runId, last);
           for (const ev of rows) {
             last = ev.seq;
             yield ev;

@@ -1,33 +1,18 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db/knex.js';
+import {
+  AgentMcpServersTableName,
+  AgentsTableName,
+  PromptLabelsTableName,
+  type DbAgent,
+  type DbAgentWrite,
+  type PromptLabel,
+} from '../db/tables/index.js';
 import type { Page } from './types.js';
-import type { McpEntry, PromptLabel, SandboxSettings, SummarizerType } from './types.js';
+import type { McpEntry } from './types.js';
 
-export const AgentsTableName = 'agents';
-export interface DbAgent {
-  id: string;
-  project_id: string;
-  name: string;
-  description: string | null;
-  model_id: string;
-  prompt_id: string;
-  prompt_label: PromptLabel;
-  schema_id: string | null;
-  enable_history: boolean;
-  summarizer_type: SummarizerType;
-  llm_summarizer_token_threshold: number | null;
-  llm_summarizer_keep_recent_count: number | null;
-  llm_summarizer_prompt_id: string | null;
-  llm_summarizer_prompt_label: PromptLabel | null;
-  llm_summarizer_model_id: string | null;
-  sliding_window_keep_count: number | null;
-  sandbox: SandboxSettings;
-  max_iterations: number;
-  approval_timeout_ms: number | null;
-  created_at: Date;
-  updated_at: Date;
-}
-export type DbAgentWrite = Omit<DbAgent, 'id' | 'created_at' | 'updated_at'>;
+export type { DbAgentWrite };
+
 export interface AgentWithServers extends DbAgent {
   mcp_servers: McpEntry[];
 }
@@ -43,12 +28,12 @@ export class AgentsRepository {
 
   private async withServers(rows: DbAgent[], conn: Conn = this.db): Promise<AgentWithServers[]> {
     if (rows.length === 0) return [];
-    const entries = (await conn('agent_mcp_servers')
+    const entries = await conn(AgentMcpServersTableName)
       .whereIn(
         'agent_id',
         rows.map((r) => r.id),
       )
-      .orderBy('position')) as Array<McpEntry & { agent_id: string }>;
+      .orderBy('position');
     return rows.map((r) => ({
       ...r,
       mcp_servers: entries
@@ -62,7 +47,7 @@ export class AgentsRepository {
   }
 
   async insert(trx: Knex.Transaction, row: DbAgentWrite, servers: McpEntry[]): Promise<AgentWithServers> {
-    const [created] = (await trx(AgentsTableName).insert(row).returning('*')) as DbAgent[];
+    const [created] = await trx(AgentsTableName).insert(row).returning('*');
     await this.replaceServers(trx, created!.id, servers);
     return (await this.withServers([created!], trx))[0]!;
   }
@@ -73,18 +58,18 @@ export class AgentsRepository {
     row: Partial<DbAgentWrite>,
     servers?: McpEntry[],
   ): Promise<AgentWithServers> {
-    const [updated] = (await trx(AgentsTableName)
+    const [updated] = await trx(AgentsTableName)
       .where({ id })
       .update({ ...row, updated_at: trx.fn.now() })
-      .returning('*')) as DbAgent[];
+      .returning('*');
     if (servers) await this.replaceServers(trx, id, servers);
     return (await this.withServers([updated!], trx))[0]!;
   }
 
   private async replaceServers(trx: Knex.Transaction, agentId: string, servers: McpEntry[]): Promise<void> {
-    await trx('agent_mcp_servers').where({ agent_id: agentId }).delete();
+    await trx(AgentMcpServersTableName).where({ agent_id: agentId }).delete();
     if (servers.length === 0) return;
-    await trx('agent_mcp_servers').insert(
+    await trx(AgentMcpServersTableName).insert(
       servers.map((s, position) => ({
         agent_id: agentId,
         mcp_server_id: s.mcp_server_id,
@@ -96,28 +81,28 @@ export class AgentsRepository {
   }
 
   async list(projectId: string, page: Page): Promise<AgentWithServers[]> {
-    const rows = (await this.db(AgentsTableName)
+    const rows = await this.db(AgentsTableName)
       .where({ project_id: projectId })
       .orderBy([
         { column: 'created_at', order: 'desc' },
         { column: 'id', order: 'desc' },
       ])
       .limit(page.limit)
-      .offset(page.offset)) as DbAgent[];
+      .offset(page.offset);
     return this.withServers(rows);
   }
 
   async findById(id: string, conn: Conn = this.db, forUpdate = false): Promise<AgentWithServers | undefined> {
     const q = conn(AgentsTableName).where({ id });
     if (forUpdate) void q.forUpdate();
-    const row = (await q.first()) as DbAgent | undefined;
+    const row = await q.first();
     return row ? (await this.withServers([row], conn))[0] : undefined;
   }
 
   async findByName(name: string, projectId?: string): Promise<AgentWithServers[]> {
-    const rows = (await this.db(AgentsTableName)
+    const rows = await this.db(AgentsTableName)
       .where(projectId ? { name, project_id: projectId } : { name })
-      .limit(2)) as DbAgent[];
+      .limit(2);
     return this.withServers(rows);
   }
 
@@ -127,7 +112,6 @@ export class AgentsRepository {
 
   /** Whether the prompt has a version carrying the label. */
   async promptHasLabel(conn: Conn, promptId: string, label: PromptLabel): Promise<boolean> {
-    const row: unknown = await conn('prompt_labels').where({ prompt_id: promptId, label }).first();
-    return row !== undefined;
+    return (await conn(PromptLabelsTableName).where({ prompt_id: promptId, label }).first()) !== undefined;
   }
 }

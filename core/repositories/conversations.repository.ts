@@ -1,21 +1,29 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db/knex.js';
+import {
+  ConversationsTableName,
+  MessagesTableName,
+  RunsTableName,
+  SpansTableName,
+  TERMINAL_STATUSES,
+  ThreadSummariesTableName,
+  ThreadsTableName,
+  type DbConversation,
+  type DbConversationInsert,
+  type DbConversationUpdate,
+  type DbMessage,
+  type DbThread,
+  type DbThreadSummary,
+} from '../db/tables/index.js';
 import type { Page } from './types.js';
-import type { ConversationFilter, Message } from './types.js';
-import { appendRunEvent, TERMINAL_STATUSES } from './run-store.js';
+import type { ConversationFilter } from './types.js';
+import { RunEventsRepository } from './run-events.repository.js';
 import { agentOfSessionWorkflowId, sessionWorkflowId } from '../../temporal.config.js';
 
-/** A summary of a thread's earlier messages, as the summarizer stored it. */
-export interface DbThreadSummary {
-  id: string;
-  thread_id: string;
-  run_id: string | null;
-  content: string;
-  usage: Record<string, unknown> | null;
-  created_at: Date;
-  /** The last message the summary stands for (null once that message is gone). */
-  through_message_id: string | null;
-}
+export type { DbConversation, DbMessage, DbThread };
+
+/** A summary of a thread's earlier messages with the last message it stands for (null once that message is gone). */
+export type ThreadSummaryView = Omit<DbThreadSummary, 'through_seq'> & { through_message_id: string | null };
 
 /** What `deleteWithData` did. */
 export interface DeletedData {
@@ -35,72 +43,26 @@ export interface SweepSpansArgs {
   traceIds: string[];
 }
 
-export const ConversationsTableName = 'conversations';
-export const ThreadsTableName = 'threads';
-export const MessagesTableName = 'messages';
-
-export interface DbConversation {
-  /** Our key; `id` is the client's string, unique within the project. */
-  pk: string;
-  project_id: string;
-  id: string;
-  namespace: string;
-  context: Record<string, unknown>;
-  created_at: Date;
-  updated_at: Date;
-}
-export interface DbThread {
-  id: string;
-  conversation_pk: string;
-  agent_id: string | null;
-  /** Input tokens the provider reported on the thread's last model call. */
-  last_input_tokens: number | null;
-  created_at: Date;
-  updated_at: Date;
-}
 /** A thread with the conversation it belongs to. */
 export interface DbThreadInConversation extends DbThread {
   conversation_id: string;
   project_id: string;
 }
-export interface DbMessage {
-  id: string;
-  seq: number;
-  thread_id: string;
-  role: Message['role'];
-  content: unknown;
-  tool_calls: unknown;
-  tool_call_id: string | null;
-  usage: unknown;
-  /** The run (converse turn) that wrote it, and which step of that run. */
-  run_id: string | null;
-  step_key: string | null;
-  prompt_version_id: string | null;
-  trace_id: string | null;
-  hidden: boolean;
-  /** jsonb: small facts such as a tool result's name and error flag. */
-  metadata: unknown;
-  created_at: Date;
-}
-
-declare module 'knex/types/tables.js' {
-  interface Tables {
-    conversations: DbConversation;
-    threads: DbThread;
-    messages: DbMessage;
-  }
-}
 
 /** Knex only. */
 export class ConversationsRepository {
-  constructor(readonly db: Db) {}
+  private readonly events: RunEventsRepository;
+
+  constructor(readonly db: Db) {
+    this.events = new RunEventsRepository(db);
+  }
 
   async insert(
     row: Pick<DbConversation, 'project_id' | 'id' | 'namespace' | 'context'>,
   ): Promise<DbConversation> {
     const [created] = await this.db(ConversationsTableName)
       // jsonb takes JSON text; pg would send a bare object in an array-literal shape otherwise.
-      .insert({ ...row, context: JSON.stringify(row.context) as unknown as Record<string, unknown> })
+      .insert({ ...row, context: JSON.stringify(row.context) } satisfies DbConversationInsert)
       .returning('*');
     return created!;
   }
@@ -144,12 +106,9 @@ export class ConversationsRepository {
     pk: string,
     patch: Partial<Pick<DbConversation, 'namespace' | 'context'>>,
   ): Promise<DbConversation | undefined> {
-    const row: Record<string, unknown> = { ...patch, updated_at: this.db.fn.now() };
+    const row: DbConversationUpdate = { ...patch, updated_at: this.db.fn.now() };
     if (patch.context !== undefined) row.context = JSON.stringify(patch.context);
-    const [updated] = await this.db(ConversationsTableName)
-      .where({ pk })
-      .update(row as Partial<DbConversation>)
-      .returning('*');
+    const [updated] = await this.db(ConversationsTableName).where({ pk }).update(row).returning('*');
     return updated;
   }
 
@@ -159,9 +118,7 @@ export class ConversationsRepository {
    */
   async sessionsOf(conversation: DbConversation): Promise<Array<{ agentId: string; workflowId: string }>> {
     const [runs, threads] = await Promise.all([
-      this.db('runs')
-        .where({ conversation_pk: conversation.pk })
-        .distinct<Array<{ workflow_id: string; agent_id: string | null }>>('workflow_id', 'agent_id'),
+      this.db(RunsTableName).where({ conversation_pk: conversation.pk }).distinct('workflow_id', 'agent_id'),
       this.listSessionThreads(conversation.pk),
     ]);
     const sessions = new Map<string, string>();
@@ -189,17 +146,17 @@ export class ConversationsRepository {
       const deletedAt = rows[0]!.now.toISOString();
       const found = await trx(ConversationsTableName).where({ pk }).forUpdate().first('pk');
       if (!found) return { deleted: false, deletedAt, recentTraceIds: [] };
-      const open = await trx('runs')
+      const open = await trx(RunsTableName)
         .where({ conversation_pk: pk })
         .whereNotIn('status', [...TERMINAL_STATUSES])
-        .select<Array<{ id: string }>>('id');
+        .select('id');
       for (const run of open)
-        await appendRunEvent(
-          trx,
+        await this.events.append(
           run.id,
           'run.cancelled',
           { status: 'cancelled', reason: 'conversation_deleted' },
           'final',
+          trx,
         );
       const traces = await trx.raw<{ rows: Array<{ trace_id: string; recent: boolean }> }>(
         `select trace_id, bool_or(recent) as recent from (
@@ -232,17 +189,17 @@ export class ConversationsRepository {
    * before the delete (a recreated conversation's spans start later).
    */
   async sweepSpans(args: SweepSpansArgs): Promise<number> {
-    const found = await this.db('spans')
+    const found = await this.db(SpansTableName)
       .where({ conversation_id: args.conversationId, project_id: args.projectId })
       .andWhere('start_time', '<=', args.before)
-      .distinct<Array<{ trace_id: string }>>('trace_id');
+      .distinct('trace_id');
     return this.deleteTraces(this.db, [...new Set([...args.traceIds, ...found.map((t) => t.trace_id)])]);
   }
 
   /** Whole traces; `= any` lets Postgres use the hash index on trace_id. */
   private async deleteTraces(conn: Db | Knex.Transaction, traceIds: string[]): Promise<number> {
     if (traceIds.length === 0) return 0;
-    return conn('spans').whereRaw('trace_id = any(?::text[])', [traceIds]).delete();
+    return conn(SpansTableName).whereRaw('trace_id = any(?::text[])', [traceIds]).delete();
   }
 
   /** The conversation's agent threads (one per session), the most recently active first. */
@@ -279,19 +236,18 @@ export class ConversationsRepository {
     return row?.seq;
   }
 
-  /** Oldest first, by insertion order; `afterSeq` is exclusive. */
   /**
    * A thread's summaries, oldest first, each with the last message it stands
    * for (summaries replace the messages up to it in the model's context).
    */
-  async listSummaries(threadId: string): Promise<DbThreadSummary[]> {
-    return this.db({ s: 'thread_summaries' })
+  async listSummaries(threadId: string): Promise<ThreadSummaryView[]> {
+    return this.db({ s: ThreadSummariesTableName })
       .leftJoin({ m: MessagesTableName }, function () {
         this.on('m.thread_id', '=', 's.thread_id').andOn('m.seq', '=', 's.through_seq');
       })
       .where('s.thread_id', threadId)
       .orderBy('s.through_seq', 'asc')
-      .select<DbThreadSummary[]>(
+      .select<ThreadSummaryView[]>(
         's.id',
         's.thread_id',
         's.run_id',
@@ -302,6 +258,7 @@ export class ConversationsRepository {
       );
   }
 
+  /** Oldest first, by insertion order; `afterSeq` is exclusive. */
   async listMessages(threadId: string, afterSeq: number | undefined, limit: number): Promise<DbMessage[]> {
     const q = this.db(MessagesTableName).where({ thread_id: threadId });
     if (afterSeq !== undefined) q.andWhere('seq', '>', afterSeq);

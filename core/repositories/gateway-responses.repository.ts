@@ -1,29 +1,13 @@
 import type { Db } from '../db/knex.js';
-import { VirtualKeysTableName } from '../db/llm-config.tables.js';
+import {
+  GatewayResponsesTableName,
+  VirtualKeysTableName,
+  type DbGatewayResponse,
+  type DbGatewayResponseInsert,
+} from '../db/tables/index.js';
 import { deleteInChunks } from '../db/prune.js';
 
-export const GatewayResponsesTableName = 'gateway_responses';
-
-/**
- * A stored answer of the gateway's Responses API. The JSON columns hold the
- * Responses API's own item and usage shapes, as the caller sees them.
- */
-export interface DbGatewayResponse {
-  id: string;
-  virtual_key_id: string;
-  model: string;
-  status: string;
-  /** The whole conversation the response answered, earlier turns included. */
-  input_items: unknown[];
-  output_items: unknown[];
-  usage: Record<string, unknown> | null;
-  /** The rest of the response object as answered: what it echoes of its request, incomplete_details… */
-  response: Record<string, unknown>;
-  created_at: Date;
-  expires_at: Date;
-}
-
-export type DbGatewayResponseInsert = Omit<DbGatewayResponse, 'expires_at'>;
+export type { DbGatewayResponse, DbGatewayResponseInsert };
 
 /**
  * Stored responses. Every read and delete sees only the rows of one virtual
@@ -34,7 +18,7 @@ export class GatewayResponsesRepository {
   constructor(private readonly db: Db) {}
 
   private visible(id: string, keyId: string) {
-    return this.db<DbGatewayResponse>(GatewayResponsesTableName)
+    return this.db(GatewayResponsesTableName)
       .where({ id, virtual_key_id: keyId })
       .andWhere('expires_at', '>', this.db.fn.now());
   }

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db/knex.js';
+import type { DbGatewayBudgetLedger, DbGatewayRateWindow } from '../db/tables/index.js';
 import { PERIOD_SQL, type BudgetPeriod } from './metering.repository.js';
 
 /** What a replica asks for when it takes a lease of a key's limits. */
@@ -44,18 +45,12 @@ export type LeaseAnswer =
       retryAfterSeconds: number;
     };
 
-interface WindowRow {
-  window_start: Date;
-  requests: number;
-  tokens: string | number;
-  left_ms: number;
-}
-interface LedgerRow {
-  period_start: Date;
-  spent_usd: string;
-  reserved_usd: string;
+/** The key's current window, locked, with the milliseconds until it ends. */
+type WindowRow = Pick<DbGatewayRateWindow, 'window_start' | 'requests' | 'tokens'> & { left_ms: number };
+/** The key's current budget period, locked, with the milliseconds until it ends (null: `total`). */
+type LedgerRow = Pick<DbGatewayBudgetLedger, 'period_start' | 'spent_usd' | 'reserved_usd'> & {
   left_ms: number | null;
-}
+};
 
 /** A slice is at most this share of what is left, so two replicas both get some of a nearly used limit. */
 const SHARE = 4;

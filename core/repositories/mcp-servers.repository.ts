@@ -1,51 +1,42 @@
 import type { Db } from '../db/knex.js';
+import {
+  McpServersTableName,
+  type DbMcpServer,
+  type DbMcpServerInsert,
+  type DbMcpServerUpdate,
+} from '../db/tables/index.js';
 import type { Page } from './types.js';
 
-export const McpServersTableName = 'mcp_servers';
-export interface DbMcpServer {
-  id: string;
-  project_id: string;
-  name: string;
-  endpoint: string;
-  transport: 'streamable_http' | 'sse';
-  headers_enc: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-export type DbMcpServerInsert = Pick<
-  DbMcpServer,
-  'project_id' | 'name' | 'endpoint' | 'transport' | 'headers_enc'
->;
-export type DbMcpServerUpdate = Partial<Pick<DbMcpServer, 'name' | 'endpoint' | 'transport' | 'headers_enc'>>;
+export type { DbMcpServer };
 
 export class McpServersRepository {
   constructor(private readonly db: Db) {}
 
   async insert(row: DbMcpServerInsert): Promise<DbMcpServer> {
-    const [created] = (await this.db(McpServersTableName).insert(row).returning('*')) as DbMcpServer[];
+    const [created] = await this.db(McpServersTableName).insert(row).returning('*');
     return created!;
   }
 
   async list(projectId: string, page: Page): Promise<DbMcpServer[]> {
-    return (await this.db(McpServersTableName)
+    return this.db(McpServersTableName)
       .where({ project_id: projectId })
       .orderBy([
         { column: 'created_at', order: 'desc' },
         { column: 'id', order: 'desc' },
       ])
       .limit(page.limit)
-      .offset(page.offset)) as DbMcpServer[];
+      .offset(page.offset);
   }
 
   async findById(id: string): Promise<DbMcpServer | undefined> {
-    return (await this.db(McpServersTableName).where({ id }).first()) as DbMcpServer | undefined;
+    return this.db(McpServersTableName).where({ id }).first();
   }
 
   async update(id: string, patch: DbMcpServerUpdate): Promise<DbMcpServer | undefined> {
-    const [row] = (await this.db(McpServersTableName)
+    const [row] = await this.db(McpServersTableName)
       .where({ id })
       .update({ ...patch, updated_at: this.db.fn.now() })
-      .returning('*')) as DbMcpServer[];
+      .returning('*');
     return row;
   }
 
@@ -55,10 +46,10 @@ export class McpServersRepository {
 
   /** Agents whose configuration lists this server. */
   async referrers(id: string): Promise<Array<{ id: string; name: string }>> {
-    return (await this.db('agent_mcp_servers as am')
+    return this.db('agent_mcp_servers as am')
       .join('agents as a', 'a.id', 'am.agent_id')
       .where('am.mcp_server_id', id)
-      .select('a.id', 'a.name')
-      .orderBy('a.name')) as Array<{ id: string; name: string }>;
+      .select<Array<{ id: string; name: string }>>('a.id', 'a.name')
+      .orderBy('a.name');
   }
 }

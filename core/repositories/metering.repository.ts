@@ -1,29 +1,7 @@
 import type pg from 'pg';
 import type { Db } from '../db/knex.js';
+import { GatewayUsageTableName, ModelsTableName, type DbGatewayUsageInsert } from '../db/tables/index.js';
 import type { Price } from '../metering/pricing.js';
-
-/** A row of gateway_usage: one metered model call, by the gateway or an agent. */
-export interface DbGatewayUsage {
-  virtual_key_id: string;
-  provider_id: string | null;
-  provider_name: string;
-  model: string;
-  /** Every prompt token, the cache's included. */
-  input_tokens: number;
-  output_tokens: number;
-  /** Of input_tokens: read from, and written to, the provider's prompt cache. */
-  cache_read_tokens?: number;
-  cache_write_tokens?: number;
-  cost_usd: number;
-  latency_ms: number;
-  status: number;
-  trace_id: string | null;
-  created_at: Date;
-  /** Stored before the call's outcome, charged at its worst case (see UsageWriter.addProvisional). */
-  provisional?: boolean;
-  /** The budget lease the call was admitted on (gateway_budget_leases), if any. */
-  lease_id?: string | null;
-}
 
 /** What completes a provisional row: the call's outcome, by the row's id. */
 export interface UsageCompletion {
@@ -147,7 +125,9 @@ export class MeteringRepository {
     providerId: string,
     model: string,
   ): Promise<{ pricing?: Price; maxOutputTokens?: number }> {
-    const rows: Array<{ pricing: Price | null; max_output_tokens: number | null }> = await this.db('models')
+    const rows: Array<{ pricing: Price | null; max_output_tokens: number | null }> = await this.db(
+      ModelsTableName,
+    )
       .where({ provider_id: providerId, model_id: model })
       .where((q) => q.whereNotNull('pricing').orWhereNotNull('max_output_tokens'))
       .orderBy('updated_at', 'desc')
@@ -291,8 +271,8 @@ export class MeteringRepository {
     );
   }
 
-  async insertUsage(row: DbGatewayUsage): Promise<void> {
-    await this.db('gateway_usage').insert(row);
+  async insertUsage(row: DbGatewayUsageInsert): Promise<void> {
+    await this.db(GatewayUsageTableName).insert(row);
   }
 
   /**

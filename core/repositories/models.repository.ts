@@ -1,12 +1,13 @@
 import type { Db } from '../db/knex.js';
 import {
+  AgentsTableName,
   ModelsTableName,
   ProvidersTableName,
   type DbModel,
   type DbModelInsert,
-  type DbModelWrite,
+  type DbModelUpdate,
   type DbProvider,
-} from '../db/llm-config.tables.js';
+} from '../db/tables/index.js';
 import type { Page } from './types.js';
 import type { Referrer } from './types.js';
 
@@ -39,22 +40,22 @@ export class ModelsRepository {
     return this.db(ProvidersTableName).where({ id }).first('id', 'provider_type');
   }
 
-  async update(id: string, patch: Partial<DbModelWrite>): Promise<DbModel | undefined> {
+  async update(id: string, patch: DbModelUpdate): Promise<DbModel | undefined> {
     const [updated] = await this.db(ModelsTableName)
       .where({ id })
-      .update({ ...patch, updated_at: this.db.fn.now() as unknown as Date })
+      .update({ ...patch, updated_at: this.db.fn.now() })
       .returning('*');
     return updated;
   }
 
   /** Agents that call the model, as their model or as their summarizer's. */
   async referrers(id: string): Promise<Referrer[]> {
-    const rows = await this.db('agents')
+    const rows = await this.db(AgentsTableName)
       .where({ model_id: id })
       .orWhere({ llm_summarizer_model_id: id })
       .orderBy('created_at', 'desc')
       .limit(REFERRERS_LIMIT)
-      .select<Array<{ id: string; name: string }>>('id', 'name');
+      .select('id', 'name');
     return rows.map((a) => ({ type: 'agent', id: a.id, name: a.name }));
   }
 

@@ -1,10 +1,11 @@
 import type { Db } from '../db/knex.js';
 import {
   ProjectsTableName,
+  VirtualKeysTableName,
   type DbProject,
   type DbProjectInsert,
   type DbProjectUpdate,
-} from '../db/tables.js';
+} from '../db/tables/index.js';
 import type { Page } from './types.js';
 import type { Referrer } from './types.js';
 
@@ -50,14 +51,16 @@ export class ProjectsRepository {
   async update(id: string, patch: DbProjectUpdate): Promise<DbProject | undefined> {
     const [updated] = await this.db(ProjectsTableName)
       .where({ id })
-      .update({ ...patch, updated_at: this.db.fn.now() as unknown as Date })
+      .update({ ...patch, updated_at: this.db.fn.now() })
       .returning('*');
     return updated;
   }
 
   async virtualKeyExists(id: string): Promise<boolean> {
     // A deleted key (deleted_at set) names no existing key.
-    return (await this.db('virtual_keys').where({ id }).whereNull('deleted_at').first('id')) !== undefined;
+    return (
+      (await this.db(VirtualKeysTableName).where({ id }).whereNull('deleted_at').first('id')) !== undefined
+    );
   }
 
   /** What still belongs to the project, newest first per table (at most CONTENTS_PER_TABLE of each). */

@@ -1,34 +1,20 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db/knex.js';
+import {
+  AgentsTableName,
+  PromptLabelsTableName,
+  PromptsTableName,
+  PromptVersionsTableName,
+  type DbPrompt,
+  type DbPromptInsert,
+  type DbPromptVersion,
+  type DbPromptVersionInsert,
+  type PromptLabel,
+} from '../db/tables/index.js';
 import type { Page } from './types.js';
-import type { PromptLabel } from './types.js';
 
-export const PromptsTableName = 'prompts';
-export const PromptVersionsTableName = 'prompt_versions';
-export const PromptLabelsTableName = 'prompt_labels';
+export type { DbPrompt };
 
-export interface DbPrompt {
-  id: string;
-  project_id: string;
-  name: string;
-  created_at: Date;
-  updated_at: Date;
-}
-export interface DbPromptVersion {
-  id: string;
-  prompt_id: string;
-  version: number;
-  template: string;
-  commit_message: string;
-  created_at: Date;
-}
-export interface DbPromptLabel {
-  prompt_id: string;
-  /** A PromptLabel when written by us; the column itself is plain text. */
-  label: string;
-  version_id: string;
-  updated_at: Date;
-}
 /** A prompt with the version numbers its labels point at. */
 export interface DbPromptSummary extends DbPrompt {
   latest_version: number;
@@ -37,14 +23,6 @@ export interface DbPromptSummary extends DbPrompt {
 /** A version with the labels it holds. */
 export interface DbVersionWithLabels extends DbPromptVersion {
   labels: PromptLabel[];
-}
-
-declare module 'knex/types/tables.js' {
-  interface Tables {
-    prompts: DbPrompt;
-    prompt_versions: DbPromptVersion;
-    prompt_labels: DbPromptLabel;
-  }
 }
 
 /** Knex only. Methods that take `q` run inside the caller's transaction. */
@@ -89,7 +67,7 @@ export class PromptsRepository {
       .offset(page.offset)) as DbPromptSummary[];
   }
 
-  async insertPrompt(q: Knex, row: Pick<DbPrompt, 'project_id' | 'name'>): Promise<DbPrompt> {
+  async insertPrompt(q: Knex, row: DbPromptInsert): Promise<DbPrompt> {
     const [created] = await q(PromptsTableName).insert(row).returning('*');
     return created!;
   }
@@ -100,9 +78,7 @@ export class PromptsRepository {
   }
 
   async touch(q: Knex, id: string): Promise<void> {
-    await q(PromptsTableName)
-      .where({ id })
-      .update({ updated_at: q.fn.now() as unknown as Date });
+    await q(PromptsTableName).where({ id }).update({ updated_at: q.fn.now() });
   }
 
   async maxVersion(q: Knex, promptId: string): Promise<number> {
@@ -113,10 +89,7 @@ export class PromptsRepository {
     return row?.max ?? 0;
   }
 
-  async insertVersion(
-    q: Knex,
-    row: Pick<DbPromptVersion, 'prompt_id' | 'version' | 'template' | 'commit_message'>,
-  ): Promise<DbPromptVersion> {
+  async insertVersion(q: Knex, row: DbPromptVersionInsert): Promise<DbPromptVersion> {
     const [created] = await q(PromptVersionsTableName).insert(row).returning('*');
     return created!;
   }
@@ -126,7 +99,7 @@ export class PromptsRepository {
     await q(PromptLabelsTableName)
       .insert({ prompt_id: promptId, label, version_id: versionId })
       .onConflict(['prompt_id', 'label'])
-      .merge({ version_id: versionId, updated_at: q.fn.now() as unknown as Date });
+      .merge({ version_id: versionId, updated_at: q.fn.now() });
   }
 
   private versionsWithLabels(q: Knex) {
@@ -175,7 +148,7 @@ export class PromptsRepository {
 
   /** Agents that use the prompt as their prompt or their summariser's. */
   async referencingAgents(q: Knex, promptId: string): Promise<Array<{ id: string; name: string }>> {
-    return q('agents')
+    return q(AgentsTableName)
       .where('prompt_id', promptId)
       .orWhere('llm_summarizer_prompt_id', promptId)
       .select('id', 'name')

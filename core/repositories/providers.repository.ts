@@ -8,7 +8,7 @@ import {
   type DbProviderInsert,
   type DbProviderUpdate,
   type ProviderType,
-} from '../db/llm-config.tables.js';
+} from '../db/tables/index.js';
 import type { Page } from './types.js';
 import type { Referrer } from './types.js';
 
@@ -66,7 +66,7 @@ export class ProvidersRepository {
   async update(id: string, patch: DbProviderUpdate, q: Db = this.db): Promise<DbProvider | undefined> {
     const [updated] = await q(ProvidersTableName)
       .where({ id })
-      .update({ ...patch, updated_at: q.fn.now() as unknown as Date })
+      .update({ ...patch, updated_at: q.fn.now() })
       .returning('*');
     return updated;
   }
@@ -80,7 +80,7 @@ export class ProvidersRepository {
           `(select coalesce(jsonb_agg(case when split_part(f, '/', 1) = ? then ? || substr(f, length(?) + 1) else f end order by n), '[]'::jsonb)
             from jsonb_array_elements_text(virtual_keys.fallbacks) with ordinality as e(f, n))`,
           [oldName, newName, oldName],
-        ) as unknown as string,
+        ),
       });
   }
 

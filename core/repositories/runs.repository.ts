@@ -1,5 +1,6 @@
-import { RUN_EVENTS_CHANNEL, type DbRun, type RunStatus } from './run-store.js';
 import type { Db } from '../db/knex.js';
+import { RunsTableName, type DbRun, type RunStatus } from '../db/tables/index.js';
+import { RUN_EVENTS_CHANNEL } from './run-events.repository.js';
 import type { Price } from '../metering/pricing.js';
 import type { Page } from './types.js';
 
@@ -247,6 +248,10 @@ export class RunsRepository {
     if (!run) return undefined;
     delete (run as Partial<{ pg_notify: unknown }>).pg_notify;
     return run;
+  }
+
+  async findById(runId: string): Promise<DbRun | undefined> {
+    return this.db(RunsTableName).where({ id: runId }).first();
   }
 
   /** A run with its conversation's client id. */

@@ -1,30 +1,18 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db/knex.js';
+import {
+  AgentsTableName,
+  SchemasTableName,
+  type DbSchema,
+  type DbSchemaInsert,
+  type DbSchemaUpdate,
+} from '../db/tables/index.js';
 import type { Page } from './types.js';
 
-export const SchemasTableName = 'schemas';
+export type { DbSchema };
 
-export interface DbSchema {
-  id: string;
-  project_id: string;
-  name: string;
-  description: string | null;
-  schema: Record<string, unknown>;
-  created_at: Date;
-  updated_at: Date;
-}
-export type DbSchemaInsert = Pick<DbSchema, 'project_id' | 'name' | 'description' | 'schema'>;
-export type DbSchemaUpdate = Partial<Pick<DbSchema, 'name' | 'description' | 'schema'>>;
-
-declare module 'knex/types/tables.js' {
-  interface Tables {
-    schemas: DbSchema;
-  }
-}
-
-// jsonb columns take JSON text: a bare JS array or object would be sent as a Postgres array
-// literal. The row keeps its declared type because pg hands the jsonb back parsed.
-const toJsonb = <T extends { schema?: unknown }>(row: T): T =>
+// jsonb columns take JSON text: node-pg would send a JS array as a Postgres array literal.
+const toJsonb = <T extends { schema?: DbSchemaUpdate['schema'] }>(row: T): T =>
   row.schema === undefined ? row : { ...row, schema: JSON.stringify(row.schema) };
 
 /** Knex only. */
@@ -63,13 +51,13 @@ export class SchemasRepository {
   async update(id: string, patch: DbSchemaUpdate): Promise<DbSchema | undefined> {
     const [updated] = await this.db(SchemasTableName)
       .where({ id })
-      .update({ ...toJsonb(patch), updated_at: this.db.fn.now() as unknown as Date })
+      .update({ ...toJsonb(patch), updated_at: this.db.fn.now() })
       .returning('*');
     return updated;
   }
 
   async referencingAgents(q: Knex, schemaId: string): Promise<Array<{ id: string; name: string }>> {
-    return q('agents').where('schema_id', schemaId).select('id', 'name').orderBy('name');
+    return q(AgentsTableName).where('schema_id', schemaId).select('id', 'name').orderBy('name');
   }
 
   async delete(q: Knex, id: string): Promise<void> {

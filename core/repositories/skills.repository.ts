@@ -1,42 +1,22 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db/knex.js';
+import {
+  AgentsTableName,
+  SkillFilesTableName,
+  SkillsTableName,
+  type DbAgent,
+  type DbSkill,
+  type DbSkillFile,
+  type DbSkillWrite,
+} from '../db/tables/index.js';
 import type { Page } from './types.js';
-import type { SandboxSettings } from './types.js';
 
-export const SkillsTableName = 'agent_skills';
-export const SkillFilesTableName = 'agent_skill_files';
+export type { DbSkill };
 
-export interface DbSkill {
-  id: string;
-  agent_id: string;
-  name: string;
-  description: string;
-  file_count: number;
-  total_bytes: number;
-  content_hash: string;
-  created_at: Date;
-  updated_at: Date;
-}
-export type DbSkillWrite = Pick<
-  DbSkill,
-  'agent_id' | 'name' | 'description' | 'file_count' | 'total_bytes' | 'content_hash'
->;
-
-export interface DbSkillFile {
-  skill_id: string;
-  path: string;
-  content: Buffer;
-  size: number;
-  executable: boolean;
-}
 export type DbSkillFileMeta = Omit<DbSkillFile, 'skill_id' | 'content'>;
 
 /** What the skill rules need to know about the owning agent. */
-export interface SkillOwner {
-  id: string;
-  project_id: string;
-  sandbox: SandboxSettings;
-}
+export type SkillOwner = Pick<DbAgent, 'id' | 'project_id' | 'sandbox'>;
 
 type Conn = Db | Knex.Transaction;
 
@@ -58,35 +38,34 @@ export class SkillsRepository {
   }
 
   async owner(agentId: string, conn: Conn = this.db, forUpdate = false): Promise<SkillOwner | undefined> {
-    const q = conn('agents').where({ id: agentId }).first('id', 'project_id', 'sandbox');
+    const q = conn(AgentsTableName).where({ id: agentId }).first('id', 'project_id', 'sandbox');
     if (forUpdate) void q.forUpdate();
-    return (await q) as SkillOwner | undefined;
+    return q;
   }
 
   async find(agentId: string, name: string, conn: Conn = this.db): Promise<DbSkill | undefined> {
-    return (await conn(SkillsTableName).where({ agent_id: agentId, name }).first()) as DbSkill | undefined;
+    return conn(SkillsTableName).where({ agent_id: agentId, name }).first();
   }
 
   async count(agentId: string, conn: Conn = this.db): Promise<number> {
-    const row = (await conn(SkillsTableName).where({ agent_id: agentId }).count({ n: '*' }).first()) as
-      { n: string | number } | undefined;
+    const row = await conn(SkillsTableName).where({ agent_id: agentId }).count({ n: '*' }).first();
     return Number(row?.n ?? 0);
   }
 
   async list(agentId: string, page: Page): Promise<DbSkill[]> {
-    return (await this.db(SkillsTableName)
+    return this.db(SkillsTableName)
       .where({ agent_id: agentId })
       .orderBy([
         { column: 'created_at', order: 'desc' },
         { column: 'name', order: 'asc' },
       ])
       .limit(page.limit)
-      .offset(page.offset)) as DbSkill[];
+      .offset(page.offset);
   }
 
   /** Every skill of the agent, by name: the worker's view (no file contents). */
   async all(agentId: string, conn: Conn = this.db): Promise<DbSkill[]> {
-    return (await conn(SkillsTableName).where({ agent_id: agentId }).orderBy('name')) as DbSkill[];
+    return conn(SkillsTableName).where({ agent_id: agentId }).orderBy('name');
   }
 
   /** Inserts or replaces the skill row; `created` says which. */
@@ -120,13 +99,11 @@ export class SkillsRepository {
     return this.db(SkillFilesTableName)
       .where({ skill_id: skillId })
       .orderBy('path')
-      .select<DbSkillFileMeta[]>('path', 'size', 'executable');
+      .select('path', 'size', 'executable');
   }
 
   async fileContent(skillId: string, path: string): Promise<Buffer | undefined> {
-    const row = await this.db(SkillFilesTableName)
-      .where({ skill_id: skillId, path })
-      .first<{ content: Buffer } | undefined>('content');
+    const row = await this.db(SkillFilesTableName).where({ skill_id: skillId, path }).first('content');
     return row?.content;
   }
 

@@ -1,24 +1,20 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db/knex.js';
+import { MessagesTableName, type DbMessage } from '../db/tables/index.js';
 import type { ToolCall } from '../llm/types.js';
 
 type Conn = Db | Knex.Transaction;
 
-/** A message of a run as its outcome is read (`messages`). */
-export interface RunMessageRow {
-  role: string;
-  content: unknown;
+/** A message of a run as its outcome is read, its jsonb columns in the shapes the session writes. */
+export type RunMessageRow = Pick<DbMessage, 'role' | 'content' | 'tool_call_id' | 'hidden' | 'step_key'> & {
   tool_calls: ToolCall[] | null;
-  tool_call_id: string | null;
-  hidden: boolean;
   metadata: { is_error?: boolean } | null;
-  step_key: string | null;
-}
+};
 
 /**
  * The messages a run's steps stored, found by step key: `<step>.assistant`
  * for a model's answer, `<step>.tool.<call id>` for a tool's result (see
- * `storeStep` and `storeToolResult` in run-store.ts, which write them). Knex only.
+ * `storeStep` and `storeToolResult` in run-events.repository.ts, which write them). Knex only.
  */
 export class StepMessagesRepository {
   constructor(private readonly db: Db) {}
@@ -28,14 +24,14 @@ export class StepMessagesRepository {
     runId: string,
     step: number,
   ): Promise<{ content: unknown; tool_calls: ToolCall[] | null } | undefined> {
-    return this.db('messages')
+    return this.db(MessagesTableName)
       .where({ run_id: runId, step_key: `${step}.assistant` })
       .first<{ content: unknown; tool_calls: ToolCall[] | null } | undefined>('content', 'tool_calls');
   }
 
   /** The tool calls of the step's answer (none when it has no answer). */
   async toolCalls(runId: string, step: number): Promise<ToolCall[]> {
-    const row = await this.db('messages')
+    const row = await this.db(MessagesTableName)
       .where({ run_id: runId, step_key: `${step}.assistant` })
       .first<{ tool_calls: ToolCall[] | null } | undefined>('tool_calls');
     return row?.tool_calls ?? [];
@@ -47,7 +43,7 @@ export class StepMessagesRepository {
     step: number,
     callId: string,
   ): Promise<Record<string, unknown> | undefined> {
-    const row = await this.db('messages')
+    const row = await this.db(MessagesTableName)
       .where({ run_id: runId, step_key: `${step}.tool.${callId}` })
       .first<{ metadata: Record<string, unknown> | null } | undefined>('metadata');
     return row ? (row.metadata ?? {}) : undefined;
@@ -55,7 +51,7 @@ export class StepMessagesRepository {
 
   /** Every message of the run by seq. */
   async ofRun(runId: string, conn: Conn = this.db): Promise<RunMessageRow[]> {
-    return conn('messages')
+    return conn(MessagesTableName)
       .where({ run_id: runId })
       .orderBy('seq')
       .select<RunMessageRow[]>(

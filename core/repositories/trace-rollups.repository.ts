@@ -1,29 +1,9 @@
 import type { Db } from '../db/knex.js';
 import { deleteInChunks } from '../db/prune.js';
+import type { DbTraceRollup } from '../db/tables/index.js';
 
-/** One row of `trace_rollups` as a process adds it (migrations/20261126000010_trace_rollups.ts). */
-export interface TraceRollupRow {
-  /** ISO 8601: the start of the minute. */
-  minute: string;
-  service_name: string;
-  span_name: string;
-  span_kind: string;
-  project_id: string;
-  status: 'ok' | 'error';
-  entry: boolean;
-  provider: string;
-  model: string;
-  virtual_key_id: string;
-  count: number;
-  sum_ms: number;
-  min_ms: number;
-  max_ms: number;
-  /** Bucket index → count (core/telemetry/rollup-histogram.ts). */
-  buckets: Record<string, number>;
-  input_tokens: number;
-  output_tokens: number;
-  cost_usd: number | null;
-}
+/** One row of `trace_rollups` as a process adds it: every column given, the minute as ISO 8601. */
+export type TraceRollupRow = Omit<DbTraceRollup, 'minute'> & { minute: string };
 
 const KEY = [
   'minute',

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db/knex.js';
+import { SpansTableName, type DbSpan } from '../db/tables/index.js';
 
 export interface TimeWindow {
   start: Date;
@@ -30,21 +31,8 @@ export interface TraceSummaryRow {
   error_count: number;
 }
 
-export interface SpanDbRow {
-  trace_id: string;
-  span_id: string;
-  parent_span_id: string | null;
-  name: string;
-  kind: string;
-  service_name: string;
-  start_time: Date;
-  end_time: Date;
-  duration_ms: number;
-  status_code: string;
-  status_message: string | null;
-  attributes: Record<string, unknown>;
-  events: unknown[];
-}
+/** A span as the trace view shows it. */
+export type SpanDbRow = Omit<DbSpan, 'scope_name' | 'project_id' | 'agent_id' | 'conversation_id'>;
 
 /**
  * A group's latency as the rollups hold it: exact count, error count, sum,
@@ -209,10 +197,10 @@ export class TracesRepository {
   }
 
   async spansOf(traceId: string): Promise<SpanDbRow[]> {
-    return this.db('spans')
+    return this.db(SpansTableName)
       .where({ trace_id: traceId })
       .orderBy([{ column: 'start_time' }, { column: 'span_id' }])
-      .select<SpanDbRow[]>(
+      .select(
         'trace_id',
         'span_id',
         'parent_span_id',

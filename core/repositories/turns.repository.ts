@@ -1,34 +1,35 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db/knex.js';
-import type { DbProvider } from '../db/llm-config.tables.js';
-import type { DbRun, TurnError } from './run-store.js';
+import {
+  RunsTableName,
+  type DbAgent,
+  type DbConversation,
+  type DbModel,
+  type DbPromptVersion,
+  type DbProvider,
+  type DbRun,
+  type DbSchema,
+  type TurnError,
+} from '../db/tables/index.js';
+import type { McpEntry } from './types.js';
 
 type Conn = Db | Knex.Transaction;
 
-/** One of the agent's MCP servers as its turn offers it (agent_mcp_servers). */
-export interface TurnMcpEntry {
-  mcp_server_id: string;
-  tool_filters: string[];
-  tools_requiring_approval: string[];
-}
-
-/** A run with what its turn resolves at start (`j_*`, null once the plan is pinned) and its model's provider. */
+/**
+ * A run with what its turn resolves at start (`j_*`, null once the plan is
+ * pinned) and its model's provider. Rows read as JSON (`to_jsonb`) carry
+ * their timestamps as text; none of them is read.
+ */
 export type TurnStartRow = DbRun & {
-  j_agent: (Record<string, unknown> & { id: string; name: string }) | null;
+  j_agent: Omit<DbAgent, 'created_at' | 'updated_at'> | null;
   j_conversation_id: string | null;
-  j_context: Record<string, unknown> | null;
+  j_context: DbConversation['context'] | null;
   j_virtual_key_id: string | null;
-  j_model: {
-    id: string;
-    name: string;
-    model_id: string;
-    provider_id: string | null;
-    parameters: Record<string, unknown>;
-  } | null;
-  j_prompt: { id: string; version: number; template: string } | null;
-  j_schema: { id: string; name: string; schema: Record<string, unknown> } | null;
+  j_model: Pick<DbModel, 'id' | 'name' | 'model_id' | 'provider_id' | 'parameters'> | null;
+  j_prompt: Pick<DbPromptVersion, 'id' | 'version' | 'template'> | null;
+  j_schema: Pick<DbSchema, 'id' | 'name' | 'schema'> | null;
   j_provider: DbProvider | null;
-  j_mcp: TurnMcpEntry[] | null;
+  j_mcp: McpEntry[] | null;
 };
 
 /** What `pinPlan` writes on a run that has no plan yet. */
@@ -98,7 +99,7 @@ export class TurnsRepository {
 
   /** Pins the plan and marks the run running; false when the run already has a plan. */
   async pinPlan(runId: string, pin: PlanPin): Promise<boolean> {
-    const updated = await this.db('runs')
+    const updated = await this.db(RunsTableName)
       .where({ id: runId })
       .whereNull('plan')
       .update({
@@ -114,7 +115,7 @@ export class TurnsRepository {
 
   /** Records the turn's tools and adds `warnings` to the run's; a run that has its tools keeps them. */
   async recordTools(runId: string, tools: object, warnings: string[]): Promise<void> {
-    await this.db('runs')
+    await this.db(RunsTableName)
       .where({ id: runId })
       .whereNull('tools')
       .update({
@@ -125,11 +126,11 @@ export class TurnsRepository {
 
   /** The run, locked until the transaction ends. */
   async lock(runId: string, trx: Knex.Transaction): Promise<DbRun | undefined> {
-    return trx('runs').where({ id: runId }).forUpdate().first<DbRun | undefined>();
+    return trx(RunsTableName).where({ id: runId }).forUpdate().first();
   }
 
   async close(runId: string, close: RunClose, trx: Conn = this.db): Promise<void> {
-    await trx('runs')
+    await trx(RunsTableName)
       .where({ id: runId })
       .update({
         status: close.status,
@@ -141,7 +142,7 @@ export class TurnsRepository {
   }
 
   async pause(runId: string, pending: Array<Record<string, unknown>>, trx: Conn = this.db): Promise<void> {
-    await trx('runs')
+    await trx(RunsTableName)
       .where({ id: runId })
       .update({ status: 'awaiting_approval', pending_approvals: JSON.stringify(pending) });
   }
@@ -168,7 +169,7 @@ export class TurnsRepository {
     pending: Array<Record<string, unknown>> | null,
     trx: Conn = this.db,
   ): Promise<void> {
-    await trx('runs')
+    await trx(RunsTableName)
       .where({ id: runId })
       .update({
         approvals: JSON.stringify(approvals),

@@ -1,8 +1,19 @@
 /**
  * Shapes the repositories take and return that the API's schemas also name.
  * They live here, below both, so that repositories never import the API;
- * the API's schema modules re-export them.
+ * the API's schema modules re-export them. Those that are a column's values
+ * are defined with their table (core/db/tables/).
  */
+import type { DbAgentMcpServer, DbVirtualKeyGrant, MessageRole } from '../db/tables/index.js';
+
+export {
+  MESSAGE_ROLES,
+  PROMPT_LABELS,
+  SUMMARIZER_TYPES,
+  type PromptLabel,
+  type SandboxSettings,
+  type SummarizerType,
+} from '../db/tables/index.js';
 
 /** A page of a list: `limit` and `offset` as validated by the API. */
 export interface Page {
@@ -17,15 +28,8 @@ export interface Referrer {
   name?: string;
 }
 
-/** Labels an agent may refer to. `latest` follows the newest version by itself. */
-export const PROMPT_LABELS = ['production', 'latest'] as const;
-export type PromptLabel = (typeof PROMPT_LABELS)[number];
-
 /** What a virtual key grants: a provider and the models of it (`*` for all). */
-export interface Grant {
-  provider_id: string;
-  model_names: string[];
-}
+export type Grant = Pick<DbVirtualKeyGrant, 'provider_id' | 'model_names'>;
 
 /** A list filter of conversations. */
 export interface ConversationFilter {
@@ -33,13 +37,11 @@ export interface ConversationFilter {
   agent_id?: string;
 }
 
-export const MESSAGE_ROLES = ['user', 'assistant', 'tool', 'system'] as const;
-
 /** A message of a thread as the API shows it. */
 export interface Message {
   id: string;
   thread_id: string;
-  role: (typeof MESSAGE_ROLES)[number];
+  role: MessageRole;
   content: unknown;
   tool_calls?: unknown;
   tool_call_id?: string;
@@ -47,19 +49,5 @@ export interface Message {
   created_at: string;
 }
 
-export const SUMMARIZER_TYPES = ['llm', 'sliding_window', 'none'] as const;
-export type SummarizerType = (typeof SUMMARIZER_TYPES)[number];
-
 /** One MCP server of an agent, with the tools it offers and those that need approval. */
-export interface McpEntry {
-  mcp_server_id: string;
-  tool_filters: string[];
-  tools_requiring_approval: string[];
-}
-
-/** An agent's sandbox settings. */
-export interface SandboxSettings {
-  enabled: boolean;
-  docker_image?: string | null;
-  require_approval: boolean;
-}
+export type McpEntry = Pick<DbAgentMcpServer, 'mcp_server_id' | 'tool_filters' | 'tools_requiring_approval'>;

@@ -1,13 +1,13 @@
 import type { Db } from '../db/knex.js';
-import { ProjectsTableName } from '../db/tables.js';
 import {
+  ProjectsTableName,
   ProvidersTableName,
   VirtualKeyGrantsTableName,
   VirtualKeysTableName,
   type DbVirtualKey,
   type DbVirtualKeyGrant,
   type DbVirtualKeyWrite,
-} from '../db/llm-config.tables.js';
+} from '../db/tables/index.js';
 import type { Page } from './types.js';
 import type { Grant } from './types.js';
 import type { Referrer } from './types.js';
@@ -37,7 +37,7 @@ export class VirtualKeysRepository {
   async update(id: string, patch: Partial<DbVirtualKeyWrite>, q: Db): Promise<DbVirtualKey | undefined> {
     const [updated] = await this.live(q)
       .where({ id })
-      .update({ ...patch, updated_at: q.fn.now() as unknown as Date })
+      .update({ ...patch, updated_at: q.fn.now() })
       .returning('*');
     return updated;
   }
@@ -143,7 +143,7 @@ export class VirtualKeysRepository {
    * every call anyway.
    */
   async softDelete(id: string, q: Db): Promise<boolean> {
-    const now = q.fn.now() as unknown as Date;
+    const now = q.fn.now();
     const deleted = await this.live(q)
       .where({ id })
       .update({ deleted_at: now, updated_at: now, fallbacks: '[]' });

@@ -1,24 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DeltaWriter } from '../../../activities/session/delta-writer.js';
-import {
-  appendRunEvent,
-  pruneRunEvents,
-  readRunEvents,
-  storeStep,
-} from '../../../core/repositories/run-store.js';
+import { RunEventsRepository } from '../../../core/repositories/run-events.repository.js';
 import { createDb, type Db } from '../../../core/db/knex.js';
 import { databaseUrl } from '../../helpers/services.js';
 
 /** The event log a retried model step writes, on real Postgres. */
 describe('run events and the delta writer', () => {
   let db: Db;
+  let runEvents: RunEventsRepository;
   let threadId: string;
   let projectId: string;
   let conversationPk: string;
 
   beforeAll(async () => {
     db = createDb(databaseUrl());
+    runEvents = new RunEventsRepository(db);
     projectId = (
       await db('projects')
         .insert({ name: `dw-${randomUUID()}` })
@@ -47,7 +44,7 @@ describe('run events and the delta writer', () => {
     return rows[0]!.id;
   }
   const deltas = async (runId: string) =>
-    (await readRunEvents(db, runId, 0)).map((e): [number, string, string | null] => [
+    (await runEvents.read(runId, 0)).map((e): [number, string, string | null] => [
       e.seq,
       e.type,
       (e.data.text as string | undefined) ?? null,
@@ -55,11 +52,11 @@ describe('run events and the delta writer', () => {
 
   it('numbers events 1, 2, 3 … per run, and a keyed event is written once', async () => {
     const runId = await newRun();
-    expect(await appendRunEvent(db, runId, 'run.created', {}, 'created')).toBe(1);
-    expect(await appendRunEvent(db, runId, 'run.created', {}, 'created')).toBeNull();
+    expect(await runEvents.append(runId, 'run.created', {}, 'created')).toBe(1);
+    expect(await runEvents.append(runId, 'run.created', {}, 'created')).toBeNull();
     const seqs = await Promise.all(
       Array.from({ length: 10 }, (_, i) =>
-        appendRunEvent(db, runId, 'message.delta', { step: 1, text: String(i) }),
+        runEvents.append(runId, 'message.delta', { step: 1, text: String(i) }),
       ),
     );
     expect(seqs.sort((a, b) => a! - b!)).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
@@ -129,7 +126,7 @@ describe('run events and the delta writer', () => {
 
   it("stores a step's answer, usage, outcome and events in one statement, and only once", async () => {
     const runId = await newRun();
-    await appendRunEvent(db, runId, 'run.created', {}, 'created');
+    await runEvents.append(runId, 'run.created', {}, 'created');
     const step = (key: string) => ({
       runId,
       threadId,
@@ -153,11 +150,11 @@ describe('run events and the delta writer', () => {
         { type: 'run.completed' as const, data: { status: 'completed' }, key: 'final' },
       ],
     });
-    const messageId = await storeStep(db, step('1.assistant'));
+    const messageId = await runEvents.storeStep(step('1.assistant'));
     expect(messageId).toMatch(/^[0-9a-f-]{36}$/);
     // A retried attempt of the same step writes nothing.
-    expect(await storeStep(db, step('1.assistant'))).toBeUndefined();
-    const events = await readRunEvents(db, runId, 0);
+    expect(await runEvents.storeStep(step('1.assistant'))).toBeUndefined();
+    const events = await runEvents.read(runId, 0);
     expect(events.map((e) => [e.seq, e.type])).toEqual([
       [1, 'run.created'],
       [2, 'message.delta'],
@@ -181,9 +178,9 @@ describe('run events and the delta writer', () => {
   it('retention prunes the stream events of long-finished runs, keeping each terminal event', async () => {
     const finished = async (daysAgo: number | null) => {
       const runId = await newRun();
-      await appendRunEvent(db, runId, 'run.created', {}, 'created');
-      await appendRunEvent(db, runId, 'message.delta', { step: 1, text: 'hi' });
-      await appendRunEvent(db, runId, 'run.completed', { status: 'completed' }, 'final');
+      await runEvents.append(runId, 'run.created', {}, 'created');
+      await runEvents.append(runId, 'message.delta', { step: 1, text: 'hi' });
+      await runEvents.append(runId, 'run.completed', { status: 'completed' }, 'final');
       if (daysAgo !== null)
         await db('runs')
           .where({ id: runId })
@@ -196,7 +193,7 @@ describe('run events and the delta writer', () => {
     await db('runs')
       .where({ id: running })
       .update({ created_at: new Date(Date.now() - 30 * 86_400_000) });
-    expect(await pruneRunEvents(db, 7)).toBeGreaterThanOrEqual(2);
+    expect(await runEvents.prune(7)).toBeGreaterThanOrEqual(2);
     expect((await deltas(old)).map((e) => e[1])).toEqual(['run.completed']);
     expect((await deltas(recent)).map((e) => e[1])).toEqual([
       'run.created',
@@ -209,6 +206,6 @@ describe('run events and the delta writer', () => {
       'run.completed',
     ]);
     // A second pass finds nothing more to do.
-    expect(await pruneRunEvents(db, 7)).toBe(0);
+    expect(await runEvents.prune(7)).toBe(0);
   });
 });

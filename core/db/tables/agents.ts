@@ -1,0 +1,49 @@
+import type { Knex } from 'knex';
+import type { JsonText, Timestamp } from './columns.js';
+import type { PromptLabel } from './prompt-labels.js';
+
+export const AgentsTableName = 'agents';
+
+export const SUMMARIZER_TYPES = ['llm', 'sliding_window', 'none'] as const;
+export type SummarizerType = (typeof SUMMARIZER_TYPES)[number];
+
+/** An agent's sandbox settings (the `sandbox` jsonb). */
+export type SandboxSettings = {
+  enabled: boolean;
+  docker_image?: string | null;
+  require_approval: boolean;
+};
+
+export type DbAgent = {
+  id: string;
+  project_id: string;
+  name: string;
+  description: string | null;
+  model_id: string;
+  prompt_id: string;
+  prompt_label: PromptLabel;
+  schema_id: string | null;
+  enable_history: boolean;
+  summarizer_type: SummarizerType;
+  llm_summarizer_token_threshold: number | null;
+  llm_summarizer_keep_recent_count: number | null;
+  llm_summarizer_prompt_id: string | null;
+  llm_summarizer_prompt_label: PromptLabel | null;
+  llm_summarizer_model_id: string | null;
+  sliding_window_keep_count: number | null;
+  sandbox: SandboxSettings;
+  max_iterations: number;
+  approval_timeout_ms: number | null;
+  created_at: Date;
+  updated_at: Date;
+};
+/** Every column an agent's writer sets (the API writes the whole agent). */
+export type DbAgentWrite = Omit<DbAgent, 'id' | 'created_at' | 'updated_at'>;
+/** Columns with a database default (or nullable) may be left out of an insert. */
+export type DbAgentInsert = Pick<DbAgentWrite, 'project_id' | 'name' | 'model_id' | 'prompt_id'> &
+  Partial<Omit<DbAgentWrite, 'project_id' | 'name' | 'model_id' | 'prompt_id' | 'sandbox'>> & {
+    sandbox?: SandboxSettings | JsonText;
+  };
+export type DbAgentUpdate = Partial<DbAgentInsert> & { updated_at?: Timestamp };
+
+export type AgentsTable = Knex.CompositeTableType<DbAgent, DbAgentInsert, DbAgentUpdate>;

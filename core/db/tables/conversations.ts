@@ -1,0 +1,28 @@
+import type { Knex } from 'knex';
+import type { JsonText, Timestamp } from './columns.js';
+
+export const ConversationsTableName = 'conversations';
+
+export type DbConversation = {
+  /** Our key; `id` is the client's string, unique within the project. */
+  pk: string;
+  project_id: string;
+  id: string;
+  namespace: string;
+  /** Template variables of the conversation's prompts. */
+  context: Record<string, unknown>;
+  created_at: Date;
+  updated_at: Date;
+};
+export type DbConversationInsert = Pick<DbConversation, 'project_id' | 'id'> &
+  Partial<Pick<DbConversation, 'namespace'>> & { context?: DbConversation['context'] | JsonText };
+export type DbConversationUpdate = Partial<Pick<DbConversation, 'namespace'>> & {
+  context?: DbConversation['context'] | JsonText;
+  updated_at?: Timestamp;
+};
+
+export type ConversationsTable = Knex.CompositeTableType<
+  DbConversation,
+  DbConversationInsert,
+  DbConversationUpdate
+>;

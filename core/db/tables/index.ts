@@ -1,0 +1,98 @@
+/**
+ * Every table of the database (migrations/), one module each: its name, its
+ * row as node-pg returns it, and what an insert and an update may send.
+ * Registered here with Knex, so a query on a table by its name is
+ * type-checked: a column that does not exist fails the typecheck.
+ */
+
+import type { ProjectsTable } from './projects.js';
+import type { SecretsCheckTable } from './secrets-check.js';
+import type { ProvidersTable } from './providers.js';
+import type { VirtualKeysTable } from './virtual-keys.js';
+import type { VirtualKeyGrantsTable } from './virtual-key-grants.js';
+import type { ModelsTable } from './models.js';
+import type { PromptsTable } from './prompts.js';
+import type { PromptVersionsTable } from './prompt-versions.js';
+import type { PromptLabelsTable } from './prompt-labels.js';
+import type { SchemasTable } from './schemas.js';
+import type { McpServersTable } from './mcp-servers.js';
+import type { AgentsTable } from './agents.js';
+import type { AgentMcpServersTable } from './agent-mcp-servers.js';
+import type { ConversationsTable } from './conversations.js';
+import type { ThreadsTable } from './threads.js';
+import type { MessagesTable } from './messages.js';
+import type { SpansTable } from './spans.js';
+import type { GatewayRateWindowsTable } from './gateway-rate-windows.js';
+import type { GatewayBudgetLedgerTable } from './gateway-budget-ledger.js';
+import type { GatewayUsageTable } from './gateway-usage.js';
+import type { RunsTable } from './runs.js';
+import type { RunEventsTable } from './run-events.js';
+import type { ThreadSummariesTable } from './thread-summaries.js';
+import type { SkillsTable } from './agent-skills.js';
+import type { SkillFilesTable } from './agent-skill-files.js';
+import type { TraceRollupsTable } from './trace-rollups.js';
+import type { GatewayResponsesTable } from './gateway-responses.js';
+import type { GatewayBudgetLeasesTable } from './gateway-budget-leases.js';
+
+export type * from './columns.js';
+export * from './projects.js';
+export * from './secrets-check.js';
+export * from './providers.js';
+export * from './virtual-keys.js';
+export * from './virtual-key-grants.js';
+export * from './models.js';
+export * from './prompts.js';
+export * from './prompt-versions.js';
+export * from './prompt-labels.js';
+export * from './schemas.js';
+export * from './mcp-servers.js';
+export * from './agents.js';
+export * from './agent-mcp-servers.js';
+export * from './conversations.js';
+export * from './threads.js';
+export * from './messages.js';
+export * from './spans.js';
+export * from './gateway-rate-windows.js';
+export * from './gateway-budget-ledger.js';
+export * from './gateway-usage.js';
+export * from './runs.js';
+export * from './run-events.js';
+export * from './thread-summaries.js';
+export * from './agent-skills.js';
+export * from './agent-skill-files.js';
+export * from './trace-rollups.js';
+export * from './gateway-responses.js';
+export * from './gateway-budget-leases.js';
+
+declare module 'knex/types/tables.js' {
+  interface Tables {
+    projects: ProjectsTable;
+    secrets_check: SecretsCheckTable;
+    providers: ProvidersTable;
+    virtual_keys: VirtualKeysTable;
+    virtual_key_grants: VirtualKeyGrantsTable;
+    models: ModelsTable;
+    prompts: PromptsTable;
+    prompt_versions: PromptVersionsTable;
+    prompt_labels: PromptLabelsTable;
+    schemas: SchemasTable;
+    mcp_servers: McpServersTable;
+    agents: AgentsTable;
+    agent_mcp_servers: AgentMcpServersTable;
+    conversations: ConversationsTable;
+    threads: ThreadsTable;
+    messages: MessagesTable;
+    spans: SpansTable;
+    gateway_rate_windows: GatewayRateWindowsTable;
+    gateway_budget_ledger: GatewayBudgetLedgerTable;
+    gateway_usage: GatewayUsageTable;
+    runs: RunsTable;
+    run_events: RunEventsTable;
+    thread_summaries: ThreadSummariesTable;
+    agent_skills: SkillsTable;
+    agent_skill_files: SkillFilesTable;
+    trace_rollups: TraceRollupsTable;
+    gateway_responses: GatewayResponsesTable;
+    gateway_budget_leases: GatewayBudgetLeasesTable;
+  }
+}

@@ -1,0 +1,99 @@
+import type { Knex } from 'knex';
+import type { JsonText, Timestamp } from './columns.js';
+
+export const RunsTableName = 'runs';
+
+export type RunStatus = 'queued' | 'running' | 'awaiting_approval' | 'completed' | 'failed' | 'cancelled';
+/** A run in one of these has ended: nothing changes it any more. */
+export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'cancelled']);
+
+export function isTerminal(status: RunStatus): boolean {
+  return TERMINAL_STATUSES.has(status);
+}
+
+/** A run's or a step's tokens, as core/llm/types.ts Usage counts them. */
+export type RunUsage = {
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens?: number;
+  cache_write_tokens?: number;
+};
+
+export type TurnError = {
+  code: string;
+  message: string;
+  details?: unknown;
+};
+
+export type RunOutput = {
+  role: 'assistant';
+  content: string;
+  /** The answer parsed, when the agent has a schema and the answer matches it. */
+  structured?: unknown;
+};
+
+/** One converse message and the turn that answers it: the idempotency unit. */
+export type DbRun = {
+  id: string;
+  project_id: string;
+  conversation_pk: string;
+  thread_id: string;
+  agent_id: string | null;
+  /** The client's idempotency key, unique per conversation. */
+  message_id: string;
+  /** sha256 of what the message asked, to tell a retry from a reuse of the id. */
+  request_hash: string;
+  status: RunStatus;
+  workflow_id: string;
+  trace_id: string | null;
+  prompt_version_id: string | null;
+  output: RunOutput | null;
+  tool_calls: Array<Record<string, unknown>>;
+  /** Summed over the turn's model calls; the cache counts (part of input_tokens) only once some were reported. */
+  usage: RunUsage;
+  error: TurnError | null;
+  warnings: string[];
+  /** The turn plan pinned at its start (activities/session/types.ts TurnPlan). */
+  plan: Record<string, unknown> | null;
+  /** What the turn offered the model (see activities/session/tools.ts). */
+  tools: Record<string, unknown> | null;
+  /** The calls waiting for approval while status is awaiting_approval. */
+  pending_approvals: Array<Record<string, unknown>> | null;
+  approvals: Array<Record<string, unknown>>;
+  /** The seq of the run's latest event (run_events). */
+  last_event_seq: number;
+  created_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+};
+/** What an insert sends: jsonb columns as JSON text; columns with a default (or nullable) may be left out. */
+export type DbRunInsert = {
+  id?: string;
+  project_id: string;
+  conversation_pk: string;
+  thread_id: string;
+  agent_id?: string | null;
+  message_id: string;
+  request_hash: string;
+  status?: RunStatus;
+  workflow_id: string;
+  trace_id?: string | null;
+  prompt_version_id?: string | null;
+  output?: JsonText | null;
+  tool_calls?: JsonText;
+  usage?: JsonText;
+  error?: JsonText | null;
+  /** Also SQL: warnings are appended to (`warnings || …`). */
+  warnings?: JsonText | Knex.Raw;
+  plan?: JsonText | null;
+  tools?: JsonText | null;
+  pending_approvals?: JsonText | null;
+  approvals?: JsonText;
+  last_event_seq?: number;
+  created_at?: Timestamp;
+  started_at?: Timestamp | null;
+  finished_at?: Timestamp | null;
+};
+export type DbRunUpdate = Partial<DbRunInsert>;
+
+export type RunsTable = Knex.CompositeTableType<DbRun, DbRunInsert, DbRunUpdate>;
