@@ -8,7 +8,8 @@
  * the same process), and a second API started with OTEL_SDK_DISABLED=true
  * answers it in the same rounds; the report gives both costs, as the median
  * over ABBA blocks of two rounds (bench/lib/abba.ts) and of per-round ratios.
- * Observability's cost (issue 25, ≤ 5%): GET by id through API processes
+ * Observability's cost (target ≤ 5% more CPU per request than
+ * `otel_sdk_disabled`): GET by id through API processes
  * `default` (the traced one), `always_on`, `otel_sdk_disabled` and `off`
  * (OTEL_SDK_DISABLED and METRICS_ENABLED=false, the "tracing off" one), in
  * ABBA order; CPU per request, API + Postgres, against `off` as the median
@@ -41,7 +42,7 @@ interface Row {
   p50: number;
   p99: number;
   errors: number;
-  /** CPU time of the server process per request (µs), when its pid is given: steadier than req/s on a shared machine. */
+  /** CPU time of the server process per request (µs), when its pid is given: steadier than req/s on a busy machine. */
   cpuUs?: number;
   /** PostgreSQL's CPU per request (µs, every postgres process), when the pid is given. */
   pgUs?: number;
@@ -233,7 +234,7 @@ try {
     const perRound = (target: string) =>
       samples.filter((x) => x.connections === connections && x.target === target).map((x) => x.rps);
     const on = pick('GET /agents/{id}');
-    // Observability's cost (issue 25): CPU per request, API + Postgres, per cell.
+    // Observability's cost: CPU per request, API + Postgres, per cell.
     const cell = (name: string, target: string) => {
       const rounds = samples.filter((x) => x.connections === connections && x.target === target);
       return {

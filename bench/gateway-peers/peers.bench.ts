@@ -1,5 +1,5 @@
 /**
- * bench/gateway-peers: our gateway beside a peer, issue 27's speed targets. The
+ * bench/gateway-peers: our gateway beside a peer, against its speed targets. The
  * same OpenAI chat request, in one run, against the same scripted upstream
  * (bench/gateway/vendor-server.ts), through three targets: `direct` (the
  * vendor itself), `ours` (api/server.ts on a scratch database, default
@@ -28,18 +28,12 @@
  * BENCH_CPU_PROFILES (a folder: our API runs with --cpu-prof there, one
  * profile of the whole run written when it stops).
  */
-import { spawnSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { stopTied, spawnTied, type TiedChild } from '../../scripts/lib/children.js';
-import { waitForPort } from '../../scripts/lib/temporal-dev-server.js';
-import { freePort } from '../../test/helpers/ports.js';
-import { blockRatios } from '../lib/abba.js';
 import {
   apiNodeArgs,
-  body,
   GATEWAY_MODEL,
   GATEWAY_PATH,
   load,
@@ -51,7 +45,9 @@ import {
   type LoadResult,
   type Target,
 } from '../lib/gateway-targets.js';
-import { ROOT, scratchDatabase, spawnServer } from '../lib/scratch.js';
+import { scratchDatabase, spawnServer } from '../lib/scratch.js';
+import { answer, PORTKEY_VERSION, startPortkey, type Portkey } from './portkey.js';
+import { abbaRatio, list, ms, printSummary, signed, summary, verdict } from './summary.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const SEQ = Number(process.env.BENCH_SEQUENTIAL ?? 1500);
@@ -65,115 +61,15 @@ const PAUSE_MS = Number(process.env.BENCH_PAUSE_MS ?? 2000);
 /** A folder: our API runs with --cpu-prof there (one .cpuprofile of its whole life, written when it stops). */
 const PROFILES = process.env.BENCH_CPU_PROFILES;
 const CONNECTIONS = 64;
-const PORTKEY_VERSION = '1.15.2';
 
-/** Targets of issue 27, item 1. */
+/** Our gateway's speed targets beside a peer (bench/RESULTS.md): added latency at c=1, throughput against Portkey, a metered key against an unlimited one. */
 const TARGET_ADDED_MS = 0.5;
 const TARGET_VS_PORTKEY = 2;
 const TARGET_LIMITED = 0.7;
 
-/** Portkey's gateway from the cache (scripts/install-portkey), on a free port, with its defaults. */
-async function startPortkey(): Promise<{
-  url: string;
-  pid: number;
-  /** What it wrote to stderr: line count and the first lines. */
-  stderr: { lines: number; first: string[] };
-  stop(): Promise<void>;
-}> {
-  const install = spawnSync('bash', [path.join(ROOT, 'scripts/install-portkey')], {
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  if (install.status !== 0) throw new Error(`scripts/install-portkey failed (exit ${install.status})`);
-  const entry = install.stdout.trim().split('\n').at(-1)!;
-  const port = await freePort();
-  const env = { ...process.env };
-  delete env.NODE_OPTIONS; // nothing of ours (a loader) in its process
-  const tied: TiedChild = spawnTied(process.execPath, [entry, `--port=${port}`], {
-    cwd: path.dirname(path.dirname(entry)),
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  // Its start-up banner clears the terminal and spins: kept out of the report.
-  tied.child.stdout!.resume();
-  const stderr = { lines: 0, first: [] as string[] };
-  tied.child.stderr!.setEncoding('utf8');
-  tied.child.stderr!.on('data', (d: string) => {
-    for (const line of d.split('\n')) {
-      if (!line.trim()) continue;
-      stderr.lines++;
-      if (stderr.first.length < 12) stderr.first.push(line);
-    }
-  });
-  await Promise.race([
-    waitForPort('127.0.0.1', port, 30_000),
-    tied.exited.then((e) => {
-      throw new Error(`portkey exited at start-up: ${JSON.stringify(e)}; stderr: ${stderr.first.join('\n')}`);
-    }),
-  ]);
-  return {
-    url: `http://127.0.0.1:${port}`,
-    pid: tied.child.pid!,
-    stderr,
-    stop: () => stopTied(tied, 'SIGTERM', 5_000),
-  };
-}
-
-/** One request; its assistant text (a stream's deltas joined), to compare with the vendor's own answer. */
-async function answer(t: Target, stream: boolean): Promise<{ status: number; text: string; raw: string }> {
-  const res = await fetch(t.url, { method: 'POST', headers: t.headers, body: body(t.model, stream) });
-  const raw = await res.text();
-  let text = '';
-  try {
-    if (!stream) {
-      text =
-        (JSON.parse(raw) as { choices?: Array<{ message?: { content?: string } }> }).choices?.[0]?.message
-          ?.content ?? '';
-    } else {
-      for (const line of raw.split('\n')) {
-        const data = line.startsWith('data: ') ? line.slice(6).trim() : '';
-        if (!data || data === '[DONE]') continue;
-        text +=
-          (JSON.parse(data) as { choices?: Array<{ delta?: { content?: string } }> }).choices?.[0]?.delta
-            ?.content ?? '';
-      }
-      if (!raw.includes('data: [DONE]')) text += ' (no [DONE])';
-    }
-  } catch {
-    text = '(unparsable)';
-  }
-  return { status: res.status, text, raw };
-}
-
-const ms = (x: number) => x.toFixed(3);
-const signed = (x: number) => `${x >= 0 ? '+' : ''}${x.toFixed(3)}`;
-const list = (xs: number[], digits = 2) => (xs.length ? xs.map((x) => x.toFixed(digits)).join(' ') : 'none');
-
-/** Median over ABBA blocks of per-round a/b; with one round, that round's ratio. */
-function abbaRatio(a: number[], b: number[]): { ratio: number; blocks: number[]; rounds: number[] } {
-  const rounds = a.map((x, r) => x / b[r]!);
-  const blocks = blockRatios(rounds);
-  return { ratio: blocks.length ? median(blocks) : median(rounds), blocks, rounds };
-}
-
 interface SeqCells {
   perRequest: number[];
   p50: number[];
-}
-
-/** The summary's lines: mode, figure, value, target, verdict (met / MISSED / reference), note. */
-const summary: string[][] = [];
-const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
-function printSummary(): void {
-  const widths = [0, 1, 2, 3, 4].map((c) => Math.max(...summary.map((row) => row[c]!.length)));
-  console.log('\nsummary (issue 27, item 1; ratios are medians over ABBA blocks of two rounds):');
-  for (const row of summary)
-    console.log(
-      `  ${row
-        .map((cell, c) => (c === 2 ? cell.padStart(widths[c]!) : c < 5 ? cell.padEnd(widths[c]!) : cell))
-        .join('  ')
-        .trimEnd()}`,
-    );
 }
 
 const scratch = await scratchDatabase('agent_bench_peers');
@@ -189,7 +85,7 @@ const api = await spawnServer(
   { DATABASE_URL: scratch.url, TEMPORAL_ADDRESS: '127.0.0.1:1', LOG_LEVEL: 'error' },
   { nodeArgs },
 );
-let portkey: Awaited<ReturnType<typeof startPortkey>> | undefined;
+let portkey: Portkey | undefined;
 try {
   portkey = await startPortkey();
   const { plain, limited } = await setupGatewayKeys(api.url, vendor.url);
@@ -338,7 +234,7 @@ try {
     console.log(
       `\n${mode}, concurrency ${CONNECTIONS}: ${SECONDS}s autocannon cells, ${ROUNDS} rounds in ABBA order, medians over rounds; ` +
         `CPU µs per request from /proc (server: the target's process; Postgres: every PostgreSQL process on the machine, so direct's and ` +
-        `portkey's column is the neighbours' share; all: server, Postgres, the vendor behind a gateway and the load generator)`,
+        `portkey's column is the machine's other PostgreSQL work; all: server, Postgres, the vendor behind a gateway and the load generator)`,
     );
     console.table(
       active.map((t) => {

@@ -6,27 +6,26 @@
  * with the server's and Postgres's CPU per request. Each with a plain key and
  * with a key carrying a rate limit and a budget, and through a second
  * API process with observability off (OTEL_SDK_DISABLED, METRICS_ENABLED=false):
- * the traced/untraced throughput ratio. Observability's cost (issue 25, ≤ 5%):
+ * the traced/untraced throughput ratio. Observability's cost (target: the
+ * default settings cost ≤ 5% more CPU per request than `otel_sdk_disabled`):
  * cells `default` (the traced process), `always_on`, `otel_sdk_disabled` and
- * `off`, each its own process, CPU per request (API + Postgres) against `off`
- * as the median over ABBA blocks (bench/lib/cost-cells.ts). Two
+ * `off`, each its own process, CPU per request (API + Postgres) as the median
+ * over ABBA blocks (bench/lib/cost-cells.ts). Two
  * processes running the same code can differ here as much as tracing does,
  * so for that figure run more of each (BENCH_VARIANT_ENV, e.g.
  * '[{"OTEL_SDK_DISABLED":"true"},{}]') with BENCH_LIMITED=false and many
  * short rounds: the pooled line and its A/A ratios are the figure to quote.
  * Every cell runs BENCH_ROUNDS times, interleaved (every other round in
- * reverse order), and reports the median (our machines are shared and noisy);
+ * reverse order), and reports the median (our machines are noisy);
  * the load average is printed with each round.
  * Then a soak at 64 connections watching each API process's memory
- * from inside: RSS, heap, external every 5 s, the live heap after a full GC at
- * the start and end, RSS growth over the last 60 s.
+ * from inside (soak.ts).
  * Targets: added p50 ≤ 1 ms at concurrency 1; ≥ 2,000 non-streaming req/s;
  * tracing ≤ 10% of throughput; no memory growth over a 60-second run.
  */
 import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { blockRatios, pctCost } from '../lib/abba.js';
 import { COST_CELL_ENVS, reportCostCells } from '../lib/cost-cells.js';
 import {
   apiNodeArgs,
@@ -41,6 +40,8 @@ import {
   type Target,
 } from '../lib/gateway-targets.js';
 import { scratchDatabase, spawnServer, type Child } from '../lib/scratch.js';
+import { soak } from './soak.js';
+import { reportPooled, reportTracingCost } from './tracing-cost.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const SEQ = Number(process.env.BENCH_SEQUENTIAL ?? 1500);
@@ -73,7 +74,7 @@ const VARIANT_ENVS: Array<Record<string, string>> = process.env.BENCH_VARIANT_EN
     ].flat()
   : [];
 /**
- * `false`: no extra processes for the cost cells (issue 25): `always_on`
+ * `false`: no extra processes for the observability cost cells: `always_on`
  * (every trace stored) and `otel_sdk_disabled` (tracing off, counting and
  * metrics on), measured beside `default` (the traced process) and `off` (the
  * untraced one, everything observability off).
@@ -92,162 +93,12 @@ let vendorPid = 0;
 const load = (t: Target, stream: boolean, connections: number, duration = SECONDS) =>
   loadTarget(t, stream, { connections, seconds: duration, vendorPid });
 
-interface Cells {
-  rps: number[];
-  cpuUs: number[];
-  mainUs: number[];
-  pgUs: number[];
-  totalUs: number[];
-}
-
-/**
- * Tracing's cost (target ≤ 10%, bench/RESULTS.md), three ways. Throughput: the ratio of the medians and the
- * median of per-round ratios, over all rounds and over the second half alone
- * (both processes warm; the first rounds can favour either). CPU: all the
- * CPU a request costs on the machine, traced vs untraced, which on saturated
- * cores is what throughput follows, and which the neighbours move far less.
- */
-function reportTracingCost(mode: string, traced: Cells, untraced: Cells): void {
-  const ratios = traced.rps.map((x, r) => x / untraced.rps[r]!);
-  const half = Math.floor(ratios.length / 2);
-  const late = ratios.slice(half);
-  const blocks = blockRatios(ratios);
-  const cpuRatio = median(untraced.totalUs) / median(traced.totalUs);
-  const lateCpu = median(untraced.totalUs.slice(half)) / median(traced.totalUs.slice(half));
-  console.log(
-    `${mode}: tracing's cost (target ≤ 10%):\n` +
-      `  throughput, median over ABBA blocks ${blocks.length ? pctCost(median(blocks)) : 'n/a'} ` +
-      `(blocks ${blocks.map((x) => x.toFixed(2)).join(' ')}); ratio of medians ${pctCost(median(traced.rps) / median(untraced.rps))}; ` +
-      `median of per-round ratios ${pctCost(median(ratios))} (rounds ${ratios.map((x) => x.toFixed(2)).join(' ')}); ` +
-      `second half of the rounds ${pctCost(median(late))}\n` +
-      `  all CPU per request traced/untraced ${Math.round(median(traced.totalUs))}/${Math.round(median(untraced.totalUs))} µs: ` +
-      `${pctCost(cpuRatio)} (second half ${pctCost(lateCpu)}); ` +
-      `API ${Math.round(median(traced.cpuUs))}/${Math.round(median(untraced.cpuUs))} µs ` +
-      `(main thread ${Math.round(median(traced.mainUs))}/${Math.round(median(untraced.mainUs))} µs: ` +
-      `${pctCost(median(untraced.mainUs) / median(traced.mainUs))}), ` +
-      `Postgres ${Math.round(median(traced.pgUs))}/${Math.round(median(untraced.pgUs))} µs`,
-  );
-}
-
-const geomean = (xs: number[]) => Math.exp(xs.reduce((a, x) => a + Math.log(x), 0) / xs.length);
-
-/**
- * Tracing's cost over several traced and untraced processes: per round, the
- * geometric mean of the traced processes' req/s over that of the untraced
- * ones; and the A/A ratios (first process of a side over its second), which
- * show how far two processes running the same code differ here.
- */
-function reportPooled(mode: string, traced: number[][], untraced: number[][]): void {
-  const rounds = traced[0]!.length;
-  const at = (cells: number[][], r: number) => geomean(cells.map((c) => c[r]!));
-  const ratios = Array.from({ length: rounds }, (_, r) => at(traced, r) / at(untraced, r));
-  const blocks = blockRatios(ratios);
-  const aa = (cells: number[][]) => {
-    const aaBlocks = cells.length < 2 ? [] : blockRatios(cells[0]!.map((x, r) => x / cells[1]![r]!));
-    return aaBlocks.length ? median(aaBlocks).toFixed(3) : 'n/a';
-  };
-  console.log(
-    `${mode}, pooled over ${traced.length} traced and ${untraced.length} untraced processes: ` +
-      `tracing costs ${blocks.length ? pctCost(median(blocks)) : 'n/a'} (median over ABBA blocks of two rounds; ` +
-      `blocks ${blocks.map((x) => x.toFixed(2)).join(' ')}); median of per-round ratios ${pctCost(median(ratios))} ` +
-      `(rounds ${ratios.map((x) => x.toFixed(2)).join(' ')}); A/A median ratios over blocks: traced ${aa(traced)}, untraced ${aa(untraced)}`,
-  );
-}
-
 /** Node flags of every API process: by default those of package.json's `api` script (its V8 heap cap). */
 const API_NODE_ARGS = apiNodeArgs();
 /** Idle time before the live heap is measured (post-GC) at the start and end of the soak. */
 const REST_MS = Number(process.env.BENCH_SOAK_REST_MS ?? 3000);
 const MiB = (b: number) => b / 2 ** 20;
 const fmt = (b: number) => MiB(b).toFixed(0);
-
-/** Least-squares slope of ys over xs. */
-function slope(xs: number[], ys: number[]): number {
-  const n = xs.length;
-  const mx = xs.reduce((a, b) => a + b, 0) / n;
-  const my = ys.reduce((a, b) => a + b, 0) / n;
-  let num = 0;
-  let den = 0;
-  for (let i = 0; i < n; i++) {
-    num += (xs[i]! - mx) * (ys[i]! - my);
-    den += (xs[i]! - mx) ** 2;
-  }
-  return den === 0 ? 0 : num / den;
-}
-
-/**
- * The target "no memory growth over a 60-second run" (bench/RESULTS.md): 64 connections through
- * the limited key for SOAK seconds after a warm-up, sampling the API's memory
- * every 5 s from inside the process (RSS, V8 heap used/committed, external).
- * The live heap is measured after a forced full GC at the start and the end
- * (a leak shows there); RSS growth is the least-squares slope over the samples.
- */
-async function soak(t: Target): Promise<void> {
-  const servers = [
-    { name: 'traced', child: api },
-    { name: 'untraced', child: untraced },
-  ];
-  for (const { name, child } of servers) {
-    if (SOAK_WARMUP > 0) await load({ ...t, url: t.url.replace(api.url, child.url) }, false, 64, SOAK_WARMUP);
-    // Requests still being settled when the load stops are not retained memory: let them finish.
-    await sleep(REST_MS);
-    const before = await child.mem(true);
-    if (SNAPSHOTS && name === 'traced') await child.heapSnapshot(`${SNAPSHOTS}/soak-start.heapsnapshot`);
-    const samples: Array<{ s: number; rss: number; heapUsed: number; heapTotal: number; external: number }> =
-      [];
-    const started = performance.now();
-    const sample = async () => {
-      const m = await child.mem(false);
-      samples.push({
-        s: (performance.now() - started) / 1000,
-        rss: m.rss,
-        heapUsed: m.heapUsed,
-        heapTotal: m.heapTotal,
-        external: m.external,
-      });
-    };
-    await sample();
-    const timer = setInterval(() => void sample(), 5_000);
-    const soaked = await load({ ...t, url: t.url.replace(api.url, child.url) }, false, 64, SOAK);
-    clearInterval(timer);
-    await sample();
-    await sleep(REST_MS);
-    const after = await child.mem(true);
-    if (SNAPSHOTS && name === 'traced') await child.heapSnapshot(`${SNAPSHOTS}/soak-end.heapsnapshot`);
-    const xs = samples.map((x) => x.s / 60);
-    const rssSlope = slope(
-      xs,
-      samples.map((x) => MiB(x.rss)),
-    );
-    const first = samples[0]!;
-    const last = samples.at(-1)!;
-    console.log(
-      `\nsoak (${name}): ${SOAK}s at 64 connections through the limited key after ${SOAK_WARMUP}s of warm-up: ` +
-        `${Math.round(soaked.rps)} req/s, ${soaked.errors} errors; heap limit ${fmt(before.heapLimit)} MiB`,
-    );
-    console.log(
-      `  RSS MiB every 5 s: ${samples.map((x) => fmt(x.rss)).join(' ')}\n` +
-        `  heap committed:    ${samples.map((x) => fmt(x.heapTotal)).join(' ')}\n` +
-        `  heap used:         ${samples.map((x) => fmt(x.heapUsed)).join(' ')}\n` +
-        `  external:          ${samples.map((x) => fmt(x.external)).join(' ')}`,
-    );
-    // The last 60 s of the soak (all of it when shorter).
-    const tail = samples.filter((x) => x.s >= last.s - 60);
-    const tailGrowth = MiB(last.rss - tail[0]!.rss);
-    const tailSlope = slope(
-      tail.map((x) => x.s / 60),
-      tail.map((x) => MiB(x.rss)),
-    );
-    console.log(
-      `  RSS start ${fmt(first.rss)} → end ${fmt(last.rss)} MiB, ${rssSlope.toFixed(1)} MiB/min over the soak (least squares); ` +
-        `last ${Math.round(last.s - tail[0]!.s)} s: ${fmt(tail[0]!.rss)} → ${fmt(last.rss)} MiB ` +
-        `(${tailGrowth >= 0 ? '+' : ''}${tailGrowth.toFixed(1)} MiB, ${tailSlope.toFixed(1)} MiB/min)\n` +
-        `  live heap after a full GC: start ${MiB(before.heapUsed).toFixed(1)} → end ${MiB(after.heapUsed).toFixed(1)} MiB ` +
-        `(${((MiB(after.heapUsed) - MiB(before.heapUsed)) / (SOAK / 60)).toFixed(1)} MiB/min); ` +
-        `external ${fmt(before.external)} → ${fmt(after.external)} MiB; node flags: ${API_NODE_ARGS.join(' ') || 'none'}`,
-    );
-  }
-}
 
 const scratch = await scratchDatabase('agent_bench_gw');
 const vendor = await startVendor();
@@ -457,7 +308,7 @@ try {
         errors: conc[i]!.errors,
       });
     });
-    // Observability's cost (issue 25): CPU per request, API + Postgres, per cell.
+    // Observability's cost: CPU per request, API + Postgres, per cell.
     const cell = (name: string, k: number) => ({
       name,
       rps: conc[k]!.rps,
@@ -499,7 +350,20 @@ try {
   );
   if (rows.length > 0) console.table(rows);
 
-  if (SOAK > 0) await soak(targets[3]!);
+  if (SOAK > 0)
+    await soak(targets[3]!, {
+      servers: [
+        { name: 'traced', child: api },
+        { name: 'untraced', child: untraced },
+      ],
+      baseUrl: api.url,
+      load: (t, seconds) => load(t, false, 64, seconds),
+      seconds: SOAK,
+      warmupSeconds: SOAK_WARMUP,
+      restMs: REST_MS,
+      snapshots: SNAPSHOTS,
+      nodeArgs: API_NODE_ARGS,
+    });
 } finally {
   for (const v of variants) await v.stop();
   for (const c of costCells) await c.child.stop();

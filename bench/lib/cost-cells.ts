@@ -1,12 +1,13 @@
 /**
- * Observability's cost (issue 25: ≤ 5% with the default settings), from cells
- * measured in the same ABBA rounds: API processes started with different
- * observability settings: `default`, `always_on`, `otel_sdk_disabled` (the
- * issue's baseline) and `off` (everything off, for the whole cost). The
- * primary figure is CPU per request, the API process's plus PostgreSQL's (all
- * its backends, from /proc), which the neighbours on a shared machine move far
- * less than throughput; a ratio is the median over ABBA blocks of two rounds
- * (`abba.ts`).
+ * Observability's cost (target: the default settings cost ≤ 5% more CPU per
+ * request than `otel_sdk_disabled`), from cells measured in the same ABBA
+ * rounds: API processes started with different observability settings:
+ * `default`, `always_on`, `otel_sdk_disabled` (the target's baseline: tracing
+ * off, counting and metrics on) and `off` (everything off, for the whole
+ * cost). The primary figure is CPU per request, the API process's plus
+ * PostgreSQL's (all its backends, from /proc), which other load on the machine
+ * moves far less than throughput; a ratio is the median over ABBA blocks of
+ * two rounds (`abba.ts`).
  */
 import { blockRatios } from './abba.js';
 
@@ -46,7 +47,7 @@ function blockMedian(a: number[], b: number[]): { ratio: number; blocks: number[
  * Prints, per cell: CPU µs per request (API + PostgreSQL, median over rounds),
  * req/s (median), and the ratios cell/baseline of CPU per request and of
  * throughput, each the median over ABBA blocks, against two baselines: the
- * issue's (`otel_sdk_disabled`: tracing off, counting and metrics on; the
+ * target's (`otel_sdk_disabled`: tracing off, counting and metrics on; the
  * target is read against it) and `off` (everything off: the whole cost).
  */
 export function reportCostCells(title: string, cells: CostCell[], targetPct = 5): void {

@@ -113,8 +113,8 @@ export interface LoadResult {
   /**
    * All the CPU a request costs on this machine, µs: the target, Postgres,
    * the vendor behind a gateway and the load generator. On saturated cores
-   * throughput is about cores / this, and it moves far less with the
-   * neighbours than req/s does.
+   * throughput is about cores / this, and it moves far less with other
+   * load on the machine than req/s does.
    */
   totalUs: number;
 }
