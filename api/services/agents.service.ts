@@ -8,11 +8,8 @@ import {
   type FieldError,
   isUniqueViolation,
 } from '../../core/errors.js';
-import {
-  AgentsRepository,
-  type AgentWithServers,
-  type DbAgentWrite,
-} from '../../core/repositories/agents.repository.js';
+import type { DbAgentWrite } from '../../core/db/tables/index.js';
+import { AgentsRepository, type AgentWithServers } from '../../core/repositories/agents.repository.js';
 import type {
   AgentFields,
   AgentUpdateBody,

@@ -8,12 +8,8 @@ import {
   isUniqueViolation,
 } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
-import type {
-  ConversationsRepository,
-  DbConversation,
-  DbMessage,
-  DbThread,
-} from '../../core/repositories/conversations.repository.js';
+import type { DbConversation, DbMessage, DbThread } from '../../core/db/tables/index.js';
+import type { ConversationsRepository } from '../../core/repositories/conversations.repository.js';
 import type { Page } from '../schemas/common.schemas.js';
 import type {
   Conversation,

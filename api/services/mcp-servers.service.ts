@@ -13,7 +13,8 @@ import {
 } from '../../core/errors.js';
 import { keepRedactedUrl, redactUrl } from '../../core/security/redact.js';
 import { EgressDeniedError } from '../../core/security/egress-policy.js';
-import { McpServersRepository, type DbMcpServer } from '../../core/repositories/mcp-servers.repository.js';
+import type { DbMcpServer } from '../../core/db/tables/index.js';
+import { McpServersRepository } from '../../core/repositories/mcp-servers.repository.js';
 import type { Page } from '../schemas/common.schemas.js';
 import type { McpServerCreateBody, McpServerUpdateBody } from '../schemas/mcp-servers.schemas.js';
 import { assertInProject, requireProject } from './project-scope.js';

@@ -1,4 +1,4 @@
-import type { DbModel, DbModelWrite, ProviderType } from '../../core/db/llm-config.tables.js';
+import type { DbModel, DbModelWrite, ProviderType } from '../../core/db/tables/index.js';
 import type { Db } from '../../core/db/knex.js';
 import { ConflictError, NotFoundError, ValidationError, isUniqueViolation } from '../../core/errors.js';
 import type { ModelsRepository } from '../../core/repositories/models.repository.js';

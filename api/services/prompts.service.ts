@@ -1,6 +1,6 @@
 import { ConflictError, NotFoundError, ValidationError, isUniqueViolation } from '../../core/errors.js';
+import type { DbPrompt } from '../../core/db/tables/index.js';
 import type {
-  DbPrompt,
   DbPromptSummary,
   DbVersionWithLabels,
   PromptsRepository,

@@ -2,7 +2,7 @@ import { notifyChange } from '../cache/change-feed.js';
 import type { SecretBox } from '../../core/crypto/secrets.js';
 import { SecretDecryptionError, redactHeaders } from '../../core/crypto/secrets.js';
 import type { Db } from '../../core/db/knex.js';
-import type { DbProvider, DbProviderUpdate } from '../../core/db/llm-config.tables.js';
+import type { DbProvider, DbProviderUpdate } from '../../core/db/tables/index.js';
 import { ConflictError, NotFoundError, ValidationError, isUniqueViolation } from '../../core/errors.js';
 import { keepRedactedUrl, redactUrl } from '../../core/security/redact.js';
 import type { Logger } from '../../core/logger.js';

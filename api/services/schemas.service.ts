@@ -1,5 +1,6 @@
 import { ConflictError, NotFoundError, isUniqueViolation } from '../../core/errors.js';
-import type { DbSchema, SchemasRepository } from '../../core/repositories/schemas.repository.js';
+import type { DbSchema } from '../../core/db/tables/index.js';
+import type { SchemasRepository } from '../../core/repositories/schemas.repository.js';
 import type { Page } from '../schemas/common.schemas.js';
 import type { Schema, SchemaCreateBody, SchemaUpdateBody } from '../schemas/schemas.schemas.js';
 import { compileJsonSchema } from './json-schema.js';

@@ -1,7 +1,7 @@
 import { NotFoundError, ValidationError, type FieldError } from '../../core/errors.js';
+import type { DbSkill } from '../../core/db/tables/index.js';
 import {
   SkillsRepository,
-  type DbSkill,
   type DbSkillFileMeta,
   type SkillOwner,
 } from '../../core/repositories/skills.repository.js';

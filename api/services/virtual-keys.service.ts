@@ -1,6 +1,6 @@
 import { notifyChange } from '../cache/change-feed.js';
 import type { Db } from '../../core/db/knex.js';
-import type { DbVirtualKeyWrite } from '../../core/db/llm-config.tables.js';
+import type { DbVirtualKeyWrite } from '../../core/db/tables/index.js';
 import {
   ConflictError,
   NotFoundError,

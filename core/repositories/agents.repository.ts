@@ -11,8 +11,6 @@ import {
 import type { Page } from './types.js';
 import type { McpEntry } from './types.js';
 
-export type { DbAgentWrite };
-
 export interface AgentWithServers extends DbAgent {
   mcp_servers: McpEntry[];
 }

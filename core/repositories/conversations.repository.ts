@@ -20,8 +20,6 @@ import type { ConversationFilter } from './types.js';
 import { RunEventsRepository } from './run-events.repository.js';
 import { agentOfSessionWorkflowId, sessionWorkflowId } from '../../temporal.config.js';
 
-export type { DbConversation, DbMessage, DbThread };
-
 /** A summary of a thread's earlier messages with the last message it stands for (null once that message is gone). */
 export type ThreadSummaryView = Omit<DbThreadSummary, 'through_seq'> & { through_message_id: string | null };
 

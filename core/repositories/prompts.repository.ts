@@ -13,8 +13,6 @@ import {
 } from '../db/tables/index.js';
 import type { Page } from './types.js';
 
-export type { DbPrompt };
-
 /** A prompt with the version numbers its labels point at. */
 export interface DbPromptSummary extends DbPrompt {
   latest_version: number;

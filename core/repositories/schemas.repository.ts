@@ -9,8 +9,6 @@ import {
 } from '../db/tables/index.js';
 import type { Page } from './types.js';
 
-export type { DbSchema };
-
 // jsonb columns take JSON text: node-pg would send a JS array as a Postgres array literal.
 const toJsonb = <T extends { schema?: DbSchemaUpdate['schema'] }>(row: T): T =>
   row.schema === undefined ? row : { ...row, schema: JSON.stringify(row.schema) };
