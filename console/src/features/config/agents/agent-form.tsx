@@ -1,8 +1,8 @@
-import { Alert, Button, Fieldset, Group, Stack } from '@mantine/core';
+import { Alert, Fieldset } from '@mantine/core';
 import { useState } from 'react';
 import { ErrorAlert } from '../../../components/error-alert.js';
 import type { Agent } from '../../../api/types.js';
-import { unplacedError } from '../shared/form.js';
+import { ResourceForm, useFields, type ItemFormProps } from '../../../components/resource-form.js';
 import { bodyOf, draftOf, type AgentDraft } from './draft.js';
 import { McpSection } from './mcp-section.js';
 import { uploadSkill, useSaveAgent } from './queries.js';
@@ -32,24 +32,15 @@ const PLACED = [
 ];
 
 /** Every field of agent creation, in sections; skills upload after the agent exists. */
-export function AgentForm({
-  projectId,
-  agent,
-  onDone,
-}: {
-  projectId: string;
-  agent?: Agent;
-  onDone: () => void;
-}) {
+export function AgentForm({ projectId, item: agent, onDone }: ItemFormProps<Agent>) {
   const [created, setCreated] = useState<Agent>();
   const current = agent ?? created;
   const save = useSaveAgent(projectId, current?.id);
-  const [draft, setDraft] = useState<AgentDraft>(() => draftOf(agent));
+  const err = save.error;
+  const f = useFields<AgentDraft>(() => draftOf(agent), err);
   const [pending, setPending] = useState<PendingSkill[]>([]);
   const [skillError, setSkillError] = useState<unknown>();
-  const set = (patch: Partial<AgentDraft>) => setDraft((d) => ({ ...d, ...patch }));
-  const err = save.error;
-  const props = { projectId, draft, set, err };
+  const props = { projectId, f, err };
 
   const uploadPending = async (agentId: string) => {
     for (const [i, s] of pending.entries()) {
@@ -66,56 +57,47 @@ export function AgentForm({
   };
 
   const submit = async () => {
-    const saved = await save.mutateAsync(bodyOf(draft)).catch(() => undefined);
+    const saved = await save.mutateAsync(bodyOf(f.values)).catch(() => undefined);
     if (!saved) return; // the form shows the error
     if (!current) setCreated(saved);
     if (await uploadPending(saved.id)) onDone();
   };
 
   return (
-    <form
-      noValidate
-      onSubmit={(e) => {
-        e.preventDefault();
-        void submit();
-      }}
+    <ResourceForm
+      onSubmit={() => void submit()}
+      error={err}
+      placed={PLACED}
+      saving={save.isPending}
+      submitLabel={current ? 'Save agent' : 'Create agent'}
+      onCancel={onDone}
+      cancelLabel={created ? 'Close' : 'Cancel'}
     >
-      <Stack>
-        <Fieldset legend="Agent">
-          <BasicsSection {...props} />
-        </Fieldset>
-        <Fieldset legend="Summarizer">
-          <SummarizerSection {...props} />
-        </Fieldset>
-        <Fieldset legend="MCP servers">
-          <McpSection {...props} />
-        </Fieldset>
-        <Fieldset legend="Sandbox">
-          <SandboxSection {...props} />
-        </Fieldset>
-        <Fieldset legend="Skills">
-          <SkillsSection agentId={current?.id} pending={pending} setPending={setPending} />
-          {!!skillError && (
-            <Alert color="red" mt="sm" title="The agent was created, but a skill upload failed">
-              <ErrorAlert error={skillError} />
-            </Alert>
-          )}
-        </Fieldset>
-        {(current?.warnings ?? []).map((w) => (
-          <Alert key={w} color="yellow">
-            {w}
+      <Fieldset legend="Agent">
+        <BasicsSection {...props} />
+      </Fieldset>
+      <Fieldset legend="Summarizer">
+        <SummarizerSection {...props} />
+      </Fieldset>
+      <Fieldset legend="MCP servers">
+        <McpSection {...props} />
+      </Fieldset>
+      <Fieldset legend="Sandbox">
+        <SandboxSection {...props} />
+      </Fieldset>
+      <Fieldset legend="Skills">
+        <SkillsSection agentId={current?.id} pending={pending} setPending={setPending} />
+        {!!skillError && (
+          <Alert color="red" mt="sm" title="The agent was created, but a skill upload failed">
+            <ErrorAlert error={skillError} />
           </Alert>
-        ))}
-        <ErrorAlert error={unplacedError(err, PLACED)} />
-        <Group justify="flex-end">
-          <Button variant="default" onClick={onDone}>
-            {created ? 'Close' : 'Cancel'}
-          </Button>
-          <Button type="submit" loading={save.isPending}>
-            {current ? 'Save agent' : 'Create agent'}
-          </Button>
-        </Group>
-      </Stack>
-    </form>
+        )}
+      </Fieldset>
+      {(current?.warnings ?? []).map((w) => (
+        <Alert key={w} color="yellow">
+          {w}
+        </Alert>
+      ))}
+    </ResourceForm>
   );
 }

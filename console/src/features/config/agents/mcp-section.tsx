@@ -1,7 +1,7 @@
 import { Button, Group, Paper, Select, Stack, TagsInput, Text } from '@mantine/core';
 import { useState } from 'react';
 import { useInspect, useMcpServers } from '../mcp/queries.js';
-import { fieldError, fieldErrorUnder } from '../shared/form.js';
+import { fieldError, fieldErrorUnder } from '../../../components/field-errors.js';
 import type { McpDraft } from './draft.js';
 import type { SectionProps } from './sections.js';
 
@@ -88,9 +88,10 @@ function McpRow({
 }
 
 /** The MCP servers the agent may use, each with its tool filter and the tools that need approval. */
-export function McpSection({ projectId, draft, set, err }: SectionProps) {
+export function McpSection({ projectId, f, err }: SectionProps) {
   const servers = useMcpServers(projectId);
-  const list = draft.mcp_servers;
+  const list = f.values.mcp_servers;
+  const set = f.set;
   const taken = list.map((m) => m.mcp_server_id).filter((x): x is string => !!x);
   const update = (i: number, e: McpDraft) => set({ mcp_servers: list.map((m, j) => (j === i ? e : m)) });
   return (

@@ -12,13 +12,15 @@ import {
 import { usePrompts } from '../../prompts/queries.js';
 import { useModels } from '../models/queries.js';
 import { useSchemas } from '../schemas/queries.js';
-import { fieldError, fieldErrorUnder } from '../shared/form.js';
+import { fieldError, fieldErrorUnder } from '../../../components/field-errors.js';
+import type { Fields } from '../../../components/resource-form.js';
 import type { AgentDraft, Label } from './draft.js';
 
 export interface SectionProps {
   projectId: string;
-  draft: AgentDraft;
-  set: (patch: Partial<AgentDraft>) => void;
+  /** The form's values and their bindings. */
+  f: Fields<AgentDraft>;
+  /** The last save's error, for the messages bindings do not place. */
   err: unknown;
 }
 
@@ -53,37 +55,21 @@ export function LabelPicker({
 }
 
 /** The name, model, prompt (and which label of it), output schema, history and limits. */
-export function BasicsSection({ projectId, draft, set, err }: SectionProps) {
+export function BasicsSection({ projectId, f, err }: SectionProps) {
   const models = useModels(projectId);
   const prompts = usePrompts(projectId);
   const schemas = useSchemas(projectId);
   return (
     <Stack>
-      <TextInput
-        label="Name"
-        required
-        value={draft.name}
-        onChange={(e) => set({ name: e.currentTarget.value })}
-        error={fieldError(err, 'name')}
-        data-autofocus
-      />
-      <Textarea
-        label="Description"
-        autosize
-        minRows={1}
-        value={draft.description}
-        onChange={(e) => set({ description: e.currentTarget.value })}
-        error={fieldError(err, 'description')}
-      />
+      <TextInput label="Name" required {...f.text('name')} data-autofocus />
+      <Textarea label="Description" autosize minRows={1} {...f.text('description')} />
       <Select
         label="Model"
         required
         placeholder={models.data?.length ? 'Choose a model' : 'No model yet: add one in Models'}
         data={(models.data ?? []).map((m) => ({ value: m.id, label: `${m.name} (${m.model_id})` }))}
-        value={draft.model_id}
-        onChange={(v) => set({ model_id: v })}
         searchable
-        error={fieldError(err, 'model_id')}
+        {...f.value('model_id')}
       />
       <Group grow align="flex-start">
         <Select
@@ -91,32 +77,23 @@ export function BasicsSection({ projectId, draft, set, err }: SectionProps) {
           required
           placeholder={prompts.data?.length ? 'Choose a prompt' : 'No prompt yet: add one in Prompts'}
           data={(prompts.data ?? []).map((p) => ({ value: p.id, label: p.name }))}
-          value={draft.prompt_id}
-          onChange={(v) => set({ prompt_id: v })}
           searchable
-          error={fieldError(err, 'prompt_id')}
+          {...f.value('prompt_id')}
         />
-        <LabelPicker
-          label="Prompt label"
-          value={draft.prompt_label}
-          onChange={(l) => set({ prompt_label: l })}
-          error={fieldError(err, 'prompt_label')}
-        />
+        <LabelPicker label="Prompt label" {...f.value('prompt_label')} />
       </Group>
       <Select
         label="Output schema"
         description="Answers are JSON validating against it; empty for free text"
         placeholder="Free text"
         data={(schemas.data ?? []).map((s) => ({ value: s.id, label: s.name }))}
-        value={draft.schema_id}
-        onChange={(v) => set({ schema_id: v })}
         clearable
-        error={fieldError(err, 'schema_id')}
+        {...f.value('schema_id')}
       />
       <Switch
         label="Keep history (earlier turns of the conversation go to the model)"
-        checked={draft.enable_history}
-        onChange={(e) => set({ enable_history: e.currentTarget.checked })}
+        checked={f.values.enable_history}
+        onChange={(e) => f.set({ enable_history: e.currentTarget.checked })}
         error={fieldError(err, 'enable_history')}
       />
       <Group grow align="flex-start">
@@ -126,17 +103,13 @@ export function BasicsSection({ projectId, draft, set, err }: SectionProps) {
           placeholder="default"
           min={1}
           max={100}
-          value={draft.max_iterations}
-          onChange={(v) => set({ max_iterations: v })}
-          error={fieldError(err, 'max_iterations')}
+          {...f.value('max_iterations')}
         />
         <NumberInput
           label="Approval timeout (ms)"
           description="Undecided approvals are declined after this; empty: the server's default"
           min={1000}
-          value={draft.approval_timeout_ms}
-          onChange={(v) => set({ approval_timeout_ms: v })}
-          error={fieldError(err, 'approval_timeout_ms')}
+          {...f.value('approval_timeout_ms')}
         />
       </Group>
     </Stack>
@@ -144,7 +117,8 @@ export function BasicsSection({ projectId, draft, set, err }: SectionProps) {
 }
 
 /** How long conversations are kept within the model's context: not at all, by an LLM summary, or a window. */
-export function SummarizerSection({ projectId, draft, set, err }: SectionProps) {
+export function SummarizerSection({ projectId, f, err }: SectionProps) {
+  const { values: draft, set } = f;
   const models = useModels(projectId);
   const prompts = usePrompts(projectId);
   return (
@@ -171,18 +145,14 @@ export function SummarizerSection({ projectId, draft, set, err }: SectionProps) 
               description="Summarize when the transcript passes this many tokens"
               required
               min={1}
-              value={draft.llm_summarizer_token_threshold}
-              onChange={(v) => set({ llm_summarizer_token_threshold: v })}
-              error={fieldError(err, 'llm_summarizer_token_threshold')}
+              {...f.value('llm_summarizer_token_threshold')}
             />
             <NumberInput
               label="Keep recent messages"
               description="Left out of the summary, sent as they are"
               required
               min={1}
-              value={draft.llm_summarizer_keep_recent_count}
-              onChange={(v) => set({ llm_summarizer_keep_recent_count: v })}
-              error={fieldError(err, 'llm_summarizer_keep_recent_count')}
+              {...f.value('llm_summarizer_keep_recent_count')}
             />
           </Group>
           <Group grow align="flex-start">
@@ -190,9 +160,7 @@ export function SummarizerSection({ projectId, draft, set, err }: SectionProps) 
               label="Summarizer prompt"
               required
               data={(prompts.data ?? []).map((p) => ({ value: p.id, label: p.name }))}
-              value={draft.llm_summarizer_prompt_id}
-              onChange={(v) => set({ llm_summarizer_prompt_id: v })}
-              error={fieldError(err, 'llm_summarizer_prompt_id')}
+              {...f.value('llm_summarizer_prompt_id')}
             />
             <LabelPicker
               label="Summarizer prompt label"
@@ -205,10 +173,8 @@ export function SummarizerSection({ projectId, draft, set, err }: SectionProps) 
             label="Summarizer model"
             description="Empty: the agent's own model"
             data={(models.data ?? []).map((m) => ({ value: m.id, label: m.name }))}
-            value={draft.llm_summarizer_model_id}
-            onChange={(v) => set({ llm_summarizer_model_id: v })}
             clearable
-            error={fieldError(err, 'llm_summarizer_model_id')}
+            {...f.value('llm_summarizer_model_id')}
           />
         </>
       )}
@@ -218,9 +184,7 @@ export function SummarizerSection({ projectId, draft, set, err }: SectionProps) 
           description="Only the most recent messages go to the model"
           required
           min={1}
-          value={draft.sliding_window_keep_count}
-          onChange={(v) => set({ sliding_window_keep_count: v })}
-          error={fieldError(err, 'sliding_window_keep_count')}
+          {...f.value('sliding_window_keep_count')}
         />
       )}
     </Stack>
@@ -228,9 +192,9 @@ export function SummarizerSection({ projectId, draft, set, err }: SectionProps) 
 }
 
 /** The sandbox tool (execute_bash_commands): on or off, its image, and whether each command needs approval. */
-export function SandboxSection({ draft, set, err }: SectionProps) {
-  const sb = draft.sandbox;
-  const setSb = (patch: Partial<AgentDraft['sandbox']>) => set({ sandbox: { ...sb, ...patch } });
+export function SandboxSection({ f, err }: SectionProps) {
+  const sb = f.values.sandbox;
+  const setSb = (patch: Partial<AgentDraft['sandbox']>) => f.set({ sandbox: { ...sb, ...patch } });
   return (
     <Stack>
       <Switch

@@ -1,7 +1,7 @@
 import { Alert, Button, Code, FileInput, Group, Stack, Table, Text, TextInput } from '@mantine/core';
 import { useState } from 'react';
 import { ErrorAlert } from '../../../components/error-alert.js';
-import { fieldErrorUnder, unplacedError } from '../shared/form.js';
+import { fieldErrorUnder, unplacedError } from '../../../components/field-errors.js';
 import { useDeleteSkill, useSkills, useUploadSkill } from './queries.js';
 
 export interface PendingSkill {

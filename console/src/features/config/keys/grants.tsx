@@ -1,6 +1,6 @@
 import { ActionIcon, Button, Group, Input, Select, Stack, TagsInput } from '@mantine/core';
 import { useProviders } from '../providers/queries.js';
-import { fieldError, fieldErrorUnder } from '../shared/form.js';
+import { fieldError, fieldErrorUnder } from '../../../components/field-errors.js';
 
 export interface GrantDraft {
   provider_id: string | null;

@@ -1,8 +1,7 @@
-import { Button, Group, NumberInput, Select, Stack, TagsInput, TextInput } from '@mantine/core';
-import { useState } from 'react';
-import { ErrorAlert } from '../../../components/error-alert.js';
+import { Group, NumberInput, Select, TagsInput, TextInput } from '@mantine/core';
 import type { VirtualKey, VirtualKeyBody, VirtualKeyWithSecret } from '../../../api/types.js';
-import { fieldError, fieldErrorUnder, numberOrNull, unplacedError } from '../shared/form.js';
+import { fieldError, numberOrNull } from '../../../components/field-errors.js';
+import { ResourceForm, useFields } from '../../../components/resource-form.js';
 import { Grants, type GrantDraft } from './grants.js';
 import { useSaveVirtualKey } from './queries.js';
 
@@ -16,6 +15,50 @@ function toLocalInput(iso: string | null): string {
   return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
 }
 
+interface KeyDraft {
+  name: string;
+  providers: GrantDraft[];
+  expires_at: string;
+  rpm: string | number;
+  tpm: string | number;
+  max_usd: string | number;
+  period: string | null;
+  fallbacks: string[];
+}
+
+const draftOf = (k: VirtualKey | undefined): KeyDraft => ({
+  name: k?.name ?? '',
+  providers: k?.providers.map((g) => ({
+    provider_id: g.provider_id ?? null,
+    model_names: g.model_names ?? [],
+  })) ?? [{ provider_id: null, model_names: ['*'] }],
+  expires_at: toLocalInput(k?.expires_at ?? null),
+  rpm: k?.rate_limit?.requests_per_minute ?? '',
+  tpm: k?.rate_limit?.tokens_per_minute ?? '',
+  max_usd: k?.budget?.max_usd ?? '',
+  period: k?.budget?.period ?? 'month',
+  fallbacks: k?.fallbacks ?? [],
+});
+
+/** Empty limits are left out: no rate limit, no budget. */
+function bodyOf(d: KeyDraft): Partial<VirtualKeyBody> {
+  const r = numberOrNull(d.rpm);
+  const t = numberOrNull(d.tpm);
+  const rate_limit =
+    r === null && t === null
+      ? null
+      : { ...(r !== null && { requests_per_minute: r }), ...(t !== null && { tokens_per_minute: t }) };
+  const max = numberOrNull(d.max_usd);
+  return {
+    name: d.name.trim(),
+    providers: d.providers.map((g) => ({ provider_id: g.provider_id ?? '', model_names: g.model_names })),
+    expires_at: d.expires_at ? new Date(d.expires_at).toISOString() : null,
+    rate_limit,
+    budget: max === null ? null : { max_usd: max, period: (d.period ?? 'month') as 'month' },
+    fallbacks: d.fallbacks,
+  };
+}
+
 /** Create or edit a virtual key: grants, expiry, rate limit, budget, fallbacks. */
 export function KeyForm({
   vkey,
@@ -27,126 +70,70 @@ export function KeyForm({
   onCreated: (k: VirtualKeyWithSecret) => void;
 }) {
   const save = useSaveVirtualKey(vkey?.id);
-  const [name, setName] = useState(vkey?.name ?? '');
-  const [grants, setGrants] = useState<GrantDraft[]>(
-    vkey?.providers.map((g) => ({
-      provider_id: g.provider_id ?? null,
-      model_names: g.model_names ?? [],
-    })) ?? [{ provider_id: null, model_names: ['*'] }],
-  );
-  const [expires, setExpires] = useState(toLocalInput(vkey?.expires_at ?? null));
-  const [rpm, setRpm] = useState<string | number>(vkey?.rate_limit?.requests_per_minute ?? '');
-  const [tpm, setTpm] = useState<string | number>(vkey?.rate_limit?.tokens_per_minute ?? '');
-  const [maxUsd, setMaxUsd] = useState<string | number>(vkey?.budget?.max_usd ?? '');
-  const [period, setPeriod] = useState<string | null>(vkey?.budget?.period ?? 'month');
-  const [fallbacks, setFallbacks] = useState<string[]>(vkey?.fallbacks ?? []);
   const err = save.error;
-
-  const submit = () => {
-    const r = numberOrNull(rpm);
-    const t = numberOrNull(tpm);
-    const rate_limit =
-      r === null && t === null
-        ? null
-        : { ...(r !== null && { requests_per_minute: r }), ...(t !== null && { tokens_per_minute: t }) };
-    const max = numberOrNull(maxUsd);
-    const body: Partial<VirtualKeyBody> = {
-      name: name.trim(),
-      providers: grants.map((g) => ({ provider_id: g.provider_id ?? '', model_names: g.model_names })),
-      expires_at: expires ? new Date(expires).toISOString() : null,
-      rate_limit,
-      budget: max === null ? null : { max_usd: max, period: (period ?? 'month') as 'month' },
-      fallbacks,
-    };
-    save.mutate(body, {
+  const f = useFields(() => draftOf(vkey), err);
+  const submit = () =>
+    save.mutate(bodyOf(f.values), {
       onSuccess: (saved) => {
         if (!vkey) onCreated(saved as VirtualKeyWithSecret);
         else onDone();
       },
     });
-  };
 
   return (
-    <form
-      noValidate
-      onSubmit={(e) => {
-        e.preventDefault();
-        submit();
-      }}
+    <ResourceForm
+      onSubmit={submit}
+      error={err}
+      placed={PLACED}
+      saving={save.isPending}
+      submitLabel={vkey ? 'Save key' : 'Create key'}
+      onCancel={onDone}
     >
-      <Stack>
-        <TextInput
-          label="Name"
-          required
-          value={name}
-          onChange={(e) => setName(e.currentTarget.value)}
-          error={fieldError(err, 'name')}
-          data-autofocus
+      <TextInput label="Name" required {...f.text('name')} data-autofocus />
+      <Grants value={f.values.providers} onChange={(providers) => f.set({ providers })} err={err} />
+      <TextInput
+        type="datetime-local"
+        label="Expires at"
+        description="Empty: never (your local time)"
+        {...f.text('expires_at')}
+      />
+      <Group grow align="flex-start">
+        <NumberInput
+          label="Requests per minute"
+          placeholder="unlimited"
+          min={1}
+          {...f.value('rpm')}
+          error={fieldError(err, 'rate_limit.requests_per_minute') ?? fieldError(err, 'rate_limit')}
         />
-        <Grants value={grants} onChange={setGrants} err={err} />
-        <TextInput
-          type="datetime-local"
-          label="Expires at"
-          description="Empty: never (your local time)"
-          value={expires}
-          onChange={(e) => setExpires(e.currentTarget.value)}
-          error={fieldError(err, 'expires_at')}
+        <NumberInput
+          label="Tokens per minute"
+          placeholder="unlimited"
+          min={1}
+          {...f.value('tpm', 'rate_limit.tokens_per_minute')}
         />
-        <Group grow align="flex-start">
-          <NumberInput
-            label="Requests per minute"
-            placeholder="unlimited"
-            min={1}
-            value={rpm}
-            onChange={setRpm}
-            error={fieldError(err, 'rate_limit.requests_per_minute') ?? fieldError(err, 'rate_limit')}
-          />
-          <NumberInput
-            label="Tokens per minute"
-            placeholder="unlimited"
-            min={1}
-            value={tpm}
-            onChange={setTpm}
-            error={fieldError(err, 'rate_limit.tokens_per_minute')}
-          />
-        </Group>
-        <Group grow align="flex-start">
-          <NumberInput
-            label="Budget (USD)"
-            placeholder="no budget"
-            min={0}
-            decimalScale={4}
-            prefix="$"
-            value={maxUsd}
-            onChange={setMaxUsd}
-            error={fieldError(err, 'budget.max_usd') ?? fieldError(err, 'budget')}
-          />
-          <Select
-            label="Budget period"
-            data={PERIODS}
-            value={period}
-            onChange={setPeriod}
-            allowDeselect={false}
-            error={fieldError(err, 'budget.period')}
-          />
-        </Group>
-        <TagsInput
-          label="Fallbacks"
-          description="Tried in order when a call fails: <provider name>/<model id>, Enter after each"
-          value={fallbacks}
-          onChange={setFallbacks}
-          error={fieldErrorUnder(err, 'fallbacks')}
+      </Group>
+      <Group grow align="flex-start">
+        <NumberInput
+          label="Budget (USD)"
+          placeholder="no budget"
+          min={0}
+          decimalScale={4}
+          prefix="$"
+          {...f.value('max_usd')}
+          error={fieldError(err, 'budget.max_usd') ?? fieldError(err, 'budget')}
         />
-        <ErrorAlert error={unplacedError(err, PLACED)} />
-        <Group justify="flex-end">
-          <Button variant="default" onClick={onDone}>
-            Cancel
-          </Button>
-          <Button type="submit" loading={save.isPending}>
-            {vkey ? 'Save key' : 'Create key'}
-          </Button>
-        </Group>
-      </Stack>
-    </form>
+        <Select
+          label="Budget period"
+          data={PERIODS}
+          allowDeselect={false}
+          {...f.value('period', 'budget.period')}
+        />
+      </Group>
+      <TagsInput
+        label="Fallbacks"
+        description="Tried in order when a call fails: <provider name>/<model id>, Enter after each"
+        {...f.value('fallbacks')}
+      />
+    </ResourceForm>
   );
 }

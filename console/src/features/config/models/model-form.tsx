@@ -1,9 +1,9 @@
-import { Button, Group, JsonInput, NumberInput, Select, Stack, TextInput } from '@mantine/core';
+import { Group, JsonInput, NumberInput, Select, TextInput } from '@mantine/core';
 import { useState } from 'react';
-import { ErrorAlert } from '../../../components/error-alert.js';
-import { useProviders } from '../providers/queries.js';
 import type { Model, ModelBody } from '../../../api/types.js';
-import { fieldError, fieldErrorUnder, unplacedError } from '../shared/form.js';
+import { fieldError } from '../../../components/field-errors.js';
+import { ResourceForm, useFields, type ItemFormProps } from '../../../components/resource-form.js';
+import { useProviders } from '../providers/queries.js';
 import { useSaveModel } from './queries.js';
 
 const TYPES = ['openai', 'anthropic', 'gemini'] as const;
@@ -27,151 +27,125 @@ function parseObject(text: string): Record<string, unknown> | undefined | 'inval
   }
 }
 
+const draftOf = (model: Model | undefined) => ({
+  name: model?.name ?? '',
+  model_id: model?.model_id ?? '',
+  provider_type: model?.provider_type ?? 'openai',
+  provider_id: model?.provider_id ?? null,
+  parameters: model && Object.keys(model.parameters).length ? JSON.stringify(model.parameters, null, 2) : '',
+  input: (model?.pricing?.input_per_million_usd ?? '') as string | number,
+  output: (model?.pricing?.output_per_million_usd ?? '') as string | number,
+  max_output_tokens: (model?.max_output_tokens ?? '') as string | number,
+});
+type ModelDraft = ReturnType<typeof draftOf>;
+
+function bodyOf(d: ModelDraft, parameters: Record<string, unknown> | undefined): Partial<ModelBody> {
+  const pricing =
+    d.input === '' && d.output === ''
+      ? null
+      : { input_per_million_usd: Number(d.input || 0), output_per_million_usd: Number(d.output || 0) };
+  return {
+    name: d.name.trim(),
+    model_id: d.model_id.trim(),
+    provider_type: d.provider_type,
+    provider_id: d.provider_id,
+    parameters: parameters ?? {},
+    pricing,
+    max_output_tokens: d.max_output_tokens === '' ? null : Number(d.max_output_tokens),
+  };
+}
+
 /** Create or edit a model: the provider-side id, which provider serves it, sampling parameters, pricing. */
-export function ModelForm({
-  projectId,
-  model,
-  onDone,
-}: {
-  projectId: string;
-  model?: Model;
-  onDone: () => void;
-}) {
+export function ModelForm({ projectId, item: model, onDone }: ItemFormProps<Model>) {
   const save = useSaveModel(projectId, model?.id);
   const providers = useProviders();
-  const [name, setName] = useState(model?.name ?? '');
-  const [modelId, setModelId] = useState(model?.model_id ?? '');
-  const [type, setType] = useState<string>(model?.provider_type ?? 'openai');
-  const [providerId, setProviderId] = useState<string | null>(model?.provider_id ?? null);
-  const [params, setParams] = useState(
-    model && Object.keys(model.parameters).length ? JSON.stringify(model.parameters, null, 2) : '',
-  );
-  const [input, setInput] = useState<string | number>(model?.pricing?.input_per_million_usd ?? '');
-  const [output, setOutput] = useState<string | number>(model?.pricing?.output_per_million_usd ?? '');
-  const [maxOutput, setMaxOutput] = useState<string | number>(model?.max_output_tokens ?? '');
-  const [paramsError, setParamsError] = useState<string>();
   const err = save.error;
+  const f = useFields<ModelDraft>(() => draftOf(model), err);
+  const [paramsError, setParamsError] = useState<string>();
 
   const submit = () => {
-    const parsed = parseObject(params);
+    const parsed = parseObject(f.values.parameters);
     if (parsed === 'invalid') return setParamsError('Parameters must be a JSON object');
     setParamsError(undefined);
-    const pricing =
-      input === '' && output === ''
-        ? null
-        : { input_per_million_usd: Number(input || 0), output_per_million_usd: Number(output || 0) };
-    const body: Partial<ModelBody> = {
-      name: name.trim(),
-      model_id: modelId.trim(),
-      provider_type: type as ModelBody['provider_type'],
-      provider_id: providerId,
-      parameters: parsed ?? {},
-      pricing,
-      max_output_tokens: maxOutput === '' ? null : Number(maxOutput),
-    };
-    save.mutate(body, { onSuccess: onDone });
+    save.mutate(bodyOf(f.values, parsed), { onSuccess: onDone });
   };
 
+  const type = f.values.provider_type;
   const ofType = (providers.data ?? []).filter((p) => p.provider_type === type);
+  const params = f.value('parameters');
   return (
-    <form
-      noValidate
-      onSubmit={(e) => {
-        e.preventDefault();
-        submit();
-      }}
+    <ResourceForm
+      onSubmit={submit}
+      error={err}
+      placed={PLACED}
+      saving={save.isPending}
+      submitLabel={model ? 'Save model' : 'Create model'}
+      onCancel={onDone}
     >
-      <Stack>
-        <TextInput
-          label="Name"
-          description="How agents of this project refer to it"
-          required
-          value={name}
-          onChange={(e) => setName(e.currentTarget.value)}
-          error={fieldError(err, 'name')}
-          data-autofocus
+      <TextInput
+        label="Name"
+        description="How agents of this project refer to it"
+        required
+        {...f.text('name')}
+        data-autofocus
+      />
+      <TextInput
+        label="Model id"
+        description="The provider-side identifier, e.g. gpt-4o-mini"
+        required
+        {...f.text('model_id')}
+      />
+      <Group grow align="flex-start">
+        <Select
+          label="Provider type"
+          data={[...TYPES]}
+          value={type}
+          onChange={(v) => v && f.set({ provider_type: v, provider_id: null })}
+          allowDeselect={false}
+          error={fieldError(err, 'provider_type')}
         />
-        <TextInput
-          label="Model id"
-          description="The provider-side identifier, e.g. gpt-4o-mini"
-          required
-          value={modelId}
-          onChange={(e) => setModelId(e.currentTarget.value)}
-          error={fieldError(err, 'model_id')}
+        <Select
+          label="Provider"
+          description="Empty: the only provider of this type"
+          placeholder={ofType.length ? 'Any of this type' : 'No provider of this type'}
+          data={ofType.map((p) => ({ value: p.id, label: p.name }))}
+          clearable
+          {...f.value('provider_id')}
         />
-        <Group grow align="flex-start">
-          <Select
-            label="Provider type"
-            data={[...TYPES]}
-            value={type}
-            onChange={(v) => {
-              if (!v) return;
-              setType(v);
-              setProviderId(null);
-            }}
-            allowDeselect={false}
-            error={fieldError(err, 'provider_type')}
-          />
-          <Select
-            label="Provider"
-            description="Empty: the only provider of this type"
-            placeholder={ofType.length ? 'Any of this type' : 'No provider of this type'}
-            data={ofType.map((p) => ({ value: p.id, label: p.name }))}
-            value={providerId}
-            onChange={setProviderId}
-            clearable
-            error={fieldError(err, 'provider_id')}
-          />
-        </Group>
-        <JsonInput
-          label="Parameters"
-          description="Sampling parameters (temperature, max_tokens, …); other keys go to the vendor as they are"
-          placeholder='{ "temperature": 0.2 }'
-          autosize
-          minRows={3}
-          formatOnBlur
-          validationError="Not valid JSON"
-          value={params}
-          onChange={setParams}
-          error={paramsError ?? fieldErrorUnder(err, 'parameters')}
-        />
-        <Group grow align="flex-start">
-          <NumberInput
-            label="Input price (USD per 1M tokens)"
-            min={0}
-            decimalScale={6}
-            value={input}
-            onChange={setInput}
-            error={fieldError(err, 'pricing.input_per_million_usd') ?? fieldError(err, 'pricing')}
-          />
-          <NumberInput
-            label="Output price (USD per 1M tokens)"
-            min={0}
-            decimalScale={6}
-            value={output}
-            onChange={setOutput}
-            error={fieldError(err, 'pricing.output_per_million_usd')}
-          />
-        </Group>
+      </Group>
+      <JsonInput
+        label="Parameters"
+        description="Sampling parameters (temperature, max_tokens, …); other keys go to the vendor as they are"
+        placeholder='{ "temperature": 0.2 }'
+        autosize
+        minRows={3}
+        formatOnBlur
+        validationError="Not valid JSON"
+        {...params}
+        error={paramsError ?? params.error}
+      />
+      <Group grow align="flex-start">
         <NumberInput
-          label="Max output tokens"
-          description="The most one answer may hold: what a budgeted call without max_tokens reserves (empty: the known models' table)"
-          min={1}
-          allowDecimal={false}
-          value={maxOutput}
-          onChange={setMaxOutput}
-          error={fieldError(err, 'max_output_tokens')}
+          label="Input price (USD per 1M tokens)"
+          min={0}
+          decimalScale={6}
+          {...f.value('input', 'pricing.input_per_million_usd')}
+          error={fieldError(err, 'pricing.input_per_million_usd') ?? fieldError(err, 'pricing')}
         />
-        <ErrorAlert error={unplacedError(err, PLACED)} />
-        <Group justify="flex-end">
-          <Button variant="default" onClick={onDone}>
-            Cancel
-          </Button>
-          <Button type="submit" loading={save.isPending}>
-            {model ? 'Save model' : 'Create model'}
-          </Button>
-        </Group>
-      </Stack>
-    </form>
+        <NumberInput
+          label="Output price (USD per 1M tokens)"
+          min={0}
+          decimalScale={6}
+          {...f.value('output', 'pricing.output_per_million_usd')}
+        />
+      </Group>
+      <NumberInput
+        label="Max output tokens"
+        description="The most one answer may hold: what a budgeted call without max_tokens reserves (empty: the known models' table)"
+        min={1}
+        allowDecimal={false}
+        {...f.value('max_output_tokens')}
+      />
+    </ResourceForm>
   );
 }

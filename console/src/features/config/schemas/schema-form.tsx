@@ -1,8 +1,6 @@
-import { Button, Group, JsonInput, Stack, Textarea, TextInput } from '@mantine/core';
-import { useState } from 'react';
-import { ErrorAlert } from '../../../components/error-alert.js';
+import { JsonInput, Textarea, TextInput } from '@mantine/core';
 import type { JsonSchemaDoc } from '../../../api/types.js';
-import { fieldError, fieldErrorUnder, unplacedError } from '../shared/form.js';
+import { ResourceForm, useFields, type ItemFormProps } from '../../../components/resource-form.js';
 import { useSaveSchema } from './queries.js';
 
 const PLACED = ['name', 'description', 'schema'];
@@ -24,80 +22,54 @@ export function schemaTextProblem(text: string): string | undefined {
 }
 
 /** Create or edit a schema; the JSON is checked as you type, and the API compiles it (draft 2020-12). */
-export function SchemaForm({
-  projectId,
-  schema,
-  onDone,
-}: {
-  projectId: string;
-  schema?: JsonSchemaDoc;
-  onDone: () => void;
-}) {
+export function SchemaForm({ projectId, item: schema, onDone }: ItemFormProps<JsonSchemaDoc>) {
   const save = useSaveSchema(projectId, schema?.id);
-  const [name, setName] = useState(schema?.name ?? '');
-  const [description, setDescription] = useState(schema?.description ?? '');
-  const [text, setText] = useState(schema ? JSON.stringify(schema.schema, null, 2) : EXAMPLE);
+  const f = useFields(
+    () => ({
+      name: schema?.name ?? '',
+      description: schema?.description ?? '',
+      schema: schema ? JSON.stringify(schema.schema, null, 2) : EXAMPLE,
+    }),
+    save.error,
+  );
+  const text = f.values.schema;
   const problem = text.trim() === '' ? 'Required' : schemaTextProblem(text);
-  const err = save.error;
   const submit = () => {
     if (problem) return;
     save.mutate(
       {
-        name: name.trim(),
-        description: description.trim() === '' ? null : description,
+        name: f.values.name.trim(),
+        description: f.values.description.trim() === '' ? null : f.values.description,
         schema: JSON.parse(text) as Record<string, unknown>,
       },
       { onSuccess: onDone },
     );
   };
+  const editor = f.value('schema');
   return (
-    <form
-      noValidate
-      onSubmit={(e) => {
-        e.preventDefault();
-        submit();
-      }}
+    <ResourceForm
+      onSubmit={submit}
+      error={save.error}
+      placed={PLACED}
+      saving={save.isPending}
+      submitLabel={schema ? 'Save schema' : 'Create schema'}
+      submitDisabled={!!problem}
+      onCancel={onDone}
     >
-      <Stack>
-        <TextInput
-          label="Name"
-          required
-          value={name}
-          onChange={(e) => setName(e.currentTarget.value)}
-          error={fieldError(err, 'name')}
-          data-autofocus
-        />
-        <Textarea
-          label="Description"
-          autosize
-          minRows={1}
-          value={description}
-          onChange={(e) => setDescription(e.currentTarget.value)}
-          error={fieldError(err, 'description')}
-        />
-        <JsonInput
-          label="JSON Schema"
-          description="Draft 2020-12; agents with this schema answer in JSON that validates against it"
-          required
-          autosize
-          minRows={8}
-          maxRows={24}
-          formatOnBlur
-          value={text}
-          onChange={setText}
-          error={problem ?? fieldErrorUnder(err, 'schema')}
-          styles={{ input: { fontFamily: 'var(--mantine-font-family-monospace)' } }}
-        />
-        <ErrorAlert error={unplacedError(err, PLACED)} />
-        <Group justify="flex-end">
-          <Button variant="default" onClick={onDone}>
-            Cancel
-          </Button>
-          <Button type="submit" loading={save.isPending} disabled={!!problem}>
-            {schema ? 'Save schema' : 'Create schema'}
-          </Button>
-        </Group>
-      </Stack>
-    </form>
+      <TextInput label="Name" required {...f.text('name')} data-autofocus />
+      <Textarea label="Description" autosize minRows={1} {...f.text('description')} />
+      <JsonInput
+        label="JSON Schema"
+        description="Draft 2020-12; agents with this schema answer in JSON that validates against it"
+        required
+        autosize
+        minRows={8}
+        maxRows={24}
+        formatOnBlur
+        {...editor}
+        error={problem ?? editor.error}
+        styles={{ input: { fontFamily: 'var(--mantine-font-family-monospace)' } }}
+      />
+    </ResourceForm>
   );
 }

@@ -2,16 +2,19 @@ import { Button, Group } from '@mantine/core';
 import type { ReactNode } from 'react';
 import { DeleteButton } from './delete-button.js';
 
-/** A list row's actions: its own extras first, then Edit and Delete (with confirmation). */
+/** A list row's actions: its own extras first, then Edit, then Delete (with confirmation) or `remove`. */
 export function RowActions({
   name,
   onEdit,
   onDelete,
+  remove,
   children,
 }: {
   name: string;
   onEdit: () => void;
-  onDelete: () => Promise<unknown>;
+  onDelete?: () => Promise<unknown>;
+  /** What stands in place of Delete. */
+  remove?: ReactNode;
   children?: ReactNode;
 }) {
   return (
@@ -20,7 +23,7 @@ export function RowActions({
       <Button size="compact-sm" variant="subtle" onClick={onEdit} aria-label={`Edit ${name}`}>
         Edit
       </Button>
-      <DeleteButton what={name} onDelete={onDelete} />
+      {remove ?? (onDelete && <DeleteButton what={name} onDelete={onDelete} />)}
     </Group>
   );
 }

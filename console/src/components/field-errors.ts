@@ -1,4 +1,4 @@
-import { ApiError } from '../../../api/client.js';
+import { ApiError } from '../api/client.js';
 
 /**
  * The API's message for one field of a form: a validation error naming it

@@ -1,0 +1,84 @@
+import { Button, type ModalProps } from '@mantine/core';
+import { useState, type ReactNode } from 'react';
+import { Empty } from '../../../components/empty.js';
+import { ResourceTable, type Column, type ListQuery } from '../../../components/resource-table.js';
+import { EditModal } from './edit-modal.js';
+import { PageHeader } from './page-header.js';
+import { RowActions } from './row-actions.js';
+
+/**
+ * A configuration tab: its title and "New …" button, the list as a table
+ * (the name first, each row's actions last: its own, then Edit and Delete),
+ * and the create/edit dialog around the resource's form.
+ */
+export function ResourcePage<T extends { id: string; name: string }>({
+  title,
+  what,
+  plural = `${what}s`,
+  intro,
+  query,
+  empty,
+  name = (row) => row.name,
+  columns,
+  remove,
+  rowExtras,
+  rowRemove,
+  modalSize = 'lg',
+  form,
+  children,
+}: {
+  title: string;
+  /** The resource in the singular: "New model", "Edit model …". */
+  what: string;
+  plural?: string;
+  intro: ReactNode;
+  query: ListQuery<T>;
+  empty: { title: string; body: ReactNode };
+  /** The Name column's cell (the name itself unless given). */
+  name?: (row: T) => ReactNode;
+  /** The columns after Name. */
+  columns: Column<T>[];
+  /** Deletes a row by its id (the resource's delete mutation). */
+  remove?: { mutateAsync: (id: string) => Promise<unknown> };
+  /** Actions of a row before Edit. */
+  rowExtras?: (row: T) => ReactNode;
+  /** In place of Delete (e.g. Rotate and Revoke). */
+  rowRemove?: (row: T) => ReactNode;
+  modalSize?: ModalProps['size'];
+  /** The form for a new item (`item` undefined) or an existing one; `close` ends the dialog. */
+  form: (item: T | undefined, close: () => void) => ReactNode;
+  /** Anything else the tab shows (dialogs of its own). */
+  children?: ReactNode;
+}) {
+  const [editing, setEditing] = useState<T | 'new' | null>(null);
+  const close = () => setEditing(null);
+  const actions: Column<T> = {
+    cell: (row) => (
+      <RowActions
+        name={row.name}
+        onEdit={() => setEditing(row)}
+        onDelete={remove && (() => remove.mutateAsync(row.id))}
+        remove={rowRemove?.(row)}
+      >
+        {rowExtras?.(row)}
+      </RowActions>
+    ),
+  };
+  return (
+    <>
+      <PageHeader title={title} action={<Button onClick={() => setEditing('new')}>{`New ${what}`}</Button>}>
+        {intro}
+      </PageHeader>
+      <ResourceTable
+        query={query}
+        loading={`Loading ${plural}`}
+        empty={<Empty title={empty.title}>{empty.body}</Empty>}
+        columns={[{ header: 'Name', cell: name }, ...columns, actions]}
+      />
+      <EditModal editing={editing} what={what} onClose={close} size={modalSize}>
+        {(item) => form(item, close)}
+      </EditModal>
+      {children}
+    </>
+  );
+}
