@@ -3,7 +3,7 @@ import type { Db } from '../../core/db/knex.js';
 import type { DbProvider } from '../../core/db/llm-config.tables.js';
 import { ProvidersRepository } from '../../core/repositories/providers.repository.js';
 import {
-  findVirtualKeyBySecret,
+  findKeyBySecret,
   hashVirtualKeySecret,
   keyExpired,
   type GatewayKey,
@@ -81,7 +81,7 @@ export class KeyResolver {
   async authenticate(secret: string | undefined): Promise<GatewayKey> {
     if (!secret) throw unauthorized('missing API key: present a virtual key');
     const hash = this.hashOf(secret);
-    const key = await this.cache.get(hash, () => findVirtualKeyBySecret(this.db, secret));
+    const key = await this.cache.get(hash, () => findKeyBySecret(this.db, secret));
     if (!key) throw unauthorized('invalid API key: no such virtual key');
     if (keyExpired(key)) throw unauthorized('virtual key has expired');
     return key;

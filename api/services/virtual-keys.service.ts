@@ -8,11 +8,11 @@ import {
   type FieldError,
   isUniqueViolation,
 } from '../../core/errors.js';
-import { newVirtualKeySecret } from '../../core/security/virtual-keys.js';
+import { hashVirtualKeySecret, newVirtualKeySecret } from '../../core/security/virtual-keys.js';
 import { GatewayResponsesRepository } from '../../core/repositories/gateway-responses.repository.js';
-import type {
+import {
   VirtualKeysRepository,
-  VirtualKeyWithGrants,
+  type VirtualKeyWithGrants,
 } from '../../core/repositories/virtual-keys.repository.js';
 import type { Page } from '../schemas/common.schemas.js';
 import type {
@@ -41,6 +41,12 @@ const json = (value: unknown): string | null => (value == null ? null : JSON.str
 
 const nameTaken = () =>
   new ConflictError({ field: 'name', reason: 'a virtual key with this name already exists' });
+
+/** The live key whose secret this is, as the API shows keys (undefined for a deleted key, which is revoked). */
+export async function findVirtualKeyBySecret(db: Db, secret: string): Promise<VirtualKey | undefined> {
+  const row = await new VirtualKeysRepository(db).findByHash(hashVirtualKeySecret(secret));
+  return row ? toVirtualKey(row) : undefined;
+}
 
 export class VirtualKeysService {
   private readonly responses: GatewayResponsesRepository;

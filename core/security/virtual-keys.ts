@@ -41,7 +41,7 @@ export function newVirtualKeySecret(): { secret: string; key_hash: Buffer; key_p
  * for a deleted key, which is revoked). It checks nothing else: expiry,
  * grants and limits are checked per call.
  */
-export async function findVirtualKeyBySecret(db: Db, secret: string): Promise<GatewayKey | undefined> {
+export async function findKeyBySecret(db: Db, secret: string): Promise<GatewayKey | undefined> {
   const row = await new VirtualKeysRepository(db).findByHash(hashVirtualKeySecret(secret));
   if (!row) return undefined;
   return {

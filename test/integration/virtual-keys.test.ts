@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findVirtualKeyBySecret } from '../../core/security/virtual-keys.js';
+import { findVirtualKeyBySecret } from '../../api/services/virtual-keys.service.js';
 import { startTestApi, type HttpResult, type TestApi } from '../helpers/api.js';
 import { createProject, uniqueName, type ProjectData } from '../helpers/factories.js';
 import {
