@@ -83,14 +83,14 @@ export class VirtualKeysRepository {
 
   /** The live key without its grants (see `grantedModels`). */
   async findLive(id: string): Promise<DbVirtualKey | undefined> {
-    return this.live().where({ id }).first<DbVirtualKey | undefined>();
+    return this.live().where({ id }).first();
   }
 
   /** The model names the key grants of this provider; undefined when it grants none of it. */
   async grantedModels(virtualKeyId: string, providerId: string): Promise<string[] | undefined> {
     const grant = await this.db(VirtualKeyGrantsTableName)
       .where({ virtual_key_id: virtualKeyId, provider_id: providerId })
-      .first<{ model_names: string[] } | undefined>('model_names');
+      .first('model_names');
     return grant?.model_names;
   }
 
@@ -101,7 +101,7 @@ export class VirtualKeysRepository {
 
   /** The key, deleted or not (its usage stays readable), without its grants. */
   async findIncludingDeleted(id: string): Promise<DbVirtualKey | undefined> {
-    return this.db(VirtualKeysTableName).where({ id }).first<DbVirtualKey | undefined>();
+    return this.db(VirtualKeysTableName).where({ id }).first();
   }
 
   /** The live key with this secret hash: a deleted key's secret is refused like any unknown one. */
