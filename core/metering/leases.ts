@@ -153,7 +153,7 @@ interface KeyLeases {
 }
 
 /**
- * The leases of one replica (issue 27: metered keys at full speed). A call
+ * The leases of one replica, so metered keys run at full speed. A call
  * of a key with a rate limit or a budget is admitted against the replica's
  * current lease of that key, in memory; a lease is taken, in one
  * transaction, when there is none or it cannot admit the call (spent, or
