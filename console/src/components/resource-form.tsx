@@ -10,9 +10,8 @@ import { fieldErrorUnder, unplacedError } from './field-errors.js';
  */
 export function ResourceForm({
   onSubmit,
-  error,
+  save,
   placed,
-  saving,
   submitLabel,
   submitDisabled,
   onCancel,
@@ -20,9 +19,9 @@ export function ResourceForm({
   children,
 }: {
   onSubmit: () => void;
-  error: unknown;
+  /** The save mutation: its error is shown, and the submit button spins while it runs. */
+  save: { error: unknown; isPending: boolean };
   placed: readonly string[];
-  saving: boolean;
   submitLabel: string;
   submitDisabled?: boolean;
   /** Without it the form has no Cancel button. */
@@ -40,14 +39,14 @@ export function ResourceForm({
     >
       <Stack>
         {children}
-        <ErrorAlert error={unplacedError(error, placed)} />
+        <ErrorAlert error={unplacedError(save.error, placed)} />
         <Group justify="flex-end">
           {onCancel && (
             <Button variant="default" onClick={onCancel}>
               {cancelLabel}
             </Button>
           )}
-          <Button type="submit" loading={saving} disabled={submitDisabled}>
+          <Button type="submit" loading={save.isPending} disabled={submitDisabled}>
             {submitLabel}
           </Button>
         </Group>

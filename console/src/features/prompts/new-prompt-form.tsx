@@ -41,9 +41,8 @@ export function PromptVersionForm({
   return (
     <ResourceForm
       onSubmit={submit}
-      error={save.error}
+      save={save}
       placed={PLACED}
-      saving={save.isPending}
       submitLabel={prompt ? `Create version ${(prompt.latest_version ?? 0) + 1}` : 'Create prompt'}
     >
       {!prompt && <TextInput label="Name" required {...f.text('name')} data-autofocus />}

@@ -2,7 +2,8 @@ import { Badge, CloseButton, Code, Group, Paper, SimpleGrid, Stack, Table, Text,
 import { fmtCost, fmtDate, fmtDuration, fmtInt } from '../sessions/format.js';
 import { genAi } from './genai.js';
 import type { Span } from '../../api/types.js';
-import { colourVar, serviceColour } from './services.js';
+import { ServiceDot } from './service-dot.js';
+import { serviceColour } from './services.js';
 
 const STATUS_COLOURS: Record<string, string> = { ERROR: 'red', OK: 'green', UNSET: 'gray' };
 
@@ -77,16 +78,7 @@ export function SpanPanel({
             color={serviceColour(span.service_name)}
             variant="light"
             tt="none"
-            leftSection={
-              <span
-                style={{
-                  width: 8,
-                  height: 8,
-                  borderRadius: 4,
-                  background: colourVar(serviceColour(span.service_name)),
-                }}
-              />
-            }
+            leftSection={<ServiceDot service={span.service_name} />}
           >
             {span.service_name}
           </Badge>

@@ -1,21 +1,12 @@
 import { Badge, Table, Text } from '@mantine/core';
 import { fmtCost, fmtDuration, fmtInt, fmtPercent } from '../sessions/format.js';
 import type { EndpointStat, ModelStat, ServiceStat } from '../../api/types.js';
-import { colourVar, serviceColour } from './services.js';
+import { ServiceDot } from './service-dot.js';
 
 function Service({ name }: { name: string | undefined }) {
   return (
     <Text size="sm" span style={{ whiteSpace: 'nowrap' }}>
-      <span
-        style={{
-          display: 'inline-block',
-          width: 8,
-          height: 8,
-          borderRadius: 4,
-          marginRight: 6,
-          background: colourVar(serviceColour(name)),
-        }}
-      />
+      <ServiceDot service={name} style={{ marginRight: 6 }} />
       {name}
     </Text>
   );

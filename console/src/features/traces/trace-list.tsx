@@ -8,6 +8,7 @@ import { fmtDate, fmtDuration } from '../sessions/format.js';
 import { Pager } from '../sessions/pager.js';
 import { useAgents } from '../config/agents/queries.js';
 import { AreaNav } from './area-nav.js';
+import { ServiceDot } from './service-dot.js';
 import { colourVar, serviceColour } from './services.js';
 import { FILTER_KEYS, filtersFrom, TraceFilterForm } from './trace-filters.js';
 import { TRACE_PAGE, useTraces } from './queries.js';
@@ -92,14 +93,7 @@ export function TraceList() {
                   </Table.Td>
                   <Table.Td>
                     <Group gap={6} wrap="nowrap">
-                      <span
-                        style={{
-                          width: 8,
-                          height: 8,
-                          borderRadius: 4,
-                          background: colourVar(serviceColour(t.root_service_name)),
-                        }}
-                      />
+                      <ServiceDot service={t.root_service_name} />
                       <Text size="sm">{t.root_service_name}</Text>
                     </Group>
                   </Table.Td>

@@ -9,7 +9,7 @@ import { fmtCost, fmtDate, fmtDuration, fmtInt } from '../sessions/format.js';
 import { genAi } from './genai.js';
 import type { Span } from '../../api/types.js';
 import { useTrace } from './queries.js';
-import { colourVar, serviceColour } from './services.js';
+import { ServiceDot } from './service-dot.js';
 import { SpanPanel } from './span-panel.js';
 import { Waterfall } from './waterfall.js';
 
@@ -39,9 +39,7 @@ function Summary({ spans }: { spans: Span[] }) {
       <Group gap="xs" aria-label="Services">
         {services.map((s) => (
           <Group key={s} gap={4}>
-            <span
-              style={{ width: 10, height: 10, borderRadius: 5, background: colourVar(serviceColour(s)) }}
-            />
+            <ServiceDot service={s} size={10} />
             <Text size="xs">{s}</Text>
           </Group>
         ))}

@@ -66,9 +66,8 @@ export function AgentForm({ projectId, item: agent, onDone }: ItemFormProps<Agen
   return (
     <ResourceForm
       onSubmit={() => void submit()}
-      error={err}
+      save={save}
       placed={PLACED}
-      saving={save.isPending}
       submitLabel={current ? 'Save agent' : 'Create agent'}
       onCancel={onDone}
       cancelLabel={created ? 'Close' : 'Cancel'}

@@ -1,41 +1,23 @@
 import { useQuery } from '@tanstack/react-query';
 import { api, unwrap } from '../../../api/client.js';
 import type { Agent, AgentBody, Skill } from '../../../api/types.js';
-import { useSaving } from '../shared/queries.js';
+import { projectResource, useSaving } from '../shared/queries.js';
 
-export const agentsKey = (projectId: string | undefined) => ['agents', projectId];
 const skillsKey = (agentId: string) => ['skills', agentId];
 
+const agents = projectResource<Agent, AgentBody>('agents', {
+  list: (project_id) =>
+    api.GET('/api/agent-server/agents', { params: { query: { project_id, limit: 200 } } }),
+  create: (project_id, body) =>
+    api.POST('/api/agent-server/agents', { params: { query: { project_id } }, body }),
+  update: (id, body) => api.PATCH('/api/agent-server/agents/{id}', { params: { path: { id } }, body }),
+  remove: (id) => api.DELETE('/api/agent-server/agents/{id}', { params: { path: { id } } }),
+});
+
 /** The project's agents (the newest 200): for the agents tab, and as choices on every other page. */
-export function useAgents(projectId: string | undefined) {
-  return useQuery({
-    queryKey: agentsKey(projectId),
-    enabled: Boolean(projectId),
-    queryFn: () =>
-      unwrap<Agent[]>(
-        api.GET('/api/agent-server/agents', { params: { query: { project_id: projectId!, limit: 200 } } }),
-      ),
-  });
-}
-
-export function useSaveAgent(projectId: string, id: string | undefined) {
-  return useSaving([agentsKey(projectId)], (body: Partial<AgentBody>) =>
-    id
-      ? unwrap<Agent>(api.PATCH('/api/agent-server/agents/{id}', { params: { path: { id } }, body }))
-      : unwrap<Agent>(
-          api.POST('/api/agent-server/agents', {
-            params: { query: { project_id: projectId } },
-            body: body as AgentBody,
-          }),
-        ),
-  );
-}
-
-export function useDeleteAgent(projectId: string) {
-  return useSaving([agentsKey(projectId)], (id: string) =>
-    unwrap(api.DELETE('/api/agent-server/agents/{id}', { params: { path: { id } } })),
-  );
-}
+export const useAgents = agents.useList;
+export const useSaveAgent = agents.useSave;
+export const useDeleteAgent = agents.useDelete;
 
 export function useSkills(agentId: string) {
   return useQuery({

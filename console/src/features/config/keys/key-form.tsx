@@ -83,9 +83,8 @@ export function KeyForm({
   return (
     <ResourceForm
       onSubmit={submit}
-      error={err}
+      save={save}
       placed={PLACED}
-      saving={save.isPending}
       submitLabel={vkey ? 'Save key' : 'Create key'}
       onCancel={onDone}
     >

@@ -36,9 +36,8 @@ export function McpForm({ projectId, item: server, onDone }: ItemFormProps<McpSe
   return (
     <ResourceForm
       onSubmit={submit}
-      error={save.error}
+      save={save}
       placed={PLACED}
-      saving={save.isPending}
       submitLabel={server ? 'Save MCP server' : 'Create MCP server'}
       onCancel={onDone}
     >

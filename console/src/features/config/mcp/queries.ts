@@ -1,21 +1,20 @@
 import { useQuery } from '@tanstack/react-query';
 import { api, unwrap } from '../../../api/client.js';
 import type { McpServer, McpServerBody, McpTool } from '../../../api/types.js';
-import { useSaving } from '../shared/queries.js';
+import { projectResource } from '../shared/queries.js';
 
-export const mcpKey = (projectId: string) => ['mcp-servers', projectId];
+const servers = projectResource<McpServer, McpServerBody>('mcp-servers', {
+  list: (project_id) =>
+    api.GET('/api/agent-server/mcp-servers', { params: { query: { project_id, limit: 200 } } }),
+  create: (project_id, body) =>
+    api.POST('/api/agent-server/mcp-servers', { params: { query: { project_id } }, body }),
+  update: (id, body) => api.PATCH('/api/agent-server/mcp-servers/{id}', { params: { path: { id } }, body }),
+  remove: (id) => api.DELETE('/api/agent-server/mcp-servers/{id}', { params: { path: { id } } }),
+});
 
-export function useMcpServers(projectId: string) {
-  return useQuery({
-    queryKey: mcpKey(projectId),
-    queryFn: () =>
-      unwrap<McpServer[]>(
-        api.GET('/api/agent-server/mcp-servers', {
-          params: { query: { project_id: projectId, limit: 200 } },
-        }),
-      ),
-  });
-}
+export const useMcpServers = servers.useList;
+export const useSaveMcpServer = servers.useSave;
+export const useDeleteMcpServer = servers.useDelete;
 
 /** Connects to the server and lists its tools; only when asked (`enabled`), since it reaches out. */
 export function useInspect(id: string | undefined, enabled: boolean) {
@@ -29,23 +28,4 @@ export function useInspect(id: string | undefined, enabled: boolean) {
         api.POST('/api/agent-server/mcp-servers/{id}/inspect', { params: { path: { id: id! } } }),
       ),
   });
-}
-
-export function useSaveMcpServer(projectId: string, id: string | undefined) {
-  return useSaving([mcpKey(projectId)], (body: Partial<McpServerBody>) =>
-    id
-      ? unwrap<McpServer>(api.PATCH('/api/agent-server/mcp-servers/{id}', { params: { path: { id } }, body }))
-      : unwrap<McpServer>(
-          api.POST('/api/agent-server/mcp-servers', {
-            params: { query: { project_id: projectId } },
-            body: body as McpServerBody,
-          }),
-        ),
-  );
-}
-
-export function useDeleteMcpServer(projectId: string) {
-  return useSaving([mcpKey(projectId)], (id: string) =>
-    unwrap(api.DELETE('/api/agent-server/mcp-servers/{id}', { params: { path: { id } } })),
-  );
 }

@@ -76,9 +76,8 @@ export function ModelForm({ projectId, item: model, onDone }: ItemFormProps<Mode
   return (
     <ResourceForm
       onSubmit={submit}
-      error={err}
+      save={save}
       placed={PLACED}
-      saving={save.isPending}
       submitLabel={model ? 'Save model' : 'Create model'}
       onCancel={onDone}
     >

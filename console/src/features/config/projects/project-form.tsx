@@ -47,9 +47,8 @@ export function ProjectForm({ project, onDone }: { project?: Project; onDone: (p
   return (
     <ResourceForm
       onSubmit={() => save.mutate(f.values, { onSuccess: onDone })}
-      error={save.error}
+      save={save}
       placed={['name', 'description', 'virtual_key_id']}
-      saving={save.isPending}
       submitLabel={project ? 'Save project' : 'Create project'}
     >
       <TextInput label="Name" required {...f.text('name')} data-autofocus />

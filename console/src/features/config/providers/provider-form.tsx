@@ -64,9 +64,8 @@ export function ProviderForm({ provider, onDone }: { provider?: Provider; onDone
   return (
     <ResourceForm
       onSubmit={() => save.mutate(bodyOf(f.values), { onSuccess: onDone })}
-      error={save.error}
+      save={save}
       placed={PLACED}
-      saving={save.isPending}
       submitLabel={provider ? 'Save provider' : 'Create provider'}
       onCancel={onDone}
     >

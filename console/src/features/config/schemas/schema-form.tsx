@@ -49,9 +49,8 @@ export function SchemaForm({ projectId, item: schema, onDone }: ItemFormProps<Js
   return (
     <ResourceForm
       onSubmit={submit}
-      error={save.error}
+      save={save}
       placed={PLACED}
-      saving={save.isPending}
       submitLabel={schema ? 'Save schema' : 'Create schema'}
       submitDisabled={!!problem}
       onCancel={onDone}
