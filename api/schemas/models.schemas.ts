@@ -9,7 +9,7 @@ import {
   uuid,
 } from './common.schemas.js';
 import { PROVIDER_TYPES } from './providers.schemas.js';
-import type { ProviderType } from '../../core/db/llm-config.tables.js';
+import type { ProviderType } from '../../core/db/tables/index.js';
 import type { Price } from '../../core/metering/pricing.js';
 
 /**

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { idParams, pagination, sentBackUri, timestamp, uuid } from './common.schemas.js';
-import type { ProviderType } from '../../core/db/llm-config.tables.js';
+import type { ProviderType } from '../../core/db/tables/index.js';
 
 export const PROVIDER_TYPES: readonly ProviderType[] = ['openai', 'anthropic', 'gemini'];
 

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 import { idParams, name, pagination, timestamp, uuid } from './common.schemas.js';
-import type { DbVirtualKey } from '../../core/db/llm-config.tables.js';
+import type { DbVirtualKey } from '../../core/db/tables/index.js';
 import type { Grant } from '../../core/repositories/types.js';
 
 export const BUDGET_PERIODS = ['day', 'week', 'month', 'total'] as const;

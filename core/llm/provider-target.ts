@@ -1,5 +1,5 @@
 import type { SecretBox } from '../crypto/secrets.js';
-import type { DbProvider } from '../db/llm-config.tables.js';
+import type { DbProvider } from '../db/tables/index.js';
 import type { ProviderTarget } from './types.js';
 
 /**

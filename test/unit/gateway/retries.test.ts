@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { UpstreamError } from '../../../core/llm/errors.js';
-import type { DbProvider } from '../../../core/db/llm-config.tables.js';
+import type { DbProvider } from '../../../core/db/tables/index.js';
 import type { Candidate } from '../../../api/gateway/models.js';
 import { toGatewayError, withRetriesAndFallbacks } from '../../../api/gateway/upstream.js';
 
