@@ -6,7 +6,7 @@
  * the gateway's is.
  */
 import type { Context } from '@opentelemetry/api';
-import type { DbProvider } from '../../core/db/llm-config.tables.js';
+import type { DbProvider } from '../../core/db/tables/index.js';
 import { UpstreamError } from '../../core/llm/errors.js';
 import type { LlmRequest } from '../../core/llm/types.js';
 import { ModelCallMeter, type CallOutcome, type MeteredCall } from '../../core/metering/model-call.js';

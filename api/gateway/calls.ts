@@ -9,6 +9,15 @@ import type { Surface } from './surface.js';
 
 type Obj = Record<string, unknown>;
 
+/** One attempt of a caller's request: its surface and body, and the provider and model it goes to. */
+export interface UpstreamAsk {
+  surface: Surface;
+  target: ProviderTarget;
+  model: string;
+  body: Obj;
+  signal: AbortSignal;
+}
+
 /** One upstream call's answer in the caller's format, and the usage it reported. */
 export interface JsonAnswer {
   body: unknown;
@@ -40,13 +49,7 @@ function passthroughChatBody(surface: Surface, body: Obj, model: string): Obj {
   return passthroughBody(surface, surface.sameFormatChatBody?.(body) ?? body, model);
 }
 
-export async function chatJson(
-  surface: Surface,
-  target: ProviderTarget,
-  model: string,
-  body: Obj,
-  signal: AbortSignal,
-): Promise<JsonAnswer> {
+export async function chatJson({ surface, target, model, body, signal }: UpstreamAsk): Promise<JsonAnswer> {
   const adapter = ADAPTERS[target.type];
   if (passesThrough(surface, target)) {
     const call = buildCall(adapter, target, model, 'chat', passthroughChatBody(surface, body, model));
@@ -62,13 +65,13 @@ export async function chatJson(
  * sent to the caller. Same-format streams are forwarded event by event as
  * received; others are translated event by event.
  */
-export async function chatStream(
-  surface: Surface,
-  target: ProviderTarget,
-  model: string,
-  body: Obj,
-  signal: AbortSignal,
-): Promise<OpenedStream> {
+export async function chatStream({
+  surface,
+  target,
+  model,
+  body,
+  signal,
+}: UpstreamAsk): Promise<OpenedStream> {
   let usage: Usage | undefined;
   if (passesThrough(surface, target)) {
     const adapter = ADAPTERS[target.type];
@@ -114,13 +117,7 @@ function geminiEmbedCall(target: ProviderTarget, model: string, body: Obj) {
 }
 
 /** Embeddings; a Gemini caller reaching a Gemini provider keeps its single-input `:embedContent` call. */
-export async function embedJson(
-  surface: Surface,
-  target: ProviderTarget,
-  model: string,
-  body: Obj,
-  signal: AbortSignal,
-): Promise<JsonAnswer> {
+export async function embedJson({ surface, target, model, body, signal }: UpstreamAsk): Promise<JsonAnswer> {
   const adapter = ADAPTERS[target.type];
   if (surface.format === target.type && adapter.fromVendorEmbedding) {
     const call =

@@ -1,6 +1,6 @@
 import { context } from '@opentelemetry/api';
 import type { Context } from 'koa';
-import type { DbProvider } from '../../core/db/llm-config.tables.js';
+import type { DbProvider } from '../../core/db/tables/index.js';
 import { HOPS_HEADER, MAX_GATEWAY_HOPS, parseHops } from '../../core/llm/hops.js';
 import { targetOf } from '../../core/llm/provider-target.js';
 import type { Usage } from '../../core/llm/types.js';
@@ -10,7 +10,7 @@ import { metrics } from '../../core/telemetry/metrics.js';
 import type { ModelCallAttributes } from '../../core/telemetry/metrics/genai.js';
 import type { SecretBox } from '../../core/crypto/secrets.js';
 import { readJsonBody } from '../http/body-reader.js';
-import { chatJson, chatStream, embedJson } from './calls.js';
+import { chatJson, chatStream, embedJson, type UpstreamAsk } from './calls.js';
 import { GatewayError, invalidRequest } from './errors.js';
 import type { GatewayKey } from '../../core/security/virtual-keys.js';
 import type { KeyResolver } from './keys.js';
@@ -26,6 +26,15 @@ export type Operation = 'chat' | 'embed';
 /** The model a request asks for and whether it streams (from its body or path). */
 export type Target = { asked: string; stream: boolean };
 
+/** What a request's metric labels are made of. */
+export interface LabelledCall {
+  surface: Surface;
+  op: Operation;
+  key: GatewayKey | undefined;
+  candidate: Candidate | undefined;
+  status: number;
+}
+
 /** What every call shares: the gateway's parts, and its bounded model labels. */
 export interface GatewayParts {
   keys: KeyResolver;
@@ -33,13 +42,8 @@ export interface GatewayParts {
   retry: RetryOptions;
   secrets: SecretBox;
   logger: Logger;
-  attributes(
-    surface: Surface,
-    op: Operation,
-    key: GatewayKey | undefined,
-    c: Candidate | undefined,
-    status: number,
-  ): ModelCallAttributes;
+  /** A request's metric labels (see Gateway.attributes). */
+  attributes(call: LabelledCall): ModelCallAttributes;
 }
 
 /** The virtual key as each surface's official SDK presents it. */
@@ -174,9 +178,7 @@ export class GatewayCall {
 
   private async answerJson(): Promise<void> {
     const call = this.op === 'chat' ? chatJson : embedJson;
-    const answer = await this.attempt((c, signal) =>
-      call(this.surface, this.targetOf(c), c.model, this.body, signal),
-    );
+    const answer = await this.attempt(call);
     const answered = performance.now();
     await this.settle(answer.usage, 200);
     this.setServerTiming(answered);
@@ -184,9 +186,7 @@ export class GatewayCall {
   }
 
   private async answerStream(): Promise<void> {
-    const opened = await this.attempt((c, signal) =>
-      chatStream(this.surface, this.targetOf(c), c.model, this.body, signal),
-    );
+    const opened = await this.attempt(chatStream);
     this.setServerTiming(performance.now());
     const { ctx, surface, body, controller } = this;
     const result = await writeStream(ctx, surface, body, opened, controller, () =>
@@ -196,15 +196,14 @@ export class GatewayCall {
     void this.settle(opened.usage(), result.status, result.error);
   }
 
-  private targetOf(c: Candidate) {
-    return targetOf(c.provider, this.parts.secrets, this.hops);
-  }
-
   /** The upstream call, in the model call's span, over the candidates with retries. */
-  private async attempt<T>(fn: (c: Candidate, signal: AbortSignal) => Promise<T>): Promise<T> {
-    const { candidates, controller, parts } = this;
+  private async attempt<T>(fn: (ask: UpstreamAsk) => Promise<T>): Promise<T> {
+    const { candidates, controller, parts, surface, body, hops } = this;
+    const { signal } = controller;
+    const one = (c: Candidate) =>
+      fn({ surface, target: targetOf(c.provider, parts.secrets, hops), model: c.model, body, signal });
     const r = await context.with(this.metered!.context(), () =>
-      withRetriesAndFallbacks(candidates, (c) => fn(c, controller.signal), parts.retry, controller.signal),
+      withRetriesAndFallbacks(candidates, one, parts.retry, signal),
     );
     this.answeredBy = r.candidate;
     return r.value;
@@ -234,7 +233,8 @@ export class GatewayCall {
   }
 
   private labelsFor(status: number): ModelCallAttributes {
-    return this.parts.attributes(this.surface, this.op, this.key, this.answeredBy ?? this.primary, status);
+    const { surface, op, key } = this;
+    return this.parts.attributes({ surface, op, key, candidate: this.answeredBy ?? this.primary, status });
   }
 
   /**

@@ -7,12 +7,12 @@ import {
   GatewayCall,
   presentedSecret,
   type GatewayParts,
+  type LabelledCall,
   type Operation,
   type Target,
 } from './gateway-call.js';
-import type { GatewayKey } from '../../core/security/virtual-keys.js';
 import type { KeyResolver } from './keys.js';
-import { grantedModelNames, type Candidate } from './models.js';
+import { grantedModelNames } from './models.js';
 import type { Surface } from './surface.js';
 import { DEFAULT_RETRY, type RetryOptions } from './upstream.js';
 
@@ -42,7 +42,7 @@ export class Gateway implements GatewayParts {
     opts: GatewayOptions = {},
   ) {
     this.keys = deps.gatewayKeys;
-    this.meter = new ModelCallMeter(deps.metering);
+    this.meter = new ModelCallMeter(deps.metering, true);
     this.retry = opts.retry ?? DEFAULT_RETRY;
     this.secrets = deps.secrets;
     this.logger = deps.logger;
@@ -73,13 +73,7 @@ export class Gateway implements GatewayParts {
    * or an upstream has answered for it in this process (vendors' catalogs are
    * bounded); otherwise `_OTHER`.
    */
-  attributes(
-    surface: Surface,
-    op: Operation,
-    key: GatewayKey | undefined,
-    c: Candidate | undefined,
-    status: number,
-  ): ModelCallAttributes {
+  attributes({ surface, op, key, candidate: c, status }: LabelledCall): ModelCallAttributes {
     let model: string | undefined;
     if (c && key) {
       let answered = this.answeredModels.get(c.provider.id);

@@ -1,6 +1,6 @@
 import { ReadCache, type ChangeFeed } from '../cache/change-feed.js';
 import type { Db } from '../../core/db/knex.js';
-import type { DbProvider } from '../../core/db/llm-config.tables.js';
+import type { DbProvider } from '../../core/db/tables/index.js';
 import { ProvidersRepository } from '../../core/repositories/providers.repository.js';
 import {
   findKeyBySecret,

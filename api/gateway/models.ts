@@ -1,4 +1,4 @@
-import type { DbProvider } from '../../core/db/llm-config.tables.js';
+import type { DbProvider } from '../../core/db/tables/index.js';
 import { unstorable } from '../http/input-guard.js';
 import { forbidden, invalidRequest } from './errors.js';
 import { grantsModel, type GatewayKey } from '../../core/security/virtual-keys.js';

@@ -155,7 +155,16 @@ export class MeteredCall {
  * provisional usage row. Refusals are not model calls: they have no span.
  */
 export class ModelCallMeter {
-  constructor(private readonly policy: GatewayPolicyService) {}
+  constructor(
+    private readonly policy: GatewayPolicyService,
+    /**
+     * Store each call's usage row while it goes upstream (the gateway, whose
+     * answer's last bytes wait for the row: see GatewayPolicyService.startUsage).
+     * Without, settling writes the final row (agent sessions, whose turn
+     * records its cost once the row is in).
+     */
+    private readonly provisionalRows = false,
+  ) {}
 
   async start(key: MeteredKey | undefined, request: ModelCallRequest): Promise<MeteredCall> {
     const admission = key
@@ -179,7 +188,7 @@ export class ModelCallMeter {
       ...(request.maxOutputTokens !== undefined ? { maxTokens: request.maxOutputTokens } : {}),
       input: request.input,
     });
-    if (admission) this.policy.startUsage(admission, span.span.spanContext().traceId);
+    if (admission && this.provisionalRows) this.policy.startUsage(admission, span.span.spanContext().traceId);
     return new MeteredCall(this.policy, span, admission);
   }
 }

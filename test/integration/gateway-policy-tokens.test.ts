@@ -66,7 +66,7 @@ const windows = async (keyId: string) =>
   (
     (await dbA('gateway_rate_windows').where({ virtual_key_id: keyId })) as Array<{
       requests: number;
-      tokens: string;
+      tokens: number;
     }>
   ).map((w) => ({ requests: w.requests, tokens: Number(w.tokens) }));
 

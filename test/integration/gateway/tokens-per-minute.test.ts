@@ -76,7 +76,7 @@ async function chat(api: ApiProcess, secret: string, maxTokens: number) {
 }
 
 const windowTokens = async (keyId: string) =>
-  ((await db('gateway_rate_windows').where({ virtual_key_id: keyId })) as Array<{ tokens: string }>).map(
+  ((await db('gateway_rate_windows').where({ virtual_key_id: keyId })) as Array<{ tokens: number }>).map(
     (w) => Number(w.tokens),
   );
 

@@ -106,9 +106,7 @@ describe('a gateway replica killed mid-traffic', () => {
       expect(answered.length).toBeGreaterThan(50);
       expect(calls).toBeGreaterThan(answered.length); // some were cut by the kill
       const stored = new Set(
-        (await db('gateway_usage').whereIn('trace_id', answered).select('trace_id')).map(
-          (r: { trace_id: string }) => r.trace_id,
-        ),
+        (await db('gateway_usage').whereIn('trace_id', answered).select('trace_id')).map((r) => r.trace_id),
       );
       const lost = answered.filter((t) => !stored.has(t));
       expect(lost).toEqual([]);

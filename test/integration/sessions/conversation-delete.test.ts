@@ -139,7 +139,11 @@ describe.skipIf(noTemporal())('deleting a conversation deletes its data', () => 
       (t: { id: string }) => t.id,
     );
     // A summary as the llm summarizer writes it: it must go too.
-    await db()('thread_summaries').insert({ thread_id: threadIds[0], through_seq: 1, content: 'the secret' });
+    await db()('thread_summaries').insert({
+      thread_id: threadIds[0]!,
+      through_seq: 1,
+      content: 'the secret',
+    });
     const runIds = (await db()('runs').where({ conversation_pk: conv.pk }).select('id')).map(
       (r: { id: string }) => r.id,
     );

@@ -83,13 +83,13 @@ describe('provider errors that echo our credentials', () => {
   });
 
   it('a stream error event, passed through to a caller of the same format', async () => {
-    const opened = await chatStream(
-      SURFACES.openai,
+    const opened = await chatStream({
+      surface: SURFACES.openai,
       target,
-      'm',
-      { model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true },
-      new AbortController().signal,
-    );
+      model: 'm',
+      body: { model: 'm', messages: [{ role: 'user', content: 'hi' }], stream: true },
+      signal: new AbortController().signal,
+    });
     expectRedacted(
       await failure(
         (async () => {

@@ -7,7 +7,7 @@ import type {
   ToolChoice,
 } from '../../../../core/llm/types.js';
 import { invalidRequest } from '../../errors.js';
-import { str } from '../json.js';
+import { str, isObj, type Obj } from '../json.js';
 
 /**
  * `metadata` only carries a caller label (user_id) for abuse monitoring, so it
@@ -29,9 +29,6 @@ const TRANSLATED = new Set([
   'stream',
   'metadata',
 ]);
-
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function blocks(content: unknown): Obj[] {
   if (typeof content === 'string') return [{ type: 'text', text: content }];

@@ -3,7 +3,7 @@ import { uncachedInputTokens } from '../../../../core/llm/usage.js';
 import type { GatewayError } from '../../errors.js';
 import { sse, type StreamRenderer } from '../../surface.js';
 import { anthropicErrorBody } from './errors.js';
-import { str } from '../json.js';
+import { str, toolArguments } from '../json.js';
 
 const STOP: Record<FinishReason, string> = {
   stop: 'end_turn',
@@ -12,14 +12,6 @@ const STOP: Record<FinishReason, string> = {
   content_filter: 'refusal',
   error: 'end_turn',
 };
-
-function input(args: string): unknown {
-  try {
-    return args.trim() === '' ? {} : JSON.parse(args);
-  } catch {
-    return {};
-  }
-}
 
 /** Anthropic counts cache reads and writes apart from `input_tokens`, which is the uncached rest. */
 const usageOf = (u: Usage) => ({
@@ -39,7 +31,12 @@ export function renderAnthropicResponse(res: LlmResponse): unknown {
     model: res.model,
     content: [
       ...(res.text ? [{ type: 'text', text: res.text }] : []),
-      ...res.tool_calls.map((c) => ({ type: 'tool_use', id: c.id, name: c.name, input: input(c.arguments) })),
+      ...res.tool_calls.map((c) => ({
+        type: 'tool_use',
+        id: c.id,
+        name: c.name,
+        input: toolArguments(c.arguments),
+      })),
     ],
     stop_reason: STOP[res.finish_reason],
     stop_sequence: null,

@@ -9,6 +9,7 @@ import type {
   ToolChoice,
 } from '../../../../core/llm/types.js';
 import { invalidRequest } from '../../errors.js';
+import { isObj, type Obj } from '../json.js';
 
 const TRANSLATED = new Set(['contents', 'systemInstruction', 'tools', 'toolConfig', 'generationConfig']);
 const GENERATION = new Set([
@@ -21,9 +22,6 @@ const GENERATION = new Set([
   'responseJsonSchema',
   'candidateCount',
 ]);
-
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function textOf(content: unknown): string {
   if (!isObj(content) || !Array.isArray(content.parts)) return '';

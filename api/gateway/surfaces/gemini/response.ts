@@ -2,7 +2,7 @@ import type { FinishReason, LlmResponse, LlmStreamEvent, Usage } from '../../../
 import type { GatewayError } from '../../errors.js';
 import { sse, type StreamRenderer } from '../../surface.js';
 import { geminiErrorBody } from './errors.js';
-import { str } from '../json.js';
+import { str, toolArguments } from '../json.js';
 
 const FINISH: Record<FinishReason, string> = {
   stop: 'STOP',
@@ -11,14 +11,6 @@ const FINISH: Record<FinishReason, string> = {
   content_filter: 'SAFETY',
   error: 'OTHER',
 };
-
-function args(text: string): unknown {
-  try {
-    return text.trim() === '' ? {} : JSON.parse(text);
-  } catch {
-    return {};
-  }
-}
 
 /**
  * promptTokenCount counts every input token, cached ones included; Gemini
@@ -41,7 +33,9 @@ const candidate = (parts: unknown[], finishReason?: string) => ({
 export function renderGeminiResponse(res: LlmResponse): unknown {
   const parts: unknown[] = [
     ...(res.text ? [{ text: res.text }] : []),
-    ...res.tool_calls.map((c) => ({ functionCall: { id: c.id, name: c.name, args: args(c.arguments) } })),
+    ...res.tool_calls.map((c) => ({
+      functionCall: { id: c.id, name: c.name, args: toolArguments(c.arguments) },
+    })),
   ];
   return {
     candidates: [candidate(parts, FINISH[res.finish_reason])],
@@ -95,7 +89,7 @@ export function createGeminiStreamRenderer(body: Record<string, unknown>): Strea
     },
     end: () => {
       const parts = [...calls.values()].map((c) => ({
-        functionCall: { id: c.id, name: c.name, args: args(c.args) },
+        functionCall: { id: c.id, name: c.name, args: toolArguments(c.args) },
       }));
       return chunk(parts.length ? parts : [{ text: '' }], finish, true);
     },

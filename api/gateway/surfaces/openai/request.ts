@@ -12,7 +12,7 @@ import type {
   ToolChoice,
 } from '../../../../core/llm/types.js';
 import { invalidRequest } from '../../errors.js';
-import { str } from '../json.js';
+import { str, isObj, type Obj } from '../json.js';
 
 /** Fields translated; `user` only labels the caller for the vendor's abuse monitoring, so it is safe to leave out. */
 const TRANSLATED = new Set([
@@ -32,9 +32,6 @@ const TRANSLATED = new Set([
   'n',
   'user',
 ]);
-
-type Obj = Record<string, unknown>;
-const isObj = (v: unknown): v is Obj => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 export function parseDataUrl(url: string): { media_type: string; data: string } | undefined {
   const m = /^data:([^;,]+);base64,(.*)$/s.exec(url);
