@@ -21,6 +21,11 @@ export type Body<O extends Op> = operations[O] extends {
   ? B
   : never;
 
+/** The query parameters an operation takes. */
+export type Query<O extends Op> = operations[O] extends { parameters: { query?: infer Q } }
+  ? NonNullable<Q>
+  : never;
+
 /** One element of a list (anything else as it is). */
 export type Item<T> = T extends readonly (infer U)[] ? U : T;
 
@@ -65,6 +70,11 @@ export type PendingApproval = Item<Data<'getApiAgentServerApprovals'>>;
 export type ConverseBody = Body<'postApiAgentServerConverse'>;
 
 // Traces
+/** What GET /traces filters on, besides its time window and paging. */
+export type TraceFilters = Omit<
+  Query<'getApiAgentServerTraces'>,
+  'start_time' | 'end_time' | 'limit' | 'offset'
+>;
 export type TraceSummary = Item<Data<'getApiAgentServerTraces'>>;
 export type TraceDetail = Data<'getApiAgentServerTracesTraceId'>;
 export type Span = Item<NonNullable<TraceDetail['spans']>>;

@@ -1,20 +1,16 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { api, unwrap } from '../../api/client.js';
-import type { EndpointStat, ModelStat, ServiceStat, TraceDetail, TraceSummary } from '../../api/types.js';
+import type {
+  EndpointStat,
+  ModelStat,
+  ServiceStat,
+  TraceDetail,
+  TraceFilters,
+  TraceSummary,
+} from '../../api/types.js';
 import type { TimeWindow } from './time-window.js';
 
 export const TRACE_PAGE = 50;
-
-export interface TraceFilters {
-  service_name?: string;
-  span_name?: string;
-  min_duration_ms?: number;
-  max_duration_ms?: number;
-  has_errors?: boolean;
-  project_id?: string;
-  agent_id?: string;
-  conversation_id?: string;
-}
 
 export function useTraces(window: TimeWindow, filters: TraceFilters, offset: number) {
   return useQuery({

@@ -1,6 +1,7 @@
 import { Button, Group, NumberInput, Select, Switch, TextInput } from '@mantine/core';
-import { useState, type FormEvent } from 'react';
-import type { TraceFilters } from './queries.js';
+import type { FormEvent } from 'react';
+import { useFields } from '../../components/resource-form.js';
+import type { TraceFilters } from '../../api/types.js';
 
 export const FILTER_KEYS = [
   'service_name',
@@ -58,47 +59,26 @@ export function TraceFilterForm({
     agent_id: value.agent_id ?? '',
     conversation_id: value.conversation_id ?? '',
   });
-  const [d, setD] = useState<Draft>(init);
-  const set = (k: keyof Draft) => (v: string) => setD((p) => ({ ...p, [k]: v }));
+  const f = useFields<Draft>(init, undefined);
+  const d = f.values;
+  const set = (k: keyof Draft) => (v: string) => f.set({ [k]: v });
   const submit = (e: FormEvent) => {
     e.preventDefault();
     onApply(d);
   };
+  const text = (k: keyof Draft, label: string, placeholder: string) => (
+    <TextInput size="xs" label={label} placeholder={placeholder} w={160} {...f.text(k)} />
+  );
+  const ms = (k: 'min_duration_ms' | 'max_duration_ms', label: string) => (
+    <NumberInput size="xs" label={label} min={0} w={90} value={d[k]} onChange={(v) => set(k)(String(v))} />
+  );
   return (
     <form onSubmit={submit} aria-label="Trace filters">
       <Group align="flex-end" gap="xs">
-        <TextInput
-          size="xs"
-          label="Service"
-          placeholder="agent-server-api"
-          value={d.service_name}
-          onChange={(e) => set('service_name')(e.currentTarget.value)}
-          w={160}
-        />
-        <TextInput
-          size="xs"
-          label="Span name contains"
-          placeholder="converse"
-          value={d.span_name}
-          onChange={(e) => set('span_name')(e.currentTarget.value)}
-          w={160}
-        />
-        <NumberInput
-          size="xs"
-          label="Min ms"
-          min={0}
-          value={d.min_duration_ms}
-          onChange={(v) => set('min_duration_ms')(String(v))}
-          w={90}
-        />
-        <NumberInput
-          size="xs"
-          label="Max ms"
-          min={0}
-          value={d.max_duration_ms}
-          onChange={(v) => set('max_duration_ms')(String(v))}
-          w={90}
-        />
+        {text('service_name', 'Service', 'agent-server-api')}
+        {text('span_name', 'Span name contains', 'converse')}
+        {ms('min_duration_ms', 'Min ms')}
+        {ms('max_duration_ms', 'Max ms')}
         <Select
           size="xs"
           label="Errors"
@@ -123,14 +103,7 @@ export function TraceFilterForm({
           searchable
           w={160}
         />
-        <TextInput
-          size="xs"
-          label="Conversation"
-          placeholder="conversation id"
-          value={d.conversation_id}
-          onChange={(e) => set('conversation_id')(e.currentTarget.value)}
-          w={160}
-        />
+        {text('conversation_id', 'Conversation', 'conversation id')}
         <Switch
           label="This project only"
           checked={Boolean(d.project_id)}

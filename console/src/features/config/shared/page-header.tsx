@@ -1,16 +1,8 @@
 import { Group, Stack, Text, Title } from '@mantine/core';
-import type { ReactNode } from 'react';
+import type { TitledProps } from '../../../components/empty.js';
 
 /** A tab's title, what it configures, and its main action. */
-export function PageHeader({
-  title,
-  children,
-  action,
-}: {
-  title: string;
-  children: ReactNode;
-  action?: ReactNode;
-}) {
+export function PageHeader({ title, children, action }: TitledProps) {
   return (
     <Group justify="space-between" align="flex-start" mb="md">
       <Stack gap={2}>
