@@ -55,6 +55,9 @@ export type AgentBody = Body<'postApiAgentServerAgents'>;
 export type VirtualKeyBody = Body<'postApiAgentServerVirtualKeys'>;
 
 // Prompts
+/** The labels a prompt version can carry, which agents choose their version by. */
+export type PromptLabel = NonNullable<AgentBody['prompt_label']>;
+export type NewPrompt = Body<'postApiAgentServerPrompts'>;
 export type Prompt = Row<'getApiAgentServerPrompts'>;
 export type PromptVersion = Row<'getApiAgentServerPromptsNameVersions'>;
 

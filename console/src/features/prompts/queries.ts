@@ -1,8 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, unwrap } from '../../api/client.js';
-import type { Prompt, PromptVersion } from '../../api/types.js';
-
-export type Label = 'production' | 'latest';
+import type { NewPrompt, Prompt, PromptLabel as Label, PromptVersion } from '../../api/types.js';
 
 export const promptsKey = (projectId: string | undefined) => ['prompts', projectId];
 const versionsKey = (projectId: string, name: string) => ['prompt-versions', projectId, name];
@@ -56,13 +54,6 @@ function useInvalidatePrompt(projectId: string) {
       client.invalidateQueries({ queryKey: ['prompt', projectId] }),
       client.invalidateQueries({ queryKey: ['prompt-versions', projectId] }),
     ]);
-}
-
-export interface NewPrompt {
-  name: string;
-  template: string;
-  commit_message: string;
-  label?: Label;
 }
 
 export function useCreatePrompt(projectId: string) {

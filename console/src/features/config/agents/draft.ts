@@ -1,6 +1,4 @@
-import type { Agent, AgentBody } from '../../../api/types.js';
-
-export type Label = 'production' | 'latest';
+import type { Agent, AgentBody, PromptLabel } from '../../../api/types.js';
 export type Num = number | string;
 
 export interface McpDraft {
@@ -15,7 +13,7 @@ export interface AgentDraft {
   description: string;
   model_id: string | null;
   prompt_id: string | null;
-  prompt_label: Label;
+  prompt_label: PromptLabel;
   schema_id: string | null;
   enable_history: boolean;
   max_iterations: Num;
@@ -24,7 +22,7 @@ export interface AgentDraft {
   llm_summarizer_token_threshold: Num;
   llm_summarizer_keep_recent_count: Num;
   llm_summarizer_prompt_id: string | null;
-  llm_summarizer_prompt_label: Label | null;
+  llm_summarizer_prompt_label: PromptLabel | null;
   llm_summarizer_model_id: string | null;
   sliding_window_keep_count: Num;
   mcp_servers: McpDraft[];

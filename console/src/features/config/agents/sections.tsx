@@ -13,8 +13,9 @@ import { usePrompts } from '../../prompts/queries.js';
 import { useModels } from '../models/queries.js';
 import { useSchemas } from '../schemas/queries.js';
 import { fieldError, fieldErrorUnder } from '../../../components/field-errors.js';
+import type { PromptLabel as Label } from '../../../api/types.js';
 import type { Fields } from '../../../components/resource-form.js';
-import type { AgentDraft, Label } from './draft.js';
+import type { AgentDraft } from './draft.js';
 
 export interface SectionProps {
   projectId: string;
