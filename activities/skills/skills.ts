@@ -16,7 +16,8 @@ import { access, chmod, mkdir, readdir, readlink, rename, rm, symlink, writeFile
 import path from 'node:path';
 import type { Knex } from 'knex';
 import type { Db } from '../../core/db/knex.js';
-import { SkillsRepository, type DbSkill } from '../../core/repositories/skills.repository.js';
+import type { DbSkill } from '../../core/db/tables/index.js';
+import { SkillsRepository } from '../../core/repositories/skills.repository.js';
 
 export interface SkillSummary {
   name: string;

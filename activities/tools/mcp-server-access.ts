@@ -6,7 +6,7 @@
 import { SpanStatusCode, type Span } from '@opentelemetry/api';
 import { redactHeaders, type SecretBox } from '../../core/crypto/secrets.js';
 import type { Db } from '../../core/db/knex.js';
-import type { DbMcpServer } from '../../core/repositories/mcp-servers.repository.js';
+import type { DbMcpServer } from '../../core/db/tables/index.js';
 import type { McpServerConnection } from '../../core/mcp/mcp-client.js';
 
 export interface McpToolDeps {

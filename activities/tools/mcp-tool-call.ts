@@ -5,7 +5,8 @@
  */
 import type { Span } from '@opentelemetry/api';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { McpServersRepository, type DbMcpServer } from '../../core/repositories/mcp-servers.repository.js';
+import type { DbMcpServer } from '../../core/db/tables/index.js';
+import { McpServersRepository } from '../../core/repositories/mcp-servers.repository.js';
 import { inSpan } from '../../core/telemetry/tool-spans.js';
 import { McpConnectionError } from '../../core/mcp/errors.js';
 import { describeFailure, withMcpClient } from '../../core/mcp/mcp-client.js';

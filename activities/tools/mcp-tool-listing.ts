@@ -3,7 +3,8 @@
  * agent listed in parallel, each entry's filters applied, names made unique
  * (tool-names.ts). A server's failure becomes a listing with `error`.
  */
-import { McpServersRepository, type DbMcpServer } from '../../core/repositories/mcp-servers.repository.js';
+import type { DbMcpServer } from '../../core/db/tables/index.js';
+import { McpServersRepository } from '../../core/repositories/mcp-servers.repository.js';
 import { inSpan } from '../../core/telemetry/tool-spans.js';
 import { McpConnectionError } from '../../core/mcp/errors.js';
 import {

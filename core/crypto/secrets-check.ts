@@ -26,7 +26,7 @@ export async function verifySecretsKey(db: Db, box: SecretBox): Promise<SecretKe
     .insert({ id: 1, check_value: box.encrypt(CHECK_PLAINTEXT) })
     .onConflict('id')
     .ignore();
-  const row = (await db('secrets_check').where({ id: 1 }).first()) as { check_value: string } | undefined;
+  const row = await db('secrets_check').where({ id: 1 }).first();
   const key = row ? checkValueKey(box, row.check_value) : undefined;
   if (key) return key;
   throw new WrongSecretsKeyError(

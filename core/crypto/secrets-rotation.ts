@@ -57,7 +57,7 @@ export async function rotateSecrets(
     throw new SecretsRotationError(
       'SECRETS_KEY_PREVIOUS must be set to the key being replaced (and differ from SECRETS_KEY)',
     );
-  const check = (await db('secrets_check').where({ id: 1 }).first()) as { check_value: string } | undefined;
+  const check = await db('secrets_check').where({ id: 1 }).first();
   if (check && !checkValueKey(box, check.check_value))
     throw new SecretsRotationError(
       'Neither SECRETS_KEY nor SECRETS_KEY_PREVIOUS matches the key this database was set up with: nothing was changed',

@@ -7,8 +7,6 @@ import {
 } from '../db/tables/index.js';
 import { deleteInChunks } from '../db/prune.js';
 
-export type { DbGatewayResponse, DbGatewayResponseInsert };
-
 /**
  * Stored responses. Every read and delete sees only the rows of one virtual
  * key that have not expired: an expired row is gone for callers before the

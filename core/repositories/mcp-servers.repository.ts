@@ -7,8 +7,6 @@ import {
 } from '../db/tables/index.js';
 import type { Page } from './types.js';
 
-export type { DbMcpServer };
-
 export class McpServersRepository {
   constructor(private readonly db: Db) {}
 

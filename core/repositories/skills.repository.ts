@@ -11,8 +11,6 @@ import {
 } from '../db/tables/index.js';
 import type { Page } from './types.js';
 
-export type { DbSkill };
-
 export type DbSkillFileMeta = Omit<DbSkillFile, 'skill_id' | 'content'>;
 
 /** What the skill rules need to know about the owning agent. */

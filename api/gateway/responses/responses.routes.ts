@@ -1,6 +1,6 @@
 import type Router from '@koa/router';
 import type { Context } from 'koa';
-import type { DbGatewayResponse } from '../../../core/repositories/gateway-responses.repository.js';
+import type { DbGatewayResponse } from '../../../core/db/tables/index.js';
 import { invalidField } from '../errors.js';
 import { presentedSecret } from '../gateway-call.js';
 import type { KeyResolver } from '../keys.js';

@@ -2,11 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { context, ROOT_CONTEXT } from '@opentelemetry/api';
 import type { Db } from '../../../core/db/knex.js';
 import type { Logger } from '../../../core/logger.js';
-import {
-  GatewayResponsesRepository,
-  type DbGatewayResponse,
-  type DbGatewayResponseInsert,
-} from '../../../core/repositories/gateway-responses.repository.js';
+import type { DbGatewayResponse, DbGatewayResponseInsert } from '../../../core/db/tables/index.js';
+import { GatewayResponsesRepository } from '../../../core/repositories/gateway-responses.repository.js';
 import { RESPONSE_ID } from '../surfaces/responses/items.js';
 
 export interface ResponsesStoreOptions {
