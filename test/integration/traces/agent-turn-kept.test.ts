@@ -14,10 +14,7 @@ describe.skipIf(noTemporal())('OTEL_TRACES_SAMPLER_ARG=0: agent turns are stored
     let found: string[] = [];
     for (let i = 0; i < 60; i++) {
       await currentTelemetry()?.flush();
-      found = (await world.fx.api.server.deps
-        .db('spans')
-        .where({ trace_id: traceId })
-        .pluck('name')) as string[];
+      found = await world.fx.api.server.deps.db('spans').where({ trace_id: traceId }).pluck('name');
       if (until(found)) break;
       await new Promise((r) => setTimeout(r, 200));
     }
