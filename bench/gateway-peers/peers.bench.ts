@@ -13,7 +13,7 @@
  *   is the loop's elapsed time over its count (autocannon's latency has 1 ms
  *   resolution), and added latency = target − direct, per round (target:
  *   ours ≤ 0.5 ms). The p50 of per-request times from performance.now()
- *   is given for reference.
+ *   and the server's CPU per request from /proc are given for reference.
  * - Concurrency 64: autocannon, req/s and each server's CPU per request from
  *   /proc (Postgres's too); ours/portkey throughput as the median over ABBA
  *   blocks (target ≥ 2×), and the same ratio in CPU per request; limit &
@@ -26,7 +26,8 @@
  * BENCH_ROUNDS, BENCH_SEQUENTIAL (requests per c=1 cell, 0: none),
  * BENCH_MODES, BENCH_WARMUP_SECONDS, BENCH_PAUSE_MS, BENCH_API_NODE_ARGS and
  * BENCH_CPU_PROFILES (a folder: our API runs with --cpu-prof there, one
- * profile of the whole run written when it stops).
+ * profile of the whole run written when it stops), BENCH_BASELINE_CHECKOUT
+ * (another checkout's API as one more target: an A/B of a change, baseline.ts).
  */
 import { mkdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -45,7 +46,9 @@ import {
   type LoadResult,
   type Target,
 } from '../lib/gateway-targets.js';
+import { cpuSeconds } from '../lib/proc-cpu.js';
 import { scratchDatabase, spawnServer } from '../lib/scratch.js';
+import { BASELINE_CHECKOUT, printAb, startBaseline, type AbCells } from './baseline.js';
 import { answer, PORTKEY_VERSION, startPortkey, type Portkey } from './portkey.js';
 import { abbaRatio, list, ms, printSummary, signed, summary, verdict } from './summary.js';
 
@@ -70,6 +73,8 @@ const TARGET_LIMITED = 0.7;
 interface SeqCells {
   perRequest: number[];
   p50: number[];
+  /** The target server's CPU per request (unmeasured requests included), µs. */
+  cpuUs: number[];
 }
 
 const scratch = await scratchDatabase('agent_bench_peers');
@@ -86,6 +91,7 @@ const api = await spawnServer(
   { nodeArgs },
 );
 let portkey: Portkey | undefined;
+let baseline: Awaited<ReturnType<typeof startBaseline>> | undefined;
 try {
   portkey = await startPortkey();
   const { plain, limited } = await setupGatewayKeys(api.url, vendor.url);
@@ -122,7 +128,9 @@ try {
     name: 'ours + limit & budget',
     headers: { ...json, authorization: `Bearer ${limited}` },
   };
-  const targets = [direct, ours, peer, metered];
+  if (BASELINE_CHECKOUT) baseline = await startBaseline(BASELINE_CHECKOUT, vendor.url, ours);
+  const base = baseline?.target;
+  const targets = [direct, ours, ...(base ? [base] : []), peer, metered];
 
   // Before measuring: every target answers 200 with the vendor's own answer.
   const excluded = new Map<string, string>();
@@ -131,7 +139,7 @@ try {
     const reference = await answer(direct, stream);
     if (reference.status !== 200 || !reference.text)
       throw new Error(`direct (${mode}): HTTP ${reference.status} ${reference.raw.slice(0, 300)}`);
-    for (const t of [ours, peer, metered]) {
+    for (const t of targets.slice(1)) {
       const a = await answer(t, stream);
       const ok = a.status === 200 && a.text === reference.text;
       console.log(
@@ -160,7 +168,7 @@ try {
     for (const t of active)
       await load(t, stream, { connections: CONNECTIONS, seconds: WARMUP, vendorPid: vendor.pid });
 
-    const seq = new Map<Target, SeqCells>(active.map((t) => [t, { perRequest: [], p50: [] }]));
+    const seq = new Map<Target, SeqCells>(active.map((t) => [t, { perRequest: [], p50: [], cpuUs: [] }]));
     const conc = new Map<Target, LoadResult[]>(active.map((t) => [t, []]));
     for (let round = 0; round < ROUNDS; round++) {
       loads.push(loadavg()[0]!.toFixed(2));
@@ -168,9 +176,11 @@ try {
       const order = round % 2 === 1 ? [...active].reverse() : active;
       if (SEQ > 0)
         for (const t of order) {
+          const cpu0 = cpuSeconds(t.pid!);
           const r = await sequential(t, stream, SEQ);
           seq.get(t)!.perRequest.push(r.perRequest);
           seq.get(t)!.p50.push(r.p50);
+          seq.get(t)!.cpuUs.push(((cpuSeconds(t.pid!) - cpu0) * 1e6) / (SEQ + 100));
         }
       for (const t of order) {
         await sleep(PAUSE_MS);
@@ -198,6 +208,7 @@ try {
             'added, rounds': t === direct ? '' : list(added, 3),
             'p50 ms (performance.now)': ms(median(s.p50)),
             'added p50 ms': t === direct ? '' : signed(median(addedP50)),
+            'server CPU µs/req': Math.round(median(s.cpuUs)),
           };
         }),
       );
@@ -290,6 +301,16 @@ try {
       ]);
     }
 
+    if (base) {
+      const cells = (t: Target): AbCells => ({
+        seqMs: seq.get(t)!.perRequest,
+        seqCpuUs: seq.get(t)!.cpuUs,
+        rps: rps(t),
+        cpuUs: cpu(t, false),
+      });
+      printAb(mode, cells(ours), cells(base));
+    }
+
     const lim = abbaRatio(rps(metered), rps(ours));
     const limCpu = abbaRatio(cpu(ours, true), cpu(metered, true));
     const pg = (t: Target) => Math.round(median(conc.get(t)!.map((x) => x.pgUs)));
@@ -321,6 +342,7 @@ try {
   printSummary();
 } finally {
   await api.stop();
+  await baseline?.stop();
   await portkey?.stop();
   vendor.stop();
   await scratch.drop();
