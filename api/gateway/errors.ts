@@ -44,6 +44,10 @@ export const invalidField = (param: string, message: string) =>
 export const unauthorized = (message: string) => new GatewayError(401, 'authentication', message);
 export const forbidden = (message: string) => new GatewayError(403, 'permission', message);
 
+/** The key does not grant the model asked for (403, code `model_not_granted`): said before any other check of it. */
+export const modelNotGranted = (message: string) =>
+  new GatewayError(403, 'permission', message, undefined, undefined, 'model_not_granted');
+
 /**
  * The server's egress policy refuses the provider's address (403: retrying
  * cannot help, and the official SDKs retry every 5xx), or the address a

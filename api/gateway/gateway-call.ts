@@ -11,10 +11,10 @@ import type { ModelCallAttributes } from '../../core/telemetry/metrics/genai.js'
 import type { SecretBox } from '../../core/crypto/secrets.js';
 import { readJsonBody } from '../http/body-reader.js';
 import { chatJson, chatStream, embedJson, type UpstreamAsk } from './calls.js';
-import { GatewayError, invalidRequest } from './errors.js';
+import { GatewayError, invalidRequest, modelNotGranted } from './errors.js';
 import type { GatewayKey } from '../../core/security/virtual-keys.js';
 import type { KeyResolver } from './keys.js';
-import { fallbackCandidates, resolveModel, type Candidate } from './models.js';
+import { fallbackCandidates, resolveModel, ungrantedPrefix, type Candidate } from './models.js';
 import { refusalError } from './refusals.js';
 import type { Surface } from './surface.js';
 import { isObj } from './surfaces/json.js';
@@ -127,6 +127,13 @@ export class GatewayCall {
 
   private async admit(asked: string): Promise<void> {
     const key = this.key!;
+    // `<provider>/<model>` naming a provider the key does not grant is refused as such, before
+    // it could be read as a bare model id of a wildcard grant (and refused for its price instead).
+    const prefix = ungrantedPrefix(key, this.providers, asked);
+    if (prefix && (await this.parts.keys.providerExists(prefix)))
+      throw modelNotGranted(
+        `model "${asked}" is not granted to this key: it does not grant provider "${prefix}"`,
+      );
     const primary = (this.primary = resolveModel(key, this.providers, asked));
     // A surface with per-request state (the Responses API) renders this request with its own
     // surface and body (earlier turns expanded), and stores its answer with the usage row.

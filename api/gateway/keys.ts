@@ -24,6 +24,8 @@ export class KeyResolver {
   private readonly cache: ReadCache<GatewayKey>;
   /** A key's granted and fallback providers, by key id; any provider change drops them all. */
   private readonly providerCache: ReadCache<DbProvider[]>;
+  /** Whether a provider of this name exists, by name; any provider change drops them all. */
+  private readonly providerNames: ReadCache<{ exists: boolean }>;
 
   constructor(
     private readonly db: Db,
@@ -34,6 +36,10 @@ export class KeyResolver {
       ttlMs: 60_000,
       max: 10_000,
       alsoClearOn: ['providers'],
+    });
+    this.providerNames = new ReadCache<{ exists: boolean }>(feed, 'providers', {
+      ttlMs: 60_000,
+      max: 10_000,
     });
     feed.subscribe((change) => {
       if (change !== 'all' && change.table === 'virtual_keys') {
@@ -75,6 +81,14 @@ export class KeyResolver {
   /** The providers a key may reach (its grants and fallbacks), from the cache when it is live. */
   async providers(key: GatewayKey): Promise<DbProvider[]> {
     return (await this.providerCache.get(key.id, () => loadKeyProviders(this.db, key))) ?? [];
+  }
+
+  /** Whether some provider, granted to this key or not, has this name. */
+  async providerExists(name: string): Promise<boolean> {
+    const found = await this.providerNames.get(name, async () => ({
+      exists: (await new ProvidersRepository(this.db).findByIdsOrNames([], [name])).length > 0,
+    }));
+    return found?.exists ?? false;
   }
 
   /** The key for this secret, or a 401 naming why (missing, unknown, expired). */

@@ -1,6 +1,6 @@
 import type { DbProvider } from '../../core/db/tables/index.js';
 import { unstorable } from '../http/input-guard.js';
-import { forbidden, invalidRequest } from './errors.js';
+import { invalidRequest, modelNotGranted } from './errors.js';
 import { grantsModel, type GatewayKey } from '../../core/security/virtual-keys.js';
 
 /** Where one request goes: a provider and the model id it knows. */
@@ -35,7 +35,7 @@ export function resolveModel(key: GatewayKey, providers: DbProvider[], asked: st
     const match = granted.find((g) => g.provider.name === name);
     if (match) {
       if (!grantsModel(match.grant.model_names, model))
-        throw forbidden(`model "${asked}" is not granted to this key`);
+        throw modelNotGranted(`model "${asked}" is not granted to this key`);
       return { provider: match.provider, model };
     }
   }
@@ -45,10 +45,24 @@ export function resolveModel(key: GatewayKey, providers: DbProvider[], asked: st
   if (candidates.length === 1) return { provider: candidates[0]!.provider, model: asked };
   if (candidates.length === 0) {
     const what = slash > 0 ? `provider "${asked.slice(0, slash)}" or model "${asked}"` : `model "${asked}"`;
-    throw forbidden(`${what} is not granted to this key`);
+    throw modelNotGranted(`${what} is not granted to this key`);
   }
   const names = candidates.map((c) => `${c.provider.name}/${asked}`).join(', ');
   throw invalidRequest(`model "${asked}" is ambiguous for this key; name one of: ${names}`);
+}
+
+/**
+ * The `<provider>/` prefix of the model asked for when it names no provider
+ * the key grants (resolveModel then reads it as part of a bare model id); the
+ * caller asks whether a provider of that name exists, which the key does not
+ * grant.
+ */
+export function ungrantedPrefix(key: GatewayKey, providers: DbProvider[], asked: string): string | undefined {
+  const slash = asked.indexOf('/');
+  if (slash <= 0) return undefined;
+  const name = asked.slice(0, slash);
+  const granted = new Set(key.grants.map((g) => g.provider_id));
+  return providers.some((p) => p.name === name && granted.has(p.id)) ? undefined : name;
 }
 
 /** The key's fallbacks (`<provider>/<model>`), after the primary, skipping any equal to it. */
