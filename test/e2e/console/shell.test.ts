@@ -72,6 +72,27 @@ describe.skipIf(noTemporal() || noBrowser())('the console shell', () => {
     await other.close();
   });
 
+  it('shows "No such page" in the app frame for unknown addresses under a page, at a stable address', async () => {
+    const page = await stack.open('/config');
+    await page.evaluate((token) => sessionStorage.setItem('agent-server.admin-token', token), TOKEN);
+    for (const path of ['/config/foo', '/config/providers/foo', '/traces/abc/def']) {
+      await page.goto(`${stack.api.url}/console${path}`);
+      await page.getByText('No such page').waitFor({ timeout: 10_000 });
+      await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+      await page.getByRole('link', { name: 'Go to the playground' }).waitFor();
+      // A redirect loop would keep growing the address (…/providers/providers/…).
+      await page.waitForTimeout(500);
+      expect(new URL(page.url()).pathname).toBe(`/console${path}`);
+    }
+    await page.getByRole('link', { name: 'Go to the playground' }).click();
+    await page.waitForURL(/\/console\/playground$/);
+    // The section itself still opens its first tab.
+    await page.goto(`${stack.api.url}/console/config`);
+    await page.waitForURL(/\/console\/config\/providers$/);
+    await page.getByRole('tab', { name: 'Providers', selected: true }).waitFor();
+    expect(await page.getByText('No such page').count()).toBe(0);
+  });
+
   it("keeps a chosen project that is older than the picker's newest 200", async () => {
     const auth = { authorization: `Bearer ${TOKEN}` };
     const old = await stack.api.request<{ id: string; name: string }>(

@@ -1,5 +1,6 @@
 import { Tabs } from '@mantine/core';
 import { Navigate, Route, Routes, useLocation, useNavigate } from 'react-router';
+import { RouteError } from '../../app/route-error.js';
 import { AgentsPage } from './agents/agents-page.js';
 import { KeysPage } from './keys/keys-page.js';
 import { McpPage } from './mcp/mcp-page.js';
@@ -18,11 +19,15 @@ const TABS = [
   { path: 'projects', label: 'Projects', page: <ProjectsPage /> },
 ];
 
-/** Configuration: one tab (and one address, /config/<tab>) per resource. */
+/**
+ * Configuration: one tab (and one address, /config/<tab>) per resource. /config
+ * opens the first tab; any other address under it is an unknown page.
+ */
 export function Component() {
   const { pathname } = useLocation();
   const navigate = useNavigate();
   const current = TABS.find((t) => pathname.startsWith(`/config/${t.path}`))?.path ?? null;
+  if (!current && pathname.replace(/\/+$/, '') !== '/config') return <RouteError notFound />;
   return (
     <>
       <Tabs value={current} onChange={(v) => v && void navigate(`/config/${v}`)} mb="md">
@@ -35,11 +40,12 @@ export function Component() {
         </Tabs.List>
       </Tabs>
       <Routes>
-        <Route index element={<Navigate to="providers" replace />} />
+        {/* Absolute: a relative target resolves against the current address, which grew it forever. */}
+        <Route index element={<Navigate to="/config/providers" replace />} />
         {TABS.map((t) => (
           <Route key={t.path} path={t.path} element={t.page} />
         ))}
-        <Route path="*" element={<Navigate to="providers" replace />} />
+        <Route path="*" element={<RouteError notFound />} />
       </Routes>
     </>
   );

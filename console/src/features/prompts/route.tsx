@@ -1,6 +1,7 @@
 import { Title } from '@mantine/core';
 import { Route, Routes, useParams } from 'react-router';
 import { useProject } from '../../app/project.js';
+import { RouteError } from '../../app/route-error.js';
 import { Empty } from '../../components/empty.js';
 import { Loading } from '../../components/loading.js';
 import { PromptDetail } from './prompt-detail.js';
@@ -35,6 +36,7 @@ export function Component() {
         }
       />
       <Route path=":name" element={<Detail projectId={project.id} />} />
+      <Route path="*" element={<RouteError notFound />} />
     </Routes>
   );
 }

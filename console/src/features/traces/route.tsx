@@ -1,4 +1,5 @@
 import { Route, Routes } from 'react-router';
+import { RouteError } from '../../app/route-error.js';
 import { StatsPage } from './stats-page.js';
 import { TraceList } from './trace-list.js';
 import { TraceView } from './trace-view.js';
@@ -10,6 +11,7 @@ export function Component() {
       <Route index element={<TraceList />} />
       <Route path="stats" element={<StatsPage />} />
       <Route path=":traceId" element={<TraceView />} />
+      <Route path="*" element={<RouteError notFound />} />
     </Routes>
   );
 }
