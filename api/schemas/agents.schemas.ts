@@ -54,6 +54,16 @@ const sandbox = Joi.object({
   require_approval: Joi.boolean().default(false),
 });
 
+/**
+ * An integer field with its bounds: a value outside them is refused with the
+ * bound in the message ("max_iterations must be at most 100"), never clamped.
+ */
+const bounded = (min: number, max: number) =>
+  Joi.number().integer().min(min).max(max).messages({
+    'number.min': '{#label} must be at least {#limit}',
+    'number.max': '{#label} must be at most {#limit}',
+  });
+
 const fields = {
   name,
   description,
@@ -65,20 +75,17 @@ const fields = {
   summarizer_type: Joi.string()
     .valid(...SUMMARIZER_TYPES)
     .allow(null),
-  llm_summarizer_token_threshold: Joi.number().integer().min(1).max(100_000_000).allow(null),
-  llm_summarizer_keep_recent_count: Joi.number().integer().min(1).max(10_000).allow(null),
+  llm_summarizer_token_threshold: bounded(1, 100_000_000).allow(null),
+  llm_summarizer_keep_recent_count: bounded(1, 10_000).allow(null),
   llm_summarizer_prompt_id: uuid.allow(null),
   llm_summarizer_prompt_label: label.allow(null),
   llm_summarizer_model_id: uuid.allow(null),
-  sliding_window_keep_count: Joi.number().integer().min(1).max(10_000).allow(null),
+  sliding_window_keep_count: bounded(1, 10_000).allow(null),
   mcp_servers: Joi.array().items(mcpEntry).max(50).unique('mcp_server_id'),
   sandbox,
-  max_iterations: Joi.number().integer().min(1).max(100),
-  approval_timeout_ms: Joi.number()
-    .integer()
-    .min(1_000)
-    .max(30 * 24 * 3600 * 1000)
-    .allow(null),
+  max_iterations: bounded(1, 100),
+  // 24 days: the column is a Postgres integer (at most 2^31 - 1 ms, 24.8 days); 30 days failed there.
+  approval_timeout_ms: bounded(1_000, 24 * 24 * 3600 * 1000).allow(null),
 };
 
 export const agentCreate = {

@@ -208,6 +208,74 @@ describe('Agents API', () => {
     expect((await api.request<AgentData[]>('GET', `${A}?project_id=${w.projectId}`)).body.data).toEqual([]);
   });
 
+  it('refuses each out-of-range number with its bound in the message, on create and update, and keeps in-range values as sent', async () => {
+    const w = await world(api, db);
+    const base = { name: uniqueName('bounds'), model_id: w.modelId, prompt_id: w.promptId };
+    // The longest timeout the integer column holds in whole days; a month once passed validation and failed in Postgres.
+    const longest = 24 * 24 * 3600 * 1000;
+    const cases: Array<[Record<string, unknown>, string, string]> = [
+      [{ max_iterations: 500 }, 'max_iterations', 'max_iterations must be at most 100'],
+      [{ max_iterations: 0 }, 'max_iterations', 'max_iterations must be at least 1'],
+      [{ approval_timeout_ms: -5 }, 'approval_timeout_ms', 'approval_timeout_ms must be at least 1000'],
+      [
+        { approval_timeout_ms: 30 * 24 * 3600 * 1000 },
+        'approval_timeout_ms',
+        `approval_timeout_ms must be at most ${longest}`,
+      ],
+      [
+        { summarizer_type: 'sliding_window', sliding_window_keep_count: 10_001 },
+        'sliding_window_keep_count',
+        'sliding_window_keep_count must be at most 10000',
+      ],
+      [
+        {
+          summarizer_type: 'llm',
+          llm_summarizer_token_threshold: 0,
+          llm_summarizer_keep_recent_count: 10_001,
+          llm_summarizer_prompt_id: w.promptId,
+        },
+        'llm_summarizer_token_threshold',
+        'llm_summarizer_token_threshold must be at least 1',
+      ],
+      [
+        {
+          summarizer_type: 'llm',
+          llm_summarizer_token_threshold: 10,
+          llm_summarizer_keep_recent_count: 10_001,
+          llm_summarizer_prompt_id: w.promptId,
+        },
+        'llm_summarizer_keep_recent_count',
+        'llm_summarizer_keep_recent_count must be at most 10000',
+      ],
+    ];
+    const created = await api.request<AgentData>('POST', `${A}?project_id=${w.projectId}`, base);
+    expect(created.status).toBe(200);
+    for (const [patch, field, message] of cases) {
+      for (const res of [
+        await api.request('POST', `${A}?project_id=${w.projectId}`, {
+          ...base,
+          name: uniqueName('b'),
+          ...patch,
+        }),
+        await api.request('PATCH', `${A}/${created.body.data.id}`, patch),
+      ]) {
+        expect(res.status, JSON.stringify(patch)).toBe(400);
+        expect(res.body.errorDetails.fields).toContainEqual(expect.objectContaining({ field, message }));
+      }
+    }
+    const unchanged = await api.request<AgentData>('GET', `${A}/${created.body.data.id}`);
+    expect(unchanged.body.data).toEqual(created.body.data);
+
+    const edges = { max_iterations: 100, approval_timeout_ms: 1000 };
+    const atBounds = await api.request<AgentData>('PATCH', `${A}/${created.body.data.id}`, edges);
+    expect(atBounds.status).toBe(200);
+    expect(atBounds.body.data).toMatchObject(edges);
+    const inside = { max_iterations: 1, approval_timeout_ms: longest };
+    const again = await api.request<AgentData>('PATCH', `${A}/${created.body.data.id}`, inside);
+    expect(again.status).toBe(200);
+    expect(again.body.data).toMatchObject(inside);
+  });
+
   it('refuses references into another project, keeps ids scoped, and 409s on duplicate names', async () => {
     const w = await world(api, db);
     const other = await world(api, db);

@@ -97,8 +97,10 @@ export function BasicsSection({ projectId, f, err }: SectionProps) {
         onChange={(e) => f.set({ enable_history: e.currentTarget.checked })}
         error={fieldError(err, 'enable_history')}
       />
+      {/* No clamping anywhere in this form: an out-of-range number is sent as typed and the API's message, with the bound, shows under it. */}
       <Group grow align="flex-start">
         <NumberInput
+          clampBehavior="none"
           label="Max iterations"
           description="Model calls per turn (1–100)"
           placeholder="default"
@@ -107,9 +109,11 @@ export function BasicsSection({ projectId, f, err }: SectionProps) {
           {...f.value('max_iterations')}
         />
         <NumberInput
+          clampBehavior="none"
           label="Approval timeout (ms)"
           description="Undecided approvals are declined after this; empty: the server's default"
           min={1000}
+          max={2_073_600_000}
           {...f.value('approval_timeout_ms')}
         />
       </Group>
@@ -142,6 +146,7 @@ export function SummarizerSection({ projectId, f, err }: SectionProps) {
         <>
           <Group grow align="flex-start">
             <NumberInput
+              clampBehavior="none"
               label="Token threshold"
               description="Summarize when the transcript passes this many tokens"
               required
@@ -149,6 +154,7 @@ export function SummarizerSection({ projectId, f, err }: SectionProps) {
               {...f.value('llm_summarizer_token_threshold')}
             />
             <NumberInput
+              clampBehavior="none"
               label="Keep recent messages"
               description="Left out of the summary, sent as they are"
               required
@@ -181,6 +187,7 @@ export function SummarizerSection({ projectId, f, err }: SectionProps) {
       )}
       {draft.summarizer_type === 'sliding_window' && (
         <NumberInput
+          clampBehavior="none"
           label="Messages kept"
           description="Only the most recent messages go to the model"
           required
