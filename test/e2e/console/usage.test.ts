@@ -78,7 +78,7 @@ describe.skipIf(noTemporal() || noBrowser())('console: usage', () => {
       '3',
     );
     expect(await page.getByRole('figure', { name: 'Budget burn-down' }).textContent()).toContain(
-      '$1 per month',
+      '$1.00 per month',
     );
     // Bars for the calls: the current hour has one.
     expect(await requests.locator('.recharts-bar-rectangle path').count()).toBeGreaterThan(0);

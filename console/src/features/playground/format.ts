@@ -7,12 +7,6 @@ export function formatMs(ms: number | null | undefined): string {
   return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
 }
 
-export function formatUsd(usd: number | null | undefined): string {
-  if (usd === null || usd === undefined) return 'no price';
-  if (usd === 0) return '$0';
-  return usd < 0.01 ? `$${usd.toFixed(6)}` : `$${usd.toFixed(4)}`;
-}
-
 /** JSON text pretty-printed when it parses, else as it is. */
 export function prettyJson(text: string | undefined): string {
   if (text === undefined) return '';

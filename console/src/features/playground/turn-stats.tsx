@@ -1,7 +1,8 @@
 import { Anchor, Group, Text } from '@mantine/core';
 import { Link } from 'react-router';
 import type { PromptVersion, Run } from '../../api/types.js';
-import { formatMs, formatUsd } from './format.js';
+import { formatUsd } from '../../lib/money.js';
+import { formatMs } from './format.js';
 import type { TurnView } from './transcript.js';
 
 /** Tokens, cost and latency of one turn, the prompt version it ran, and links to its trace and workflow. */
@@ -22,7 +23,7 @@ export function TurnStats({
     items.push(['tokens out', String(usage.output_tokens ?? 0)]);
   }
   if (run) {
-    items.push(['cost', formatUsd(run.cost_usd)]);
+    items.push(['cost', formatUsd(run.cost_usd, 'no price')]);
     items.push(['latency', formatMs(run.duration_ms)]);
     if (run.model) items.push(['model', run.model]);
     if (run.prompt_version_id)

@@ -1,5 +1,7 @@
 /** Display helpers shared by the sessions, approvals and traces pages. */
 
+import { formatUsd } from '../../lib/money.js';
+
 export const dash = '—';
 
 export function fmtDate(iso: string | null | undefined): string {
@@ -21,9 +23,7 @@ export function fmtInt(n: number | null | undefined): string {
 }
 
 export function fmtCost(usd: number | null | undefined): string {
-  if (usd == null) return dash;
-  if (usd === 0) return '$0';
-  return usd < 0.01 ? `$${usd.toPrecision(2)}` : `$${usd.toFixed(4)}`;
+  return formatUsd(usd, dash);
 }
 
 export function fmtPercent(rate: number | null | undefined): string {

@@ -1,10 +1,11 @@
 import { AreaChart, BarChart, LineChart } from '@mantine/charts';
 import { Paper, Text, Title } from '@mantine/core';
 import type { ReactNode } from 'react';
+import { formatUsd } from '../../lib/money.js';
 import { burnDown, toChart } from './chart-data.js';
 import type { Budget, Point } from './queries.js';
 
-const usd = (n: number) => `$${n.toLocaleString(undefined, { maximumFractionDigits: n < 1 ? 6 : 2 })}`;
+const usd = (n: number) => formatUsd(n);
 const int = (n: number) => n.toLocaleString();
 
 function Panel({ title, hint, children }: { title: string; hint: string; children: ReactNode }) {

@@ -1,4 +1,5 @@
 import { Table, Text } from '@mantine/core';
+import { formatUsd } from '../../lib/money.js';
 import { groupLabel } from './chart-data.js';
 import type { KeyUsage } from '../../api/types.js';
 import type { Point } from './queries.js';
@@ -64,7 +65,7 @@ export function GroupTable({
           <Table.Th ta="right">Errors</Table.Th>
           <Table.Th ta="right">Input tokens</Table.Th>
           <Table.Th ta="right">Output tokens</Table.Th>
-          <Table.Th ta="right">Cost (USD)</Table.Th>
+          <Table.Th ta="right">Cost</Table.Th>
           {keyUsage && <Table.Th ta="right">Avg latency</Table.Th>}
         </Table.Tr>
       </Table.Thead>
@@ -76,7 +77,7 @@ export function GroupTable({
             <Table.Td ta="right">{r.errors.toLocaleString()}</Table.Td>
             <Table.Td ta="right">{r.input.toLocaleString()}</Table.Td>
             <Table.Td ta="right">{r.output.toLocaleString()}</Table.Td>
-            <Table.Td ta="right">{r.cost.toFixed(6)}</Table.Td>
+            <Table.Td ta="right">{formatUsd(r.cost)}</Table.Td>
             {keyUsage && (
               <Table.Td ta="right">{r.latency === undefined ? '—' : `${Math.round(r.latency)} ms`}</Table.Td>
             )}

@@ -17,6 +17,7 @@ import {
   type GroupBy,
   type Window,
 } from './queries.js';
+import { UsageTotals } from './totals.js';
 
 const RANGES: Record<string, { label: string; bucket: Bucket; hours: number }> = {
   '24h': { label: '24 hours', bucket: 'hour', hours: 24 },
@@ -30,19 +31,6 @@ function windowOf(range: string): Window {
   const unit = r.bucket === 'hour' ? 3600_000 : 24 * 3600_000;
   const now = Math.floor(Date.now() / unit) * unit;
   return { bucket: r.bucket, start: new Date(now - (r.hours / (unit / 3600_000) - 1) * unit).toISOString() };
-}
-
-function Total({ label, value }: { label: string; value: string }) {
-  return (
-    <Paper withBorder p="sm" radius="md">
-      <Text size="xs" c="dimmed">
-        {label}
-      </Text>
-      <Text fw={600} size="lg">
-        {value}
-      </Text>
-    </Paper>
-  );
 }
 
 function Budget({ keyId, series }: { keyId: string; series: KeySeries }) {
@@ -120,15 +108,7 @@ export function Component() {
           with it (or give it to a project for its agents).
         </Empty>
       )}
-      {totals && (
-        <SimpleGrid cols={{ base: 2, md: 5 }}>
-          <Total label="Requests" value={(totals.requests ?? 0).toLocaleString()} />
-          <Total label="Errors" value={(totals.errors ?? 0).toLocaleString()} />
-          <Total label="Input tokens" value={(totals.input_tokens ?? 0).toLocaleString()} />
-          <Total label="Output tokens" value={(totals.output_tokens ?? 0).toLocaleString()} />
-          <Total label="Cost" value={`$${(totals.cost_usd ?? 0).toFixed(4)}`} />
-        </SimpleGrid>
-      )}
+      {totals && <UsageTotals totals={totals} />}
       {series.data && totals?.requests === 0 && (
         <Empty title="No calls in this window">
           Call the gateway with a virtual key (for OpenAI SDKs, base URL {location.origin}

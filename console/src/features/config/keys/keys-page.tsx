@@ -2,6 +2,7 @@ import { Badge, Button, Code, Text } from '@mantine/core';
 import { useState } from 'react';
 import { Link } from 'react-router';
 import type { VirtualKey } from '../../../api/types.js';
+import { formatUsd } from '../../../lib/money.js';
 import { useProviders } from '../providers/queries.js';
 import { DeleteButton } from '../shared/delete-button.js';
 import { ResourcePage } from '../shared/resource-page.js';
@@ -54,7 +55,10 @@ export function KeysPage() {
             )),
         },
         { header: 'Rate limit', cell: limits },
-        { header: 'Budget', cell: (k) => (k.budget ? `$${k.budget.max_usd} / ${k.budget.period}` : '—') },
+        {
+          header: 'Budget',
+          cell: (k) => (k.budget ? `${formatUsd(k.budget.max_usd)} / ${k.budget.period}` : '—'),
+        },
         { header: 'Expires', cell: expiry },
       ]}
       rowExtras={(k) => (

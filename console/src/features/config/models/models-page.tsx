@@ -1,12 +1,11 @@
 import { Badge, Code, Text } from '@mantine/core';
 import type { Model } from '../../../api/types.js';
+import { formatUsd } from '../../../lib/money.js';
 import { useProviders } from '../providers/queries.js';
 import { NeedProject } from '../shared/need-project.js';
 import { ResourcePage } from '../shared/resource-page.js';
 import { ModelForm } from './model-form.js';
 import { useDeleteModel, useModels } from './queries.js';
-
-const usd = (n: number) => `$${n.toLocaleString(undefined, { maximumFractionDigits: 6 })}`;
 
 function pricing(m: Model) {
   if (!m.pricing)
@@ -15,7 +14,7 @@ function pricing(m: Model) {
         built-in table
       </Text>
     );
-  return `${usd(m.pricing.input_per_million_usd ?? 0)} / ${usd(m.pricing.output_per_million_usd ?? 0)}`;
+  return `${formatUsd(m.pricing.input_per_million_usd ?? 0)} / ${formatUsd(m.pricing.output_per_million_usd ?? 0)}`;
 }
 
 function Models({ projectId }: { projectId: string }) {
