@@ -56,12 +56,11 @@ export class SessionModelCall {
   }
 
   /** Settles an answered call: span, metrics, and the key charged; a failure to charge is logged, never the call's. */
-  async end(outcome: Omit<CallOutcome, 'status'>, what: string): Promise<number | undefined> {
+  async end(outcome: Omit<CallOutcome, 'status'>, what: string): Promise<void> {
     const settled = this.call.settle({ ...outcome, status: 200 });
     if (this.record() && outcome.usage)
       metrics().genai.usage(this.labels, outcome.usage.input_tokens, outcome.usage.output_tokens);
     await settled.settled.catch((err: unknown) => this.deps.logger.warn({ err }, what));
-    return settled.costUsd;
   }
 
   /** Settles a failed call (the vendor's HTTP status as its error type, when it answered with one). */
