@@ -34,6 +34,8 @@ export interface ConsoleStack {
   open(pathname: string): Promise<Page>;
   /** Errors the browser console printed, and uncaught page errors (a test asserts there are none). */
   errors: string[];
+  /** Warnings the browser console printed (react-router's, say): a page that loads cleanly prints none. */
+  warnings: string[];
   screenshot(page: Page, name: string): Promise<void>;
   close(): Promise<void>;
 }
@@ -58,18 +60,21 @@ export async function startConsoleStack(env: Record<string, string> = {}): Promi
     ],
   });
   const errors: string[] = [];
+  const warnings: string[] = [];
   await mkdir(SCREENSHOTS, { recursive: true });
   return {
     api,
     vendor,
     browser,
     errors,
+    warnings,
     async open(pathname) {
       const context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
       const page = await context.newPage();
       page.on('console', (m: ConsoleMessage) => {
         // A failed fetch is printed with the page's address; its location names the resource.
         if (m.type() === 'error') errors.push(`${pathname}: ${m.text()} (${m.location().url})`);
+        if (m.type() === 'warning') warnings.push(`${pathname}: ${m.text()}`);
       });
       page.on('pageerror', (e) => errors.push(`${pathname}: ${e.message}`));
       await page.goto(`${api.url}/console${pathname}`);

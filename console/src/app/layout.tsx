@@ -1,10 +1,13 @@
-import { AppShell, Burger, Group, NavLink, Select, Text, Title } from '@mantine/core';
+import { Anchor, AppShell, Badge, Burger, Group, NavLink, Select, Text, Title } from '@mantine/core';
 import { useDisclosure } from '@mantine/hooks';
 import { Suspense } from 'react';
 import { NavLink as RouterLink, Outlet } from 'react-router';
 import { Loading } from '../components/loading.js';
+import { ColorSchemeToggle } from './color-scheme-toggle.js';
+import classes from './layout.module.css';
 import { ProjectProvider, useProject } from './project.js';
 import { TokenGate } from './token-gate.js';
+import { COUNTED, useWaitingApprovals } from './waiting-approvals.js';
 
 const NAV = [
   { to: '/playground', label: 'Playground' },
@@ -33,35 +36,70 @@ function ProjectPicker() {
   );
 }
 
-/** The shell: navigation, the project picker, and the token prompt when the API asks for one. */
+/** The Approvals link's count of runs waiting for a decision in this project. */
+function WaitingBadge() {
+  const { project } = useProject();
+  const waiting = useWaitingApprovals(project?.id);
+  if (!waiting) return null;
+  const shown = waiting >= COUNTED ? `${COUNTED}+` : String(waiting);
+  return (
+    <Badge size="sm" color="orange" circle={shown.length < 3} aria-label={`${shown} waiting`}>
+      {shown}
+    </Badge>
+  );
+}
+
+/** The page links; on a narrow window choosing one closes the menu. */
+function Navigation({ onNavigate }: { onNavigate: () => void }) {
+  return NAV.map((n) => (
+    <NavLink
+      key={n.to}
+      component={RouterLink}
+      to={n.to}
+      label={n.label}
+      onClick={onNavigate}
+      rightSection={n.to === '/approvals' ? <WaitingBadge /> : undefined}
+    />
+  ));
+}
+
+/**
+ * The shell: navigation, the project picker, the colour scheme, and the
+ * token prompt when the API asks for one. Below the `md` breakpoint (a
+ * tablet's 768 px included) the side bar folds behind the menu button.
+ */
 export function Layout() {
-  const [opened, { toggle }] = useDisclosure();
+  const [opened, { toggle, close }] = useDisclosure();
   return (
     <TokenGate>
       <ProjectProvider>
+        <Anchor href="#main" className={classes.skip}>
+          Skip to content
+        </Anchor>
         <AppShell
           header={{ height: 52 }}
-          navbar={{ width: 200, breakpoint: 'sm', collapsed: { mobile: !opened } }}
+          navbar={{ width: 200, breakpoint: 'md', collapsed: { mobile: !opened } }}
           padding="md"
         >
           <AppShell.Header>
-            <Group h="100%" px="md" justify="space-between">
-              <Group gap="xs">
-                <Burger opened={opened} onClick={toggle} hiddenFrom="sm" size="sm" aria-label="Menu" />
+            <Group h="100%" px="md" justify="space-between" wrap="nowrap">
+              <Group gap="xs" wrap="nowrap">
+                <Burger opened={opened} onClick={toggle} hiddenFrom="md" size="sm" aria-label="Menu" />
                 <Title order={4}>agent-server</Title>
-                <Text size="sm" c="dimmed">
+                <Text size="sm" c="dimmed" visibleFrom="sm">
                   console
                 </Text>
               </Group>
-              <ProjectPicker />
+              <Group gap="xs" wrap="nowrap">
+                <ColorSchemeToggle />
+                <ProjectPicker />
+              </Group>
             </Group>
           </AppShell.Header>
           <AppShell.Navbar p="xs" aria-label="Pages">
-            {NAV.map((n) => (
-              <NavLink key={n.to} component={RouterLink} to={n.to} label={n.label} />
-            ))}
+            <Navigation onNavigate={close} />
           </AppShell.Navbar>
-          <AppShell.Main>
+          <AppShell.Main id="main" tabIndex={-1} className={classes.main}>
             <Suspense fallback={<Loading />}>
               <Outlet />
             </Suspense>

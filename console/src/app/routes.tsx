@@ -1,4 +1,5 @@
 import { createBrowserRouter, Navigate } from 'react-router';
+import { Loading } from '../components/loading.js';
 import { Layout } from './layout.js';
 import { RouteError } from './route-error.js';
 
@@ -12,6 +13,9 @@ export const router = createBrowserRouter(
       path: '/',
       element: <Layout />,
       errorElement: <RouteError />,
+      // Shown while the first page's lazily loaded module arrives (react-router
+      // warns on every load without one).
+      hydrateFallbackElement: <Loading what="Loading the console" />,
       children: [
         { index: true, element: <Navigate to="/playground" replace /> },
         { path: 'playground', lazy: () => import('../features/playground/route.js') },

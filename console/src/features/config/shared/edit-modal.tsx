@@ -1,5 +1,6 @@
 import { Modal, type ModalProps } from '@mantine/core';
 import type { ReactNode } from 'react';
+import { useReturnFocus } from '../../../components/return-focus.js';
 
 /**
  * The create/edit dialog of a list: mounted only while open, so its title
@@ -20,13 +21,18 @@ export function EditModal<T extends { name: string }>({
 }) {
   if (editing === null) return null;
   return (
-    <Modal
-      opened
+    <OpenModal
       onClose={onClose}
       size={size}
       title={editing === 'new' ? `New ${what}` : `Edit ${what} ${editing.name}`}
     >
       {children(editing === 'new' ? undefined : editing)}
-    </Modal>
+    </OpenModal>
   );
+}
+
+/** The dialog while it is mounted; focus goes back to its opener when it closes. */
+function OpenModal(props: Omit<ModalProps, 'opened'>) {
+  useReturnFocus();
+  return <Modal opened {...props} />;
 }
