@@ -15,7 +15,8 @@ const PARAMETERS_NOTE =
   '`parameters` checks temperature (0–2), top_p (0–1), max_tokens (positive integer), presence_penalty and ' +
   'frequency_penalty (−2–2), stop (a string or up to 4 strings) and seed (integer); any other key is passed to ' +
   'the provider as-is. With `provider_id` the provider must exist and share `provider_type`; without it, calls ' +
-  'go to the only provider of that type and fail clearly when there are several.';
+  'go to the only provider of that type, and while several exist the model is refused (400 naming ' +
+  '`provider_id` and the candidate providers, names and ids), on create and on any update that leaves it without one.';
 
 export function modelRoutes(deps: AppDeps): ApiRouter {
   const models = new ModelsService(new ModelsRepository(deps.db), deps.db);

@@ -49,6 +49,12 @@ const MAX_OUTPUT =
   'against budgets and tokens_per_minute; null: the shipped table of known models (docs/api.md#budgets)';
 const maxOutputTokens = Joi.number().integer().min(1).max(10_000_000).allow(null).description(MAX_OUTPUT);
 
+const PROVIDER_CHOICE =
+  'The provider that serves the model, of `provider_type`. Optional while at most one provider of that type ' +
+  'exists (the only one serves it at call time); while several do it is required: a model without it is ' +
+  'refused (400 naming provider_id and the candidates), on create and on update';
+const providerId = uuid.allow(null).description(PROVIDER_CHOICE);
+
 const modelId = Joi.string().trim().min(1).max(200);
 const providerType = Joi.string().valid(...PROVIDER_TYPES);
 
@@ -58,7 +64,7 @@ export const modelCreate = {
     name: name.required(),
     model_id: modelId.required(),
     provider_type: providerType.required(),
-    provider_id: uuid.allow(null),
+    provider_id: providerId,
     parameters,
     pricing,
     max_output_tokens: maxOutputTokens,
@@ -73,7 +79,7 @@ export const modelUpdate = {
     name,
     model_id: modelId,
     provider_type: providerType,
-    provider_id: uuid.allow(null),
+    provider_id: providerId,
     parameters,
     pricing,
     max_output_tokens: maxOutputTokens,
@@ -117,7 +123,9 @@ export const modelResponse = Joi.object({
   provider_type: providerType,
   provider_id: uuid
     .allow(null)
-    .description('null: served by the only provider of `provider_type` at call time'),
+    .description(
+      'null: served by the only provider of `provider_type` at call time (refused on save while several exist)',
+    ),
   parameters: Joi.object().unknown(true),
   pricing: Joi.object({
     input_per_million_usd: Joi.number(),

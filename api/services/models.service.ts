@@ -25,11 +25,17 @@ function toModel(row: DbModel): Model {
 const nameTaken = () =>
   new ConflictError({ field: 'name', reason: 'a model with this name already exists in this project' });
 
+/** How many candidate providers an ambiguity message names; more only makes it unreadable. */
+const CANDIDATES_NAMED = 10;
+
 /**
- * Models are per project. A model pinned to a provider must match its type;
- * without `provider_id` the gateway picks the only provider of the type at
- * call time, so creation never fails for lack of one (clients may send a model
- * without a provider: docs/interface.md#models).
+ * Models are per project. A model pinned to a provider must match its type.
+ * Without `provider_id` the only provider of the type serves it at call time,
+ * so a model saved while there is none or one is kept (clients may send a model
+ * without a provider: docs/interface.md#models); while several exist nothing
+ * could choose among them and its first call would fail, so it is refused on
+ * save, naming the candidates. A provider added later can still make a saved
+ * model ambiguous: its next save asks for one.
  */
 export class ModelsService {
   constructor(
@@ -37,11 +43,7 @@ export class ModelsService {
     private readonly db: Db,
   ) {}
 
-  private async checkProvider(
-    providerId: string | null | undefined,
-    providerType: ProviderType,
-  ): Promise<void> {
-    if (!providerId) return;
+  private async checkProvider(providerId: string, providerType: ProviderType): Promise<void> {
     const provider = await this.models.findProvider(providerId);
     if (!provider) {
       throw ValidationError.field(
@@ -59,9 +61,31 @@ export class ModelsService {
     }
   }
 
+  /** A model that names no provider is refused while several providers of its type exist. */
+  private async checkUnambiguous(providerType: ProviderType): Promise<void> {
+    const { total, first } = await this.models.providersOfType(providerType, CANDIDATES_NAMED);
+    if (total < 2) return;
+    const named = first.map((p) => `${p.name} (${p.id})`).join(', ');
+    const more = total > first.length ? ` and ${total - first.length} more` : '';
+    throw ValidationError.field(
+      'provider_id',
+      `provider_id is required: ${total} providers of type ${providerType} could serve this model, ` +
+        `choose one of ${named}${more}`,
+      'any.ambiguous',
+    );
+  }
+
+  private async checkProviderChoice(
+    providerId: string | null | undefined,
+    providerType: ProviderType,
+  ): Promise<void> {
+    if (providerId) await this.checkProvider(providerId, providerType);
+    else await this.checkUnambiguous(providerType);
+  }
+
   async create(projectId: string, body: ModelCreateBody): Promise<Model> {
     await requireProject(this.db, projectId);
-    await this.checkProvider(body.provider_id, body.provider_type);
+    await this.checkProviderChoice(body.provider_id, body.provider_type);
     try {
       return toModel(
         await this.models.insert({
@@ -101,8 +125,8 @@ export class ModelsService {
     const current = await this.find(id, projectId);
     const providerType = body.provider_type ?? current.provider_type;
     const providerId = body.provider_id === undefined ? current.provider_id : body.provider_id;
-    if (body.provider_type !== undefined || body.provider_id !== undefined) {
-      await this.checkProvider(providerId, providerType);
+    if (body.provider_type !== undefined || body.provider_id !== undefined || !providerId) {
+      await this.checkProviderChoice(providerId, providerType);
     }
     const patch: Partial<DbModelWrite> = {};
     if (body.name !== undefined) patch.name = body.name;

@@ -7,6 +7,7 @@ import {
   type DbModelInsert,
   type DbModelUpdate,
   type DbProvider,
+  type ProviderType,
 } from '../db/tables/index.js';
 import type { Page } from './types.js';
 import type { Referrer } from './types.js';
@@ -38,6 +39,29 @@ export class ModelsRepository {
 
   async findProvider(id: string): Promise<Pick<DbProvider, 'id' | 'provider_type'> | undefined> {
     return this.db(ProvidersTableName).where({ id }).first('id', 'provider_type');
+  }
+
+  /**
+   * The providers of a type, oldest first, at most `limit` of them, and how
+   * many there are: who may serve a model that names no provider.
+   */
+  async providersOfType(
+    type: ProviderType,
+    limit: number,
+  ): Promise<{ total: number; first: Array<Pick<DbProvider, 'id' | 'name'>> }> {
+    const rows = await this.db(ProvidersTableName)
+      .where({ provider_type: type })
+      .orderBy([
+        { column: 'created_at', order: 'asc' },
+        { column: 'id', order: 'asc' },
+      ])
+      .limit(limit)
+      .select<Array<Pick<DbProvider, 'id' | 'name'> & { total: string }>>(
+        'id',
+        'name',
+        this.db.raw('count(*) over () as total'),
+      );
+    return { total: Number(rows[0]?.total ?? 0), first: rows.map(({ id, name }) => ({ id, name })) };
   }
 
   async update(id: string, patch: DbModelUpdate): Promise<DbModel | undefined> {

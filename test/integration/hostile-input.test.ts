@@ -349,7 +349,12 @@ describe('JSON nested thousands deep', () => {
 
   it('64 levels are accepted, 65 are not', async () => {
     // The body is level 1, `parameters` level 2: 62 more levels below it make 64.
-    const body = { name: uniqueName('m64'), model_id: 'x', provider_type: 'openai' };
+    const body = {
+      name: uniqueName('m64'),
+      model_id: 'x',
+      provider_type: 'openai',
+      provider_id: h.providers.openai.id,
+    };
     const ok = await api.request(
       'POST',
       `${MODELS}?project_id=${projectId}`,

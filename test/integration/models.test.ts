@@ -1,8 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestApi, type TestApi } from '../helpers/api.js';
+import { createDb, migrateLatest } from '../../core/db/knex.js';
+import { startTestApi, type Envelope, type HttpResult, type TestApi } from '../helpers/api.js';
 import { createProject, uniqueName } from '../helpers/factories.js';
-import { MODELS, createModel, createProvider, type ModelData } from '../helpers/factories/config.js';
+import {
+  MODELS,
+  createModel,
+  createProvider,
+  type ModelData,
+  type ProviderData,
+} from '../helpers/factories/config.js';
+import { createScratchDatabase } from '../helpers/scratch-db.js';
 
 describe('Models API over real HTTP and Postgres', () => {
   let api: TestApi;
@@ -73,7 +81,6 @@ describe('Models API over real HTTP and Postgres', () => {
     const patched = await api.request<ModelData>('PATCH', `${MODELS}/${m.id}?project_id=${project.id}`, {
       parameters: { temperature: 1 },
       pricing: null,
-      provider_id: null,
     });
     expect(patched.status).toBe(200);
     expect(patched.body.data).toMatchObject({
@@ -81,7 +88,7 @@ describe('Models API over real HTTP and Postgres', () => {
       name,
       parameters: { temperature: 1 },
       pricing: null,
-      provider_id: null,
+      provider_id: provider.id,
     });
 
     const deleted = await api.request('DELETE', `${MODELS}/${m.id}`);
@@ -89,11 +96,22 @@ describe('Models API over real HTTP and Postgres', () => {
     expect((await api.request('GET', `${MODELS}/${m.id}`)).status).toBe(404);
   });
 
-  it('creates a model from the documented fields alone, with empty parameters and no provider', async () => {
+  it('creates a model from the documented fields and its provider, with empty parameters and pricing', async () => {
     const project = await createProject(api);
-    const m = await createModel(api, project.id, { provider_type: 'gemini', model_id: 'gemini-2.0-flash' });
-    expect(m).toMatchObject({ provider_type: 'gemini', provider_id: null, parameters: {}, pricing: null });
-    expect(m).toHaveProperty('max_output_tokens', null);
+    const gemini = await createProvider(api, { provider_type: 'gemini' });
+    const res = await api.request<ModelData>('POST', `${MODELS}?project_id=${project.id}`, {
+      name: uniqueName('model'),
+      model_id: 'gemini-2.0-flash',
+      provider_type: 'gemini',
+      provider_id: gemini.id,
+    });
+    expect(res.body.data).toMatchObject({
+      provider_type: 'gemini',
+      provider_id: gemini.id,
+      parameters: {},
+      pricing: null,
+    });
+    expect(res.body.data).toHaveProperty('max_output_tokens', null);
   });
 
   it('keeps an output ceiling, changes it and clears it', async () => {
@@ -236,6 +254,7 @@ describe('Models API over real HTTP and Postgres', () => {
       name: m.name,
       model_id: 'x',
       provider_type: 'openai',
+      provider_id: m.provider_id,
     });
     expect(dup.status).toBe(409);
     expect(dup.body).toMatchObject({ message: 'Conflict', errorDetails: { field: 'name' } });
@@ -262,4 +281,112 @@ describe('Models API over real HTTP and Postgres', () => {
     await api.server.deps.db('agents').where({ id: agent.id }).delete();
     expect((await api.request('DELETE', `${MODELS}/${m.id}`)).status).toBe(200);
   });
+});
+
+/**
+ * Which providers could serve a model that names none is a question about
+ * every provider of the server (providers are global), and the run's database
+ * holds every other test's providers: these tests count on a database of their own.
+ */
+describe('A model that names no provider, on a server of its own', () => {
+  // Each test counts the providers of its own type: anthropic, gemini, openai.
+  let scratch: Awaited<ReturnType<typeof createScratchDatabase>> | undefined;
+  let api: TestApi;
+  beforeAll(async () => {
+    scratch = await createScratchDatabase('models_choice');
+    const db = createDb(scratch.url, { max: 2 });
+    await migrateLatest(db);
+    await db.destroy();
+    api = await startTestApi({ DATABASE_URL: scratch.url });
+  });
+  afterAll(async () => {
+    await api?.close();
+    await scratch?.drop();
+  });
+
+  const post = (projectId: string, body: Record<string, unknown>) =>
+    api.request<ModelData>('POST', `${MODELS}?project_id=${projectId}`, {
+      name: uniqueName('model'),
+      model_id: 'some-model',
+      ...body,
+    });
+  const patch = (id: string, body: Record<string, unknown>) =>
+    api.request<ModelData>('PATCH', `${MODELS}/${id}`, body);
+
+  /** The one field error of a refusal for an ambiguous provider, naming every provider given. */
+  function expectAmbiguous(res: HttpResult<Envelope<unknown>>, candidates: ProviderData[]) {
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: true, message: 'Invalid request', status: 400, data: {} });
+    expect(res.body.errorDetails.fields).toEqual([
+      expect.objectContaining({ field: 'provider_id', type: 'any.ambiguous' }),
+    ]);
+    const message = res.body.errorDetails.fields![0]!.message;
+    for (const p of candidates) expect(message).toContain(`${p.name} (${p.id})`);
+    return message;
+  }
+
+  it('is kept while at most one provider of its type exists, and refused naming the candidates once several do', async () => {
+    const project = await createProject(api);
+    const beforeAny = await post(project.id, { provider_type: 'anthropic' });
+    expect(beforeAny.status).toBe(200);
+    expect(beforeAny.body.data.provider_id).toBeNull();
+
+    const first = await createProvider(api, { provider_type: 'anthropic' });
+    await createProvider(api, { provider_type: 'openai' });
+    const sole = await post(project.id, { provider_type: 'anthropic' });
+    expect(sole.status).toBe(200);
+    expect(sole.body.data).toMatchObject({ provider_type: 'anthropic', provider_id: null });
+
+    const second = await createProvider(api, { provider_type: 'anthropic' });
+    const refused = await post(project.id, { provider_type: 'anthropic' });
+    expect(expectAmbiguous(refused, [first, second])).toContain('2 providers of type anthropic');
+    expectAmbiguous(await post(project.id, { provider_type: 'anthropic', provider_id: null }), [
+      first,
+      second,
+    ]);
+    expect((await modelsIn(project.id)).length).toBe(2);
+
+    const pinned = await post(project.id, { provider_type: 'anthropic', provider_id: second.id });
+    expect(pinned.body.data).toMatchObject({ provider_id: second.id });
+  });
+
+  it('is refused on update: clearing the provider, switching type, or saving a model left without one', async () => {
+    const project = await createProject(api);
+    const g1 = await createProvider(api, { provider_type: 'gemini' });
+    const unpinned = (await post(project.id, { provider_type: 'gemini' })).body.data;
+    const pinned = (await post(project.id, { provider_type: 'gemini', provider_id: g1.id })).body.data;
+    expect(unpinned.provider_id).toBeNull();
+    const g2 = await createProvider(api, { provider_type: 'gemini' });
+    const candidates = [g1, g2];
+
+    expectAmbiguous(await patch(unpinned.id, { name: uniqueName('renamed') }), candidates);
+    expectAmbiguous(await patch(pinned.id, { provider_id: null }), candidates);
+    const openai = await createProvider(api, { provider_type: 'openai' });
+    const other = (await post(project.id, { provider_type: 'openai', provider_id: openai.id })).body.data;
+    expectAmbiguous(await patch(other.id, { provider_type: 'gemini', provider_id: null }), candidates);
+    expect((await api.request<ModelData>('GET', `${MODELS}/${pinned.id}`)).body.data).toEqual(pinned);
+
+    const chosen = await patch(unpinned.id, { provider_id: g2.id, name: uniqueName('renamed') });
+    expect(chosen.status).toBe(200);
+    expect(chosen.body.data.provider_id).toBe(g2.id);
+  });
+
+  it('names ten candidates and says how many more there are', async () => {
+    const project = await createProject(api);
+    for (let i = 0; i < 11; i++) await createProvider(api, { provider_type: 'openai' });
+    const openai = await providersOf('openai');
+    const message = expectAmbiguous(await post(project.id, { provider_type: 'openai' }), openai.slice(0, 10));
+    expect(message).toContain(`${openai.length} providers of type openai`);
+    expect(message).toContain(`and ${openai.length - 10} more`);
+    expect(message).not.toContain(openai[10]!.id);
+  });
+
+  /** This server's providers of a type, oldest first (the order the refusal names them in). */
+  async function providersOf(type: string): Promise<ProviderData[]> {
+    const all = (await api.request<ProviderData[]>('GET', '/api/agent-server/providers?limit=200')).body.data;
+    return all.filter((p) => p.provider_type === type).reverse();
+  }
+
+  const modelsIn = async (projectId: string) =>
+    (await api.request<ModelData[]>('GET', `${MODELS}?project_id=${projectId}&limit=200`)).body.data;
 });

@@ -99,16 +99,28 @@ export async function createVirtualKey(
   return expectOk(res, 'createVirtualKey');
 }
 
+/**
+ * A model of the project. Without `provider_id` in `body` it is pinned to a
+ * fresh provider of its type: providers are global and the run's tests share
+ * them, so a model naming none would be refused while several of its type exist
+ * (pass `provider_id: null` to send none).
+ */
 export async function createModel(
   api: TestApi,
   projectId: string,
   body: Record<string, unknown> = {},
 ): Promise<ModelData> {
+  const providerType = (body.provider_type as string | undefined) ?? 'openai';
+  const providerId =
+    'provider_id' in body
+      ? body.provider_id
+      : (await createProvider(api, { provider_type: providerType })).id;
   const res = await api.request<ModelData>('POST', `${MODELS}?project_id=${projectId}`, {
     name: uniqueName('model'),
     model_id: 'gpt-test',
-    provider_type: 'openai',
+    provider_type: providerType,
     ...body,
+    provider_id: providerId,
   });
   return expectOk(res, 'createModel');
 }

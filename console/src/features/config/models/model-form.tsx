@@ -55,6 +55,16 @@ function bodyOf(d: ModelDraft, parameters: Record<string, unknown> | undefined):
   };
 }
 
+/**
+ * With several providers of the type nothing could choose one at call time,
+ * so the API refuses a model without one: the field says so before it does.
+ */
+function providerHint(ofType: number): string {
+  if (ofType > 1) return `Required: ${ofType} providers of this type exist`;
+  if (ofType === 1) return 'Empty: the only provider of this type serves it';
+  return 'Empty: the only provider of this type, once there is one';
+}
+
 /** Create or edit a model: the provider-side id, which provider serves it, sampling parameters, pricing. */
 export function ModelForm({ projectId, item: model, onDone }: ItemFormProps<Model>) {
   const save = useSaveModel(projectId, model?.id);
@@ -105,10 +115,13 @@ export function ModelForm({ projectId, item: model, onDone }: ItemFormProps<Mode
         />
         <Select
           label="Provider"
-          description="Empty: the only provider of this type"
-          placeholder={ofType.length ? 'Any of this type' : 'No provider of this type'}
+          description={providerHint(ofType.length)}
+          placeholder={
+            ofType.length > 1 ? 'Choose one' : ofType.length ? 'The only one of this type' : 'None yet'
+          }
           data={ofType.map((p) => ({ value: p.id, label: p.name }))}
-          clearable
+          required={ofType.length > 1}
+          clearable={ofType.length < 2}
           {...f.value('provider_id')}
         />
       </Group>
