@@ -1,5 +1,6 @@
 import type { AppDeps } from '../deps.js';
 import { ApiRouter } from '../http/api-router.js';
+import { actorOf } from '../http/actor.js';
 import { ok } from '../http/envelope.js';
 import type { Validated } from '../middleware/validate.js';
 import { PromptsRepository } from '../../core/repositories/prompts.repository.js';
@@ -11,6 +12,7 @@ type ProjectQ = { project_id: string };
 
 export function promptRoutes(deps: AppDeps): ApiRouter {
   const prompts = new PromptsService(new PromptsRepository(deps.db));
+  const movedBy = actorOf(deps.config);
   return (
     new ApiRouter('/api/agent-server/prompts', 'Prompts')
       .route<Validated<never, ProjectQ, s.PromptCreateBody>>(
@@ -18,11 +20,12 @@ export function promptRoutes(deps: AppDeps): ApiRouter {
           method: 'post',
           path: '/',
           summary: 'Create a prompt with its first version',
-          description: 'Version 1 gets the `latest` label, and `production` too when `label` asks for it.',
+          description:
+            'Version 1 gets the `latest` label, and `production` too when `label` asks for it (kept in the label history).',
           request: s.promptCreate,
           response: s.promptResponse,
         },
-        async (ctx, { query, body }) => ok(ctx, await prompts.create(query.project_id, body)),
+        async (ctx, { query, body }) => ok(ctx, await prompts.create(query.project_id, body, movedBy)),
       )
       .route<Validated<never, ProjectQ & Page>>(
         {
@@ -66,12 +69,13 @@ export function promptRoutes(deps: AppDeps): ApiRouter {
           path: '/:name/versions',
           summary: 'Add the next version of a prompt',
           description:
-            'The new version takes the `latest` label; `production` moves only when `label` asks for it.',
+            'The new version takes the `latest` label; `production` moves only when `label` asks for it ' +
+            '(kept in the label history).',
           request: s.versionCreate,
           response: s.versionResponse,
         },
         async (ctx, { params, query, body }) =>
-          ok(ctx, await prompts.addVersion(params.name, query.project_id, body)),
+          ok(ctx, await prompts.addVersion(params.name, query.project_id, body, movedBy)),
       )
       .route<Validated<s.NameParams, s.ScopeQuery & Page>>(
         {
@@ -101,12 +105,28 @@ export function promptRoutes(deps: AppDeps): ApiRouter {
           path: '/:name/versions/:version',
           summary: 'Move a label onto a prompt version',
           description:
-            '`production` moves when assigned; `latest` can only be (re)assigned to the newest version.',
+            '`production` moves when assigned, and the move is kept in the label history; `latest` can only be ' +
+            '(re)assigned to the newest version.',
           request: s.versionUpdate,
           response: s.versionResponse,
         },
         async (ctx, { params, query, body }) =>
-          ok(ctx, await prompts.setLabel(params.name, query.project_id, params.version, body)),
+          ok(ctx, await prompts.setLabel(params.name, query.project_id, params.version, body, movedBy)),
+      )
+      .route<Validated<s.NameParams, s.ScopeQuery & Page>>(
+        {
+          method: 'get',
+          path: '/:name/label-history',
+          summary:
+            "A prompt's label moves: who moved which label, when, from which version to which; newest first",
+          description:
+            'Every assignment that moved a label, written with the move itself (on create, on a new version ' +
+            'and on `PATCH …/versions/{version}`); assigning a label to the version that holds it is no move. `latest` following each new version is not recorded: the versions list tells it. `moved_by` names the credential in use. Gone with the prompt.',
+          request: s.labelHistory,
+          response: s.labelHistoryResponse,
+        },
+        async (ctx, { params, query }) =>
+          ok(ctx, await prompts.labelHistory(params.name, query.project_id, query)),
       )
   );
 }

@@ -55,6 +55,11 @@ export const versionUpdate = {
   body: Joi.object({ label: label.required() }).required(),
 };
 
+export const labelHistory = {
+  params: nameParams,
+  query: Joi.object({ ...optionalProjectQuery, ...pagination }),
+};
+
 export interface PromptCreateBody {
   name: string;
   template: string;
@@ -129,3 +134,26 @@ export const versionResponse = Joi.object({
   created_at: timestamp,
 });
 export const versionListResponse = Joi.array().items(versionResponse);
+
+/** One move of a prompt's label (docs/interface.md#prompts). */
+export interface LabelMove {
+  label: string;
+  from_version: number | null;
+  to_version: number;
+  moved_by: string;
+  moved_at: string;
+}
+
+export const labelMoveResponse = Joi.object({
+  label: Joi.string().description('The label moved (`production`: the one that is assigned)'),
+  from_version: Joi.number()
+    .integer()
+    .allow(null)
+    .description('The version it left; null for its first assignment'),
+  to_version: Joi.number().integer().description('The version it moved to'),
+  moved_by: Joi.string().description(
+    'The credential that moved it: "admin token" (ADMIN_TOKEN), "local" (no credential, loopback)',
+  ),
+  moved_at: timestamp,
+});
+export const labelHistoryResponse = Joi.array().items(labelMoveResponse);

@@ -1,5 +1,6 @@
 import { ConflictError, NotFoundError, ValidationError, isUniqueViolation } from '../../core/errors.js';
-import type { DbPrompt } from '../../core/db/tables/index.js';
+import type { Knex } from 'knex';
+import type { DbPrompt, DbPromptLabelMove, DbPromptVersion } from '../../core/db/tables/index.js';
 import type {
   DbPromptSummary,
   DbVersionWithLabels,
@@ -7,6 +8,7 @@ import type {
 } from '../../core/repositories/prompts.repository.js';
 import type { Page } from '../schemas/common.schemas.js';
 import type {
+  LabelMove,
   Prompt,
   PromptCreateBody,
   PromptLabel,
@@ -46,6 +48,16 @@ function toVersion(prompt: DbPrompt, row: DbVersionWithLabels): PromptVersion {
   };
 }
 
+function toLabelMove(row: DbPromptLabelMove): LabelMove {
+  return {
+    label: row.label,
+    from_version: row.from_version,
+    to_version: row.to_version,
+    moved_by: row.moved_by,
+    moved_at: row.moved_at.toISOString(),
+  };
+}
+
 /** Rows written around the API (imports, older releases) must not turn a read into a 500. */
 function variablesOf(template: string): string[] {
   try {
@@ -72,12 +84,15 @@ const isForeignKeyViolation = (err: unknown) => (err as { code?: string }).code 
  * Prompts with immutable versions and two labels: `latest` follows the newest
  * version by itself, `production` moves only when assigned. Every write that
  * numbers versions or moves labels holds the prompt row's lock, so concurrent
- * writers line up instead of colliding.
+ * writers line up instead of colliding. Each assignment that moves a label is
+ * kept in the prompt's label history with who moved it (`movedBy`, the
+ * credential's name); `latest` following a new version is not a move anyone
+ * made, and the versions list already tells it.
  */
 export class PromptsService {
   constructor(private readonly prompts: PromptsRepository) {}
 
-  async create(projectId: string, body: PromptCreateBody): Promise<Prompt> {
+  async create(projectId: string, body: PromptCreateBody, movedBy: string): Promise<Prompt> {
     await requireProject(this.prompts.db, projectId);
     checkTemplate(body.template);
     try {
@@ -90,7 +105,7 @@ export class PromptsService {
           commit_message: body.commit_message,
         });
         await this.prompts.setLabel(trx, prompt.id, 'latest', v1.id);
-        if (body.label === 'production') await this.prompts.setLabel(trx, prompt.id, 'production', v1.id);
+        if (body.label === 'production') await this.moveLabel(trx, prompt, 'production', v1, movedBy);
         return prompt.id;
       });
       return toPrompt(await this.prompts.summary(id));
@@ -118,6 +133,7 @@ export class PromptsService {
     name: string,
     projectId: string | undefined,
     body: VersionCreateBody,
+    movedBy: string,
   ): Promise<PromptVersion> {
     const found = await this.resolve(name, projectId);
     checkTemplate(body.template);
@@ -132,7 +148,7 @@ export class PromptsService {
         commit_message: body.commit_message,
       });
       await this.prompts.setLabel(trx, prompt.id, 'latest', row.id);
-      if (body.label === 'production') await this.prompts.setLabel(trx, prompt.id, 'production', row.id);
+      if (body.label === 'production') await this.moveLabel(trx, prompt, 'production', row, movedBy);
       await this.prompts.touch(trx, prompt.id);
       return toVersion(prompt, (await this.prompts.findVersion(prompt.id, version, trx))!);
     });
@@ -156,6 +172,7 @@ export class PromptsService {
     projectId: string | undefined,
     version: number,
     body: VersionUpdateBody,
+    movedBy: string,
   ): Promise<PromptVersion> {
     const found = await this.resolve(name, projectId);
     return this.prompts.transaction(async (trx) => {
@@ -176,9 +193,39 @@ export class PromptsService {
         }
         return toVersion(prompt, row);
       }
-      await this.prompts.setLabel(trx, prompt.id, label, row.id);
+      await this.moveLabel(trx, prompt, label, row, movedBy);
       await this.prompts.touch(trx, prompt.id);
       return toVersion(prompt, (await this.prompts.findVersion(prompt.id, version, trx))!);
+    });
+  }
+
+  /** Who moved the prompt's labels, when, from which version to which; newest first. */
+  async labelHistory(name: string, projectId: string | undefined, page: Page): Promise<LabelMove[]> {
+    const prompt = await this.resolve(name, projectId);
+    return (await this.prompts.labelMoves(prompt.id, page)).map(toLabelMove);
+  }
+
+  /**
+   * Puts `label` on `to` and records the move, under the prompt's lock
+   * (`trx`). A label already there stays put and records nothing.
+   */
+  private async moveLabel(
+    trx: Knex.Transaction,
+    prompt: DbPrompt,
+    label: PromptLabel,
+    to: Pick<DbPromptVersion, 'id' | 'version'>,
+    movedBy: string,
+  ): Promise<void> {
+    const from = await this.prompts.labelledVersion(trx, prompt.id, label);
+    if (from === to.version) return;
+    await this.prompts.setLabel(trx, prompt.id, label, to.id);
+    await this.prompts.recordLabelMove(trx, {
+      project_id: prompt.project_id,
+      prompt_id: prompt.id,
+      label,
+      from_version: from,
+      to_version: to.version,
+      moved_by: movedBy,
     });
   }
 

@@ -2,11 +2,14 @@ import type { Knex } from 'knex';
 import type { Db } from '../db/knex.js';
 import {
   AgentsTableName,
+  PromptLabelMovesTableName,
   PromptLabelsTableName,
   PromptsTableName,
   PromptVersionsTableName,
   type DbPrompt,
   type DbPromptInsert,
+  type DbPromptLabelMove,
+  type DbPromptLabelMoveInsert,
   type DbPromptVersion,
   type DbPromptVersionInsert,
   type PromptLabel,
@@ -98,6 +101,37 @@ export class PromptsRepository {
       .insert({ prompt_id: promptId, label, version_id: versionId })
       .onConflict(['prompt_id', 'label'])
       .merge({ version_id: versionId, updated_at: q.fn.now() });
+  }
+
+  /** The number of the version `label` sits on, null when it sits on none. */
+  async labelledVersion(q: Knex, promptId: string, label: PromptLabel): Promise<number | null> {
+    const row = await q({ l: PromptLabelsTableName })
+      .join({ v: PromptVersionsTableName }, 'v.id', 'l.version_id')
+      .where({ 'l.prompt_id': promptId, 'l.label': label })
+      .first<{ version: number } | undefined>('v.version');
+    return row?.version ?? null;
+  }
+
+  /**
+   * One move of a label, in the transaction that moves it (under the prompt's
+   * lock). Stamped with the clock, not the transaction's start: a writer that
+   * waited for the lock started earlier but moved later, and the history is
+   * in the order the moves happened.
+   */
+  async recordLabelMove(q: Knex, move: Omit<DbPromptLabelMoveInsert, 'moved_at'>): Promise<void> {
+    await q(PromptLabelMovesTableName).insert({ ...move, moved_at: q.raw('clock_timestamp()') });
+  }
+
+  /** A prompt's label moves, newest first. */
+  async labelMoves(promptId: string, page: Page): Promise<DbPromptLabelMove[]> {
+    return this.db(PromptLabelMovesTableName)
+      .where({ prompt_id: promptId })
+      .orderBy([
+        { column: 'moved_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .limit(page.limit)
+      .offset(page.offset);
   }
 
   private versionsWithLabels(q: Knex) {
