@@ -4,7 +4,7 @@
  * skip link, a tablet-width window, dialogs that give focus back, and the
  * pages an address names that do not exist.
  */
-import type { Page } from 'playwright-core';
+import type { Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEverythingServer, type RunningMcp } from '../../fixtures/mcp-servers.js';
 import { noBrowser, startConsoleStack, type ConsoleStack } from '../../helpers/browser.js';
@@ -18,6 +18,12 @@ interface PageDocument {
   activeElement: { id: string } | null;
 }
 // Spelled out inside each `page.evaluate`: the function is sent to the page as source, without its closure.
+
+/** Whether the side bar is on screen (folded away, it is moved off the left edge, not hidden). */
+async function onScreen(nav: Locator): Promise<boolean> {
+  const box = await nav.boundingBox();
+  return box !== null && box.x + box.width > 0;
+}
 
 const scheme = (page: Page) =>
   page.evaluate(
@@ -128,7 +134,7 @@ describe.skipIf(noTemporal() || noBrowser())('console: navigation', () => {
     const nav = page.getByRole('navigation', { name: 'Pages' });
     const menu = page.getByRole('button', { name: 'Menu' });
     await menu.waitFor();
-    await expect.poll(() => nav.isVisible()).toBe(false);
+    await expect.poll(() => onScreen(nav)).toBe(false);
     await page.getByRole('table').first().waitFor();
     await page.goto(`${stack.api.url}/console/traces`);
     await page.getByRole('table').first().waitFor();
@@ -138,10 +144,11 @@ describe.skipIf(noTemporal() || noBrowser())('console: navigation', () => {
       ),
     ).toBeLessThanOrEqual(768);
     await menu.click();
+    await expect.poll(() => onScreen(nav)).toBe(true);
     await nav.getByRole('link', { name: 'Usage' }).click();
     await page.waitForURL(/\/console\/usage/);
     // Choosing a page closes the menu again.
-    await expect.poll(() => nav.isVisible()).toBe(false);
+    await expect.poll(() => onScreen(nav)).toBe(false);
     expect(world.problems()).toEqual([]);
   });
 
