@@ -239,7 +239,7 @@ export interface paths {
         put?: never;
         /**
          * Create a model in a project
-         * @description `parameters` checks temperature (0–2), top_p (0–1), max_tokens (positive integer), presence_penalty and frequency_penalty (−2–2), stop (a string or up to 4 strings) and seed (integer); any other key is passed to the provider as-is. With `provider_id` the provider must exist and share `provider_type`; without it, calls go to the only provider of that type and fail clearly when there are several.
+         * @description `parameters` checks temperature (0–2), top_p (0–1), max_tokens (positive integer), presence_penalty and frequency_penalty (−2–2), stop (a string or up to 4 strings) and seed (integer); any other key is passed to the provider as-is. With `provider_id` the provider must exist and share `provider_type`; without it, calls go to the only provider of that type, and while several exist the model is refused (400 naming `provider_id` and the candidate providers, names and ids), on create and on any update that leaves it without one.
          */
         post: operations["postApiAgentServerModels"];
         delete?: never;
@@ -268,7 +268,7 @@ export interface paths {
         head?: never;
         /**
          * Update a model
-         * @description `parameters` checks temperature (0–2), top_p (0–1), max_tokens (positive integer), presence_penalty and frequency_penalty (−2–2), stop (a string or up to 4 strings) and seed (integer); any other key is passed to the provider as-is. With `provider_id` the provider must exist and share `provider_type`; without it, calls go to the only provider of that type and fail clearly when there are several. `parameters` and `pricing` are replaced whole; `null` clears `pricing` or `provider_id`.
+         * @description `parameters` checks temperature (0–2), top_p (0–1), max_tokens (positive integer), presence_penalty and frequency_penalty (−2–2), stop (a string or up to 4 strings) and seed (integer); any other key is passed to the provider as-is. With `provider_id` the provider must exist and share `provider_type`; without it, calls go to the only provider of that type, and while several exist the model is refused (400 naming `provider_id` and the candidate providers, names and ids), on create and on any update that leaves it without one. `parameters` and `pricing` are replaced whole; `null` clears `pricing` or `provider_id`.
          */
         patch: operations["patchApiAgentServerModelsId"];
         trace?: never;
@@ -441,7 +441,7 @@ export interface paths {
         put?: never;
         /**
          * Create a prompt with its first version
-         * @description Version 1 gets the `latest` label, and `production` too when `label` asks for it.
+         * @description Version 1 gets the `latest` label, and `production` too when `label` asks for it (kept in the label history).
          */
         post: operations["postApiAgentServerPrompts"];
         delete?: never;
@@ -502,7 +502,7 @@ export interface paths {
         put?: never;
         /**
          * Add the next version of a prompt
-         * @description The new version takes the `latest` label; `production` moves only when `label` asks for it.
+         * @description The new version takes the `latest` label; `production` moves only when `label` asks for it (kept in the label history).
          */
         post: operations["postApiAgentServerPromptsNameVersions"];
         delete?: never;
@@ -527,9 +527,29 @@ export interface paths {
         head?: never;
         /**
          * Move a label onto a prompt version
-         * @description `production` moves when assigned; `latest` can only be (re)assigned to the newest version.
+         * @description `production` moves when assigned, and the move is kept in the label history; `latest` can only be (re)assigned to the newest version.
          */
         patch: operations["patchApiAgentServerPromptsNameVersionsVersion"];
+        trace?: never;
+    };
+    "/api/agent-server/prompts/{name}/label-history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A prompt's label moves: who moved which label, when, from which version to which; newest first
+         * @description Every assignment that moved a label, written with the move itself (on create, on a new version and on `PATCH …/versions/{version}`); assigning a label to the version that holds it is no move. `latest` following each new version is not recorded: the versions list tells it. `moved_by` names the credential in use. Gone with the prompt.
+         */
+        get: operations["getApiAgentServerPromptsNameLabelHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/agent-server/schemas": {
@@ -847,7 +867,7 @@ export interface paths {
         };
         /**
          * Gateway usage as a time series, by the hour or the day
-         * @description Every metered model call (gateway calls and agent turns, under their virtual key) summed per UTC `bucket`: requests, errors, tokens and cost, zeros for buckets without calls. Filter by `virtual_key_id`, `model` and `provider` (name); `group_by` gives one series per key, per provider and model, or per provider. Default window: 24 hourly or 30 daily buckets up to now; at most 744 buckets (400 naming `start_time`). Virtual keys are global, so usage is not per project: a project's agents are metered under its `virtual_key_id`.
+         * @description Every model call (gateway calls under their virtual key; agent turns under their project's key, or under no key, a null `virtual_key_id`, when the project has none) summed per UTC `bucket`: requests, errors, tokens and cost, zeros for buckets without calls. Filter by `virtual_key_id`, `model` and `provider` (name); `group_by` gives one series per key, per provider and model, or per provider. Default window: 24 hourly or 30 daily buckets up to now; at most 744 buckets (400 naming `start_time`). Virtual keys are global, so usage is not per project: a project's agents are metered under its `virtual_key_id`, or under no key.
          */
         get: operations["getApiAgentServerUsage"];
         put?: never;
@@ -1174,6 +1194,7 @@ export interface operations {
                             description?: string | null;
                             /** Format: uuid */
                             virtual_key_id?: string | null;
+                            record_content?: boolean;
                             /** Format: date-time */
                             created_at?: string;
                             /** Format: date-time */
@@ -1227,6 +1248,8 @@ export interface operations {
                     description?: string | null;
                     /** Format: uuid */
                     virtual_key_id?: string | null;
+                    /** @description record prompts, completions, tool arguments and results on this project's turn spans (deleted with the conversation, the project, or by trace retention); default false */
+                    record_content?: boolean;
                 };
             };
         };
@@ -1248,6 +1271,7 @@ export interface operations {
                             description?: string | null;
                             /** Format: uuid */
                             virtual_key_id?: string | null;
+                            record_content?: boolean;
                             /** Format: date-time */
                             created_at?: string;
                             /** Format: date-time */
@@ -1315,6 +1339,7 @@ export interface operations {
                             description?: string | null;
                             /** Format: uuid */
                             virtual_key_id?: string | null;
+                            record_content?: boolean;
                             /** Format: date-time */
                             created_at?: string;
                             /** Format: date-time */
@@ -1444,6 +1469,8 @@ export interface operations {
                     description?: string | null;
                     /** Format: uuid */
                     virtual_key_id?: string | null;
+                    /** @description record prompts, completions, tool arguments and results on this project's turn spans (deleted with the conversation, the project, or by trace retention); default false */
+                    record_content?: boolean;
                 };
             };
         };
@@ -1465,6 +1492,7 @@ export interface operations {
                             description?: string | null;
                             /** Format: uuid */
                             virtual_key_id?: string | null;
+                            record_content?: boolean;
                             /** Format: date-time */
                             created_at?: string;
                             /** Format: date-time */
@@ -2661,10 +2689,10 @@ export interface operations {
                                 bucket_start?: string;
                                 /**
                                  * Format: uuid
-                                 * @description With group_by=key
+                                 * @description With group_by=key; null for the calls no key metered (agent turns of projects without a virtual key)
                                  */
-                                virtual_key_id?: string;
-                                /** @description With group_by=key */
+                                virtual_key_id?: string | null;
+                                /** @description With group_by=key; null without a key */
                                 virtual_key_name?: string | null;
                                 /** @description With group_by=model or provider */
                                 provider?: string;
@@ -2803,7 +2831,7 @@ export interface operations {
                             provider_type?: "openai" | "anthropic" | "gemini";
                             /**
                              * Format: uuid
-                             * @description null: served by the only provider of `provider_type` at call time
+                             * @description null: served by the only provider of `provider_type` at call time (refused on save while several exist)
                              */
                             provider_id?: string | null;
                             parameters?: {
@@ -2874,7 +2902,10 @@ export interface operations {
                     model_id: string;
                     /** @enum {string} */
                     provider_type: "openai" | "anthropic" | "gemini";
-                    /** Format: uuid */
+                    /**
+                     * Format: uuid
+                     * @description The provider that serves the model, of `provider_type`. Optional while at most one provider of that type exists (the only one serves it at call time); while several do it is required: a model without it is refused (400 naming provider_id and the candidates), on create and on update
+                     */
                     provider_id?: string | null;
                     parameters?: {
                         temperature?: number;
@@ -2924,7 +2955,7 @@ export interface operations {
                             provider_type?: "openai" | "anthropic" | "gemini";
                             /**
                              * Format: uuid
-                             * @description null: served by the only provider of `provider_type` at call time
+                             * @description null: served by the only provider of `provider_type` at call time (refused on save while several exist)
                              */
                             provider_id?: string | null;
                             parameters?: {
@@ -3014,7 +3045,7 @@ export interface operations {
                             provider_type?: "openai" | "anthropic" | "gemini";
                             /**
                              * Format: uuid
-                             * @description null: served by the only provider of `provider_type` at call time
+                             * @description null: served by the only provider of `provider_type` at call time (refused on save while several exist)
                              */
                             provider_id?: string | null;
                             parameters?: {
@@ -3163,7 +3194,10 @@ export interface operations {
                     model_id?: string;
                     /** @enum {string} */
                     provider_type?: "openai" | "anthropic" | "gemini";
-                    /** Format: uuid */
+                    /**
+                     * Format: uuid
+                     * @description The provider that serves the model, of `provider_type`. Optional while at most one provider of that type exists (the only one serves it at call time); while several do it is required: a model without it is refused (400 naming provider_id and the candidates), on create and on update
+                     */
                     provider_id?: string | null;
                     parameters?: {
                         temperature?: number;
@@ -3213,7 +3247,7 @@ export interface operations {
                             provider_type?: "openai" | "anthropic" | "gemini";
                             /**
                              * Format: uuid
-                             * @description null: served by the only provider of `provider_type` at call time
+                             * @description null: served by the only provider of `provider_type` at call time (refused on save while several exist)
                              */
                             provider_id?: string | null;
                             parameters?: {
@@ -5488,6 +5522,86 @@ export interface operations {
             };
         };
     };
+    getApiAgentServerPromptsNameLabelHistory: {
+        parameters: {
+            query?: {
+                project_id?: string;
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** @description The label moved (`production`: the one that is assigned) */
+                            label?: string;
+                            /** @description The version it left; null for its first assignment */
+                            from_version?: number | null;
+                            /** @description The version it moved to */
+                            to_version?: number;
+                            /** @description The credential that moved it: "admin token" (ADMIN_TOKEN), "local" (no credential, loopback) */
+                            moved_by?: string;
+                            /** Format: date-time */
+                            moved_at?: string;
+                        }[];
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     getApiAgentServerSchemas: {
         parameters: {
             query: {
@@ -5918,6 +6032,23 @@ export interface operations {
                             created_at?: string;
                             /** Format: date-time */
                             updated_at?: string;
+                            /** @description The latest turn: which agent took it and how it stands; null before the first */
+                            last_run?: {
+                                /** Format: uuid */
+                                run_id?: string;
+                                /** Format: uuid */
+                                agent_id?: string | null;
+                                /** @description The agent's name (at the run's start if it was deleted) */
+                                agent_name?: string | null;
+                                /** @enum {string} */
+                                status?: "queued" | "running" | "awaiting_approval" | "completed" | "failed" | "cancelled";
+                                /** Format: date-time */
+                                created_at?: string;
+                            } | null;
+                            /** @description Turns (runs) of the conversation */
+                            run_count?: number;
+                            /** @description What its runs cost, summed as each run's `cost_usd` counts it; null when none has a price */
+                            cost_usd?: number | null;
                         }[];
                         status: number;
                         errorDetails: Record<string, never>;
@@ -6584,6 +6715,31 @@ export interface operations {
                     };
                     /** @description Answer as Server-Sent Events (also with `Accept: text/event-stream`) */
                     stream?: boolean;
+                    /** @description Run this turn with another prompt version, model or parameters than the agent's; shown as the run's `overrides` */
+                    overrides?: {
+                        /**
+                         * Format: uuid
+                         * @description A version of any prompt of the project, instead of the one the agent's label points at
+                         */
+                        prompt_version_id?: string;
+                        /**
+                         * Format: uuid
+                         * @description A model of the project (with a provider), instead of the agent's
+                         */
+                        model_id?: string;
+                        /** @description Model parameters, merged over the model's own `parameters` */
+                        parameters?: {
+                            temperature?: number;
+                            top_p?: number;
+                            max_tokens?: number;
+                            presence_penalty?: number;
+                            frequency_penalty?: number;
+                            stop?: string | string[];
+                            seed?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
                 };
             };
         };
@@ -6633,7 +6789,7 @@ export interface operations {
                             };
                             /** @description The provider-side model id the turn called */
                             model?: string | null;
-                            /** @description Estimated: the run's tokens at its model's price (its Model's `pricing`, else the shipped list price); null when no price is known. Exact gateway costs are in the usage endpoints. */
+                            /** @description What the run's model calls cost (summaries included), each at its model's price (its Model's `pricing`, else the shipped list price): the figures on their spans and in the usage endpoints. Runs stored before costs were recorded show their tokens at today's price. Null when no price is known. */
                             cost_usd?: number | null;
                             error?: {
                                 code?: string;
@@ -6643,6 +6799,16 @@ export interface operations {
                             warnings?: string[];
                             /** Format: uuid */
                             prompt_version_id?: string | null;
+                            /** @description What this turn was asked to run with instead of the agent's configuration (converse `overrides`) */
+                            overrides?: {
+                                /** Format: uuid */
+                                prompt_version_id?: string;
+                                /** Format: uuid */
+                                model_id?: string;
+                                parameters?: {
+                                    [key: string]: unknown;
+                                };
+                            } | null;
                             trace_id?: string | null;
                             workflow_id?: string;
                             temporal_ui_url?: string | null;
@@ -6688,6 +6854,10 @@ export interface operations {
                             finished_at?: string | null;
                             /** @description From created_at to finished_at (waits included); null until the run ends */
                             duration_ms?: number | null;
+                            /** @description From created_at to the turn's first output (streamed text, or a tool call); null before it and once the run events are pruned (RUN_EVENTS_RETENTION_DAYS) */
+                            first_token_ms?: number | null;
+                            /** @description Time spent paused for approval, every pause of the turn (a pause under way counts until now); null when it never paused, or once the run events are pruned */
+                            approval_wait_ms?: number | null;
                         };
                         status: number;
                         errorDetails: Record<string, never>;
@@ -6781,7 +6951,7 @@ export interface operations {
                             };
                             /** @description The provider-side model id the turn called */
                             model?: string | null;
-                            /** @description Estimated: the run's tokens at its model's price (its Model's `pricing`, else the shipped list price); null when no price is known. Exact gateway costs are in the usage endpoints. */
+                            /** @description What the run's model calls cost (summaries included), each at its model's price (its Model's `pricing`, else the shipped list price): the figures on their spans and in the usage endpoints. Runs stored before costs were recorded show their tokens at today's price. Null when no price is known. */
                             cost_usd?: number | null;
                             error?: {
                                 code?: string;
@@ -6791,6 +6961,16 @@ export interface operations {
                             warnings?: string[];
                             /** Format: uuid */
                             prompt_version_id?: string | null;
+                            /** @description What this turn was asked to run with instead of the agent's configuration (converse `overrides`) */
+                            overrides?: {
+                                /** Format: uuid */
+                                prompt_version_id?: string;
+                                /** Format: uuid */
+                                model_id?: string;
+                                parameters?: {
+                                    [key: string]: unknown;
+                                };
+                            } | null;
                             trace_id?: string | null;
                             workflow_id?: string;
                             temporal_ui_url?: string | null;
@@ -6836,6 +7016,10 @@ export interface operations {
                             finished_at?: string | null;
                             /** @description From created_at to finished_at (waits included); null until the run ends */
                             duration_ms?: number | null;
+                            /** @description From created_at to the turn's first output (streamed text, or a tool call); null before it and once the run events are pruned (RUN_EVENTS_RETENTION_DAYS) */
+                            first_token_ms?: number | null;
+                            /** @description Time spent paused for approval, every pause of the turn (a pause under way counts until now); null when it never paused, or once the run events are pruned */
+                            approval_wait_ms?: number | null;
                         };
                         status: number;
                         errorDetails: Record<string, never>;
@@ -7019,7 +7203,7 @@ export interface operations {
                             };
                             /** @description The provider-side model id the turn called */
                             model?: string | null;
-                            /** @description Estimated: the run's tokens at its model's price (its Model's `pricing`, else the shipped list price); null when no price is known. Exact gateway costs are in the usage endpoints. */
+                            /** @description What the run's model calls cost (summaries included), each at its model's price (its Model's `pricing`, else the shipped list price): the figures on their spans and in the usage endpoints. Runs stored before costs were recorded show their tokens at today's price. Null when no price is known. */
                             cost_usd?: number | null;
                             error?: {
                                 code?: string;
@@ -7029,6 +7213,16 @@ export interface operations {
                             warnings?: string[];
                             /** Format: uuid */
                             prompt_version_id?: string | null;
+                            /** @description What this turn was asked to run with instead of the agent's configuration (converse `overrides`) */
+                            overrides?: {
+                                /** Format: uuid */
+                                prompt_version_id?: string;
+                                /** Format: uuid */
+                                model_id?: string;
+                                parameters?: {
+                                    [key: string]: unknown;
+                                };
+                            } | null;
                             trace_id?: string | null;
                             workflow_id?: string;
                             temporal_ui_url?: string | null;
@@ -7074,6 +7268,10 @@ export interface operations {
                             finished_at?: string | null;
                             /** @description From created_at to finished_at (waits included); null until the run ends */
                             duration_ms?: number | null;
+                            /** @description From created_at to the turn's first output (streamed text, or a tool call); null before it and once the run events are pruned (RUN_EVENTS_RETENTION_DAYS) */
+                            first_token_ms?: number | null;
+                            /** @description Time spent paused for approval, every pause of the turn (a pause under way counts until now); null when it never paused, or once the run events are pruned */
+                            approval_wait_ms?: number | null;
                         };
                         status: number;
                         errorDetails: Record<string, never>;
@@ -7180,7 +7378,7 @@ export interface operations {
                             };
                             /** @description The provider-side model id the turn called */
                             model?: string | null;
-                            /** @description Estimated: the run's tokens at its model's price (its Model's `pricing`, else the shipped list price); null when no price is known. Exact gateway costs are in the usage endpoints. */
+                            /** @description What the run's model calls cost (summaries included), each at its model's price (its Model's `pricing`, else the shipped list price): the figures on their spans and in the usage endpoints. Runs stored before costs were recorded show their tokens at today's price. Null when no price is known. */
                             cost_usd?: number | null;
                             error?: {
                                 code?: string;
@@ -7190,6 +7388,16 @@ export interface operations {
                             warnings?: string[];
                             /** Format: uuid */
                             prompt_version_id?: string | null;
+                            /** @description What this turn was asked to run with instead of the agent's configuration (converse `overrides`) */
+                            overrides?: {
+                                /** Format: uuid */
+                                prompt_version_id?: string;
+                                /** Format: uuid */
+                                model_id?: string;
+                                parameters?: {
+                                    [key: string]: unknown;
+                                };
+                            } | null;
                             trace_id?: string | null;
                             workflow_id?: string;
                             temporal_ui_url?: string | null;
@@ -7235,6 +7443,10 @@ export interface operations {
                             finished_at?: string | null;
                             /** @description From created_at to finished_at (waits included); null until the run ends */
                             duration_ms?: number | null;
+                            /** @description From created_at to the turn's first output (streamed text, or a tool call); null before it and once the run events are pruned (RUN_EVENTS_RETENTION_DAYS) */
+                            first_token_ms?: number | null;
+                            /** @description Time spent paused for approval, every pause of the turn (a pause under way counts until now); null when it never paused, or once the run events are pruned */
+                            approval_wait_ms?: number | null;
                         }[];
                         status: number;
                         errorDetails: Record<string, never>;
@@ -7333,7 +7545,7 @@ export interface operations {
                             };
                             /** @description The provider-side model id the turn called */
                             model?: string | null;
-                            /** @description Estimated: the run's tokens at its model's price (its Model's `pricing`, else the shipped list price); null when no price is known. Exact gateway costs are in the usage endpoints. */
+                            /** @description What the run's model calls cost (summaries included), each at its model's price (its Model's `pricing`, else the shipped list price): the figures on their spans and in the usage endpoints. Runs stored before costs were recorded show their tokens at today's price. Null when no price is known. */
                             cost_usd?: number | null;
                             error?: {
                                 code?: string;
@@ -7343,6 +7555,16 @@ export interface operations {
                             warnings?: string[];
                             /** Format: uuid */
                             prompt_version_id?: string | null;
+                            /** @description What this turn was asked to run with instead of the agent's configuration (converse `overrides`) */
+                            overrides?: {
+                                /** Format: uuid */
+                                prompt_version_id?: string;
+                                /** Format: uuid */
+                                model_id?: string;
+                                parameters?: {
+                                    [key: string]: unknown;
+                                };
+                            } | null;
                             trace_id?: string | null;
                             workflow_id?: string;
                             temporal_ui_url?: string | null;
@@ -7388,6 +7610,10 @@ export interface operations {
                             finished_at?: string | null;
                             /** @description From created_at to finished_at (waits included); null until the run ends */
                             duration_ms?: number | null;
+                            /** @description From created_at to the turn's first output (streamed text, or a tool call); null before it and once the run events are pruned (RUN_EVENTS_RETENTION_DAYS) */
+                            first_token_ms?: number | null;
+                            /** @description Time spent paused for approval, every pause of the turn (a pause under way counts until now); null when it never paused, or once the run events are pruned */
+                            approval_wait_ms?: number | null;
                         }[];
                         status: number;
                         errorDetails: Record<string, never>;
@@ -7495,7 +7721,7 @@ export interface operations {
                             };
                             /** @description The provider-side model id the turn called */
                             model?: string | null;
-                            /** @description Estimated: the run's tokens at its model's price (its Model's `pricing`, else the shipped list price); null when no price is known. Exact gateway costs are in the usage endpoints. */
+                            /** @description What the run's model calls cost (summaries included), each at its model's price (its Model's `pricing`, else the shipped list price): the figures on their spans and in the usage endpoints. Runs stored before costs were recorded show their tokens at today's price. Null when no price is known. */
                             cost_usd?: number | null;
                             error?: {
                                 code?: string;
@@ -7505,6 +7731,16 @@ export interface operations {
                             warnings?: string[];
                             /** Format: uuid */
                             prompt_version_id?: string | null;
+                            /** @description What this turn was asked to run with instead of the agent's configuration (converse `overrides`) */
+                            overrides?: {
+                                /** Format: uuid */
+                                prompt_version_id?: string;
+                                /** Format: uuid */
+                                model_id?: string;
+                                parameters?: {
+                                    [key: string]: unknown;
+                                };
+                            } | null;
                             trace_id?: string | null;
                             workflow_id?: string;
                             temporal_ui_url?: string | null;
@@ -7550,6 +7786,10 @@ export interface operations {
                             finished_at?: string | null;
                             /** @description From created_at to finished_at (waits included); null until the run ends */
                             duration_ms?: number | null;
+                            /** @description From created_at to the turn's first output (streamed text, or a tool call); null before it and once the run events are pruned (RUN_EVENTS_RETENTION_DAYS) */
+                            first_token_ms?: number | null;
+                            /** @description Time spent paused for approval, every pause of the turn (a pause under way counts until now); null when it never paused, or once the run events are pruned */
+                            approval_wait_ms?: number | null;
                         }[];
                         status: number;
                         errorDetails: Record<string, never>;
@@ -7748,10 +7988,10 @@ export interface operations {
                                 bucket_start?: string;
                                 /**
                                  * Format: uuid
-                                 * @description With group_by=key
+                                 * @description With group_by=key; null for the calls no key metered (agent turns of projects without a virtual key)
                                  */
-                                virtual_key_id?: string;
-                                /** @description With group_by=key */
+                                virtual_key_id?: string | null;
+                                /** @description With group_by=key; null without a key */
                                 virtual_key_name?: string | null;
                                 /** @description With group_by=model or provider */
                                 provider?: string;
@@ -7829,6 +8069,7 @@ export interface operations {
                 end_time?: string;
                 service_name?: string;
                 span_kind?: "SERVER" | "CLIENT" | "INTERNAL" | "PRODUCER" | "CONSUMER";
+                include_console?: boolean;
                 limit?: number;
                 offset?: number;
             };
@@ -7900,6 +8141,7 @@ export interface operations {
             query?: {
                 start_time?: string;
                 end_time?: string;
+                include_console?: boolean;
             };
             header?: never;
             path?: never;
@@ -7969,6 +8211,7 @@ export interface operations {
                 start_time?: string;
                 end_time?: string;
                 project_id?: string;
+                include_console?: boolean;
             };
             header?: never;
             path?: never;
@@ -8044,6 +8287,7 @@ export interface operations {
                 project_id?: string;
                 agent_id?: string;
                 conversation_id?: string;
+                include_console?: boolean;
                 limit?: number;
                 offset?: number;
             };

@@ -60,6 +60,8 @@ export type PromptLabel = NonNullable<AgentBody['prompt_label']>;
 export type NewPrompt = Body<'postApiAgentServerPrompts'>;
 export type Prompt = Row<'getApiAgentServerPrompts'>;
 export type PromptVersion = Row<'getApiAgentServerPromptsNameVersions'>;
+/** One move of a prompt's label: who, when, from which version to which. */
+export type LabelMove = Row<'getApiAgentServerPromptsNameLabelHistory'>;
 
 // Conversations and their runs
 export type Conversation = Item<Data<'getApiAgentServerConversations'>>;

@@ -102,8 +102,9 @@ describe.skipIf(noTemporal() || noBrowser())('console: configuration', () => {
     expect(appErrors(stack.errors)).toEqual([]);
   });
 
-  it('creates a model with pricing through the UI', async () => {
+  it('creates a model with pricing through the UI, asking for its provider while several of its type exist', async () => {
     provider ??= await createProvider(stack.api, { base_url: `${stack.vendor.url}/v1` });
+    await createProvider(stack.api); // a second of the type, at least
     const page = await openIn(stack, '/config/models', project.id);
     await page.getByText('No model in this project').waitFor();
     const name = uniqueName('model');
@@ -111,7 +112,17 @@ describe.skipIf(noTemporal() || noBrowser())('console: configuration', () => {
     const dialog = page.getByRole('dialog', { name: 'New model' });
     await label(dialog, 'Name').fill(name);
     await label(dialog, 'Model id').fill('gpt-test');
-    await pick(page, label(dialog, 'Provider'), provider.name);
+    const providerSelect = label(dialog, 'Provider');
+    expect(await describedBy(providerSelect)).toMatch(/^Required: \d+ providers of this type exist/);
+    // Left empty, the API refuses it and says why under the field, naming the candidates.
+    await dialog.getByRole('button', { name: 'Create model' }).click();
+    await expect.poll(() => providerSelect.getAttribute('aria-invalid')).toBe('true');
+    expect(await describedBy(providerSelect)).toMatch(
+      /provider_id is required: \d+ providers of type openai could serve this model, choose one of \S+ \([0-9a-f-]{36}\)/,
+    );
+    await settled(page);
+    await stack.screenshot(page, 'config-model-provider-required');
+    await pick(page, providerSelect, provider.name);
     await label(dialog, 'Parameters').fill('{ "temperature": 0.3 }');
     await label(dialog, 'Input price (USD per 1M tokens)').fill('1.5');
     await label(dialog, 'Output price (USD per 1M tokens)').fill('3');

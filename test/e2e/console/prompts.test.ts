@@ -1,8 +1,8 @@
 /**
  * The console's Prompts page in a real browser against a real stack: a
  * prompt and its versions created through the UI, the side-by-side diff, the
- * production label moved (checked through the REST API), and the link that
- * opens a version in the playground.
+ * production label moved once confirmed (checked through the REST API) and
+ * its label history, and the link that opens a version in the playground.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { noBrowser, startConsoleStack, type ConsoleStack } from '../../helpers/browser.js';
@@ -62,17 +62,47 @@ describe.skipIf(noTemporal() || noBrowser())('console: prompts', () => {
       labels: { production: null, latest: 2 },
     });
 
-    // Move production onto v1, then onto v2 (another version), each checked through the API.
+    // Move production onto v1, then onto v2 (another version), each once confirmed and checked
+    // through the API; a cancelled confirmation moves nothing.
     await page.getByRole('combobox', { name: 'Move production to' }).click();
     await page.getByRole('option', { name: /^v1:/ }).click();
     await page.getByRole('button', { name: 'Move production' }).click();
+    const confirm = page.getByRole('dialog', { name: `Move production of ${name}?` });
+    await confirm.getByText('production is on no version yet: it goes to v1.').waitFor();
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    await confirm.waitFor({ state: 'hidden' });
+    expect((await byName(name)).body.data.labels).toEqual({ production: null, latest: 2 });
+
+    await page.getByRole('button', { name: 'Move production' }).click();
+    await confirm.getByRole('button', { name: 'Move to v1' }).click();
+    await confirm.waitFor({ state: 'hidden' });
     await expect
       .poll(async () => (await byName(name)).body.data.labels)
       .toEqual({ production: 1, latest: 2 });
     await page.getByRole('button', { name: 'Make production' }).click(); // on v2, the open one
+    await confirm.getByText('production moves from v1 to v2.').waitFor();
+    await settled(page);
+    await stack.screenshot(page, 'prompts-move-production');
+    await confirm.getByRole('button', { name: 'Move to v2' }).click();
+    await confirm.waitFor({ state: 'hidden' });
     await expect
       .poll(async () => (await byName(name)).body.data.labels)
       .toEqual({ production: 2, latest: 2 });
+
+    // The label history: who moved production, when, from which version to which; newest first.
+    await page.getByRole('tab', { name: 'Label history' }).click();
+    const history = page.getByRole('table', { name: 'Label history' });
+    await history.getByText('v1 → v2').waitFor();
+    const rows = history.locator('tbody tr');
+    expect(await rows.count()).toBe(2);
+    expect(await rows.nth(0).locator('td').allTextContents()).toEqual([
+      expect.any(String),
+      'production',
+      'v1 → v2',
+      'local',
+    ]);
+    expect(await rows.nth(1).locator('td').nth(2).textContent()).toBe('first set, on v1');
+    await stack.screenshot(page, 'prompts-label-history');
     const versions = await stack.api.request<Array<{ version: number; labels: string[] }>>(
       'GET',
       `/api/agent-server/prompts/${name}/versions?project_id=${project.id}`,

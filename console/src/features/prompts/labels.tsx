@@ -1,10 +1,12 @@
 import { Badge, Button, Group, Paper, Select, Stack, Text } from '@mantine/core';
 import { useState } from 'react';
-import { ErrorAlert } from '../../components/error-alert.js';
 import type { Prompt, PromptVersion } from '../../api/types.js';
-import { useMoveLabel } from './queries.js';
+import { MoveProductionDialog } from './move-production.js';
 
-/** Where the labels sit; `production` moves to any version, `latest` always follows the newest. */
+/**
+ * Where the labels sit; `production` moves to any version (once confirmed),
+ * `latest` always follows the newest.
+ */
 export function LabelsPanel({
   projectId,
   prompt,
@@ -14,9 +16,9 @@ export function LabelsPanel({
   prompt: Prompt;
   versions: PromptVersion[];
 }) {
-  const move = useMoveLabel(projectId, prompt.name);
   const current = prompt.labels.production ?? null;
   const [target, setTarget] = useState<string | null>(null);
+  const [asking, setAsking] = useState(false);
   const options = versions.map((v) => ({
     value: String(v.version),
     label: `v${v.version}: ${v.commit_message}`,
@@ -44,22 +46,20 @@ export function LabelsPanel({
             onChange={setTarget}
             w={360}
           />
-          <Button
-            disabled={!target || Number(target) === current}
-            loading={move.isPending}
-            onClick={() =>
-              target &&
-              move.mutate(
-                { version: Number(target), label: 'production' },
-                { onSuccess: () => setTarget(null) },
-              )
-            }
-          >
+          <Button disabled={!target || Number(target) === current} onClick={() => setAsking(true)}>
             Move production
           </Button>
         </Group>
-        <ErrorAlert error={move.error} />
       </Stack>
+      {asking && target && (
+        <MoveProductionDialog
+          projectId={projectId}
+          prompt={prompt}
+          version={Number(target)}
+          onClose={() => setAsking(false)}
+          onMoved={() => setTarget(null)}
+        />
+      )}
     </Paper>
   );
 }

@@ -22,7 +22,9 @@ import { LabelsPanel } from './labels.js';
 import type { Prompt, PromptVersion } from '../../api/types.js';
 import { PromptVersionForm } from './new-prompt-form.js';
 import { PlaygroundLink } from './playground-link.js';
-import { useDeletePrompt, useMoveLabel, usePrompt, useVersions } from './queries.js';
+import { LabelHistory } from './label-history.js';
+import { MoveProductionDialog } from './move-production.js';
+import { useDeletePrompt, usePrompt, useVersions } from './queries.js';
 
 function LabelBadges({ v }: { v: PromptVersion }) {
   return (
@@ -47,10 +49,9 @@ function VersionList({
   versions: PromptVersion[];
   compare: (from: number, to: number) => void;
 }) {
-  const move = useMoveLabel(projectId, prompt.name);
+  const [moving, setMoving] = useState<number | null>(null);
   return (
     <Stack>
-      <ErrorAlert error={move.error} />
       {/* Keyed by the newest version: a new version opens (and the rest close). */}
       <Accordion key={versions[0]?.version} variant="separated" defaultValue={String(versions[0]?.version)}>
         {versions.map((v) => (
@@ -83,8 +84,7 @@ function VersionList({
                       size="compact-sm"
                       variant="light"
                       color="green"
-                      loading={move.isPending && move.variables.version === v.version}
-                      onClick={() => move.mutate({ version: v.version, label: 'production' })}
+                      onClick={() => setMoving(v.version)}
                     >
                       Make production
                     </Button>
@@ -104,11 +104,19 @@ function VersionList({
           </Accordion.Item>
         ))}
       </Accordion>
+      {moving !== null && (
+        <MoveProductionDialog
+          projectId={projectId}
+          prompt={prompt}
+          version={moving}
+          onClose={() => setMoving(null)}
+        />
+      )}
     </Stack>
   );
 }
 
-/** One prompt: its labels, its versions, a side-by-side diff of any two, and new versions. */
+/** One prompt: its labels, its versions, a side-by-side diff of any two, who moved its labels, and new versions. */
 export function PromptDetail({ projectId, name }: { projectId: string; name: string }) {
   const prompt = usePrompt(projectId, name);
   const versions = useVersions(projectId, name);
@@ -118,7 +126,12 @@ export function PromptDetail({ projectId, name }: { projectId: string; name: str
   const [adding, setAdding] = useState(false);
   if (prompt.isLoading || versions.isLoading) return <Loading what="Loading the prompt" />;
   if (prompt.error || versions.error || !prompt.data || !versions.data)
-    return <ErrorAlert error={prompt.error ?? versions.error} />;
+    return (
+      <ErrorAlert
+        error={prompt.error ?? versions.error}
+        missing={{ what: 'prompt', idField: 'name', back: { to: '/prompts', label: 'All prompts' } }}
+      />
+    );
   const p = prompt.data;
   const list = versions.data;
   const latest = list[0]?.version ?? 1;
@@ -154,6 +167,7 @@ export function PromptDetail({ projectId, name }: { projectId: string; name: str
           <Tabs.Tab value="diff" disabled={list.length < 2}>
             Diff
           </Tabs.Tab>
+          <Tabs.Tab value="history">Label history</Tabs.Tab>
         </Tabs.List>
         <Tabs.Panel value="versions" pt="md">
           <VersionList
@@ -172,6 +186,9 @@ export function PromptDetail({ projectId, name }: { projectId: string; name: str
               onChange={(f, t) => setView({ from: String(f), to: String(t) })}
             />
           )}
+        </Tabs.Panel>
+        <Tabs.Panel value="history" pt="md">
+          {view === 'history' && <LabelHistory projectId={projectId} name={p.name} />}
         </Tabs.Panel>
       </Tabs>
       <Modal opened={adding} onClose={() => setAdding(false)} title={`New version of ${p.name}`} size="xl">

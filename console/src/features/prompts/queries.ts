@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, unwrap } from '../../api/client.js';
-import type { NewPrompt, Prompt, PromptLabel as Label, PromptVersion } from '../../api/types.js';
+import type { LabelMove, NewPrompt, Prompt, PromptLabel as Label, PromptVersion } from '../../api/types.js';
 
 export const promptsKey = (projectId: string | undefined) => ['prompts', projectId];
 const versionsKey = (projectId: string, name: string) => ['prompt-versions', projectId, name];
@@ -46,6 +46,19 @@ export function useVersions(projectId: string, name: string) {
   });
 }
 
+/** Who moved the prompt's labels, newest first (the newest 200 moves). */
+export function useLabelHistory(projectId: string, name: string) {
+  return useQuery({
+    queryKey: ['prompt-label-history', projectId, name],
+    queryFn: () =>
+      unwrap<LabelMove[]>(
+        api.GET('/api/agent-server/prompts/{name}/label-history', {
+          params: { path: { name }, query: { project_id: projectId, limit: 200 } },
+        }),
+      ),
+  });
+}
+
 function useInvalidatePrompt(projectId: string) {
   const client = useQueryClient();
   return () =>
@@ -53,6 +66,7 @@ function useInvalidatePrompt(projectId: string) {
       client.invalidateQueries({ queryKey: promptsKey(projectId) }),
       client.invalidateQueries({ queryKey: ['prompt', projectId] }),
       client.invalidateQueries({ queryKey: ['prompt-versions', projectId] }),
+      client.invalidateQueries({ queryKey: ['prompt-label-history', projectId] }),
     ]);
 }
 
