@@ -2,13 +2,15 @@
  * A turn's plan: what its first model call resolves (agent, model, prompt
  * version by label, schema, summarizer, sandbox and skills, the project's
  * virtual key) and pins on the run, so the rest of the turn, and its
- * retries, see the same agent even when it is edited meanwhile.
+ * retries, see the same agent even when it is edited meanwhile. The run's
+ * `overrides` (converse) replace the agent's model, prompt version and model
+ * parameters for this turn only; the summarizer keeps the agent's.
  */
 import type { Db } from '../../core/db/knex.js';
 import { renderTemplate } from '../../core/prompts/prompt-template.js';
 import { ModelsRepository } from '../../core/repositories/models.repository.js';
 import { PromptsRepository } from '../../core/repositories/prompts.repository.js';
-import type { DbRun } from '../../core/db/tables/index.js';
+import type { DbRun, RunOverrides } from '../../core/db/tables/index.js';
 import { RunsRepository } from '../../core/repositories/runs.repository.js';
 import { TurnsRepository, type TurnStartRow } from '../../core/repositories/turns.repository.js';
 import { metrics } from '../../core/telemetry/metrics.js';
@@ -34,11 +36,26 @@ function fail(code: string, message: string): Fail {
   return { kind: 'fail', error: { code, message } };
 }
 
-/** The agent's model as the plan records it, or why it cannot be called. */
-function turnModel(agent: Agent, m: TurnStartRow['j_model']): PlanModel | Fail {
-  if (!m) return fail('model_unavailable', `model ${agent.model_id} no longer exists`);
+/**
+ * The turn's model as the plan records it (the agent's, or the one the run's
+ * overrides name, with their parameters over the model's), or why it cannot be called.
+ */
+function turnModel(
+  agent: Agent,
+  m: TurnStartRow['j_model'],
+  overrides: RunOverrides | null,
+): PlanModel | Fail {
+  if (!m) return fail('model_unavailable', `model ${overrides?.model_id ?? agent.model_id} no longer exists`);
   if (!m.provider_id) return fail('model_unavailable', `model "${m.name}" has no provider`);
-  return { id: m.id, model_id: m.model_id, provider_id: m.provider_id, parameters: m.parameters };
+  const parameters = overrides?.parameters ? { ...m.parameters, ...overrides.parameters } : m.parameters;
+  return { id: m.id, model_id: m.model_id, provider_id: m.provider_id, parameters };
+}
+
+/** Why the turn has no prompt version: the one its overrides chose is gone, or the agent's label points nowhere. */
+function noPromptVersion(agent: Agent, overrides: RunOverrides | null): Fail {
+  if (overrides?.prompt_version_id)
+    return fail('prompt_not_found', `prompt version ${overrides.prompt_version_id} no longer exists`);
+  return fail('prompt_not_found', `the agent's prompt has no version labelled "${agent.prompt_label}"`);
 }
 
 /** The summarizer's model (the agent's unless it names one): the model, or why it cannot be called. */
@@ -140,17 +157,17 @@ function turnPlan(
 
 /**
  * Resolves the agent for this turn (from `TurnsRepository.startRow`): model,
- * prompt version by label (a label moved later affects the next turn),
- * schema, summarizer. The caller pins the plan on the run (`pinPlan`).
+ * prompt version by label (a label moved later affects the next turn) or as
+ * the run's overrides chose, schema, summarizer. The caller pins the plan on
+ * the run (`pinPlan`).
  */
 export async function resolvePlan(deps: SessionDeps, row: TurnStartRow): Promise<TurnStart> {
   const agent = row.j_agent;
   if (!agent || !row.agent_id) return fail('agent_not_found', 'the agent no longer exists');
-  const model = turnModel(agent, row.j_model);
+  const model = turnModel(agent, row.j_model, row.overrides);
   if ('kind' in model) return model;
   const version = row.j_prompt;
-  if (!version)
-    return fail('prompt_not_found', `the agent's prompt has no version labelled "${agent.prompt_label}"`);
+  if (!version) return noPromptVersion(agent, row.overrides);
   const context = row.j_context ?? {};
   const warnings: string[] = [];
   const rendered = renderTemplate(version.template, context);

@@ -1,6 +1,11 @@
 import Joi from 'joi';
 import { name, optionalProjectQuery, projectQuery, timestamp, uuid } from './common.schemas.js';
 import { context as templateContext, conversationId } from './conversations.schemas.js';
+import { modelCreate } from './models.schemas.js';
+import { RUN_STATUSES, type RunOverrides } from '../../core/db/tables/index.js';
+
+/** The same sampling parameters a Model takes (checked the same way; other keys go to the provider). */
+const modelParameters = modelCreate.body.extract('parameters') as Joi.ObjectSchema;
 
 /** A user message: at most this many bytes of text (or of JSON, for content parts). */
 export const MAX_MESSAGE_BYTES = 1024 * 1024;
@@ -42,6 +47,22 @@ export const messageId = Joi.string()
   .pattern(/^[A-Za-z0-9._:-]+$/)
   .messages({ 'string.pattern.base': 'message_id may only contain letters, digits and . _ : -' });
 
+/**
+ * This turn only, without changing the agent or moving a prompt label: ids
+ * must belong to the request's project (400 naming the field otherwise).
+ */
+const overrides = Joi.object({
+  prompt_version_id: uuid.description(
+    "A version of any prompt of the project, instead of the one the agent's label points at",
+  ),
+  model_id: uuid.description("A model of the project (with a provider), instead of the agent's"),
+  parameters: modelParameters.description("Model parameters, merged over the model's own `parameters`"),
+})
+  .min(1)
+  .description(
+    "Run this turn with another prompt version, model or parameters than the agent's; shown as the run's `overrides`",
+  );
+
 export const converseRequest = {
   query: Joi.object({ ...projectQuery }),
   body: Joi.object({
@@ -56,6 +77,7 @@ export const converseRequest = {
       "Template variables, merged into the conversation's stored context (later turns keep them)",
     ),
     stream: Joi.boolean().description('Answer as Server-Sent Events (also with `Accept: text/event-stream`)'),
+    overrides,
   }).required(),
 };
 
@@ -67,6 +89,7 @@ export interface ConverseBody {
   message_id?: string;
   context?: Record<string, unknown>;
   stream?: boolean;
+  overrides?: RunOverrides;
 }
 
 export const runGet = {
@@ -107,14 +130,7 @@ export interface ApprovalsBody {
   wait: boolean;
 }
 
-export const RUN_STATUSES = [
-  'queued',
-  'running',
-  'awaiting_approval',
-  'completed',
-  'failed',
-  'cancelled',
-] as const;
+export { RUN_STATUSES };
 
 /** Why a run waits: `{reason, since, timeout_at, details}` while its status is `awaiting_<reason>`. */
 export const pauseResponse = Joi.object({
@@ -165,6 +181,15 @@ export const runResponse = Joi.object({
   error: Joi.object({ code: Joi.string(), message: Joi.string(), details: Joi.any() }).allow(null),
   warnings: Joi.array().items(Joi.string()),
   prompt_version_id: uuid.allow(null),
+  overrides: Joi.object({
+    prompt_version_id: uuid,
+    model_id: uuid,
+    parameters: Joi.object().unknown(true),
+  })
+    .allow(null)
+    .description(
+      "What this turn was asked to run with instead of the agent's configuration (converse `overrides`)",
+    ),
   trace_id: Joi.string().allow(null),
   workflow_id: Joi.string(),
   temporal_ui_url: Joi.string().allow(null),
@@ -190,6 +215,18 @@ export const runResponse = Joi.object({
     .integer()
     .allow(null)
     .description('From created_at to finished_at (waits included); null until the run ends'),
+  first_token_ms: Joi.number()
+    .allow(null)
+    .description(
+      "From created_at to the turn's first output (streamed text, or a tool call); null before it " +
+        'and once the run events are pruned (RUN_EVENTS_RETENTION_DAYS)',
+    ),
+  approval_wait_ms: Joi.number()
+    .allow(null)
+    .description(
+      'Time spent paused for approval, every pause of the turn (a pause under way counts until now); ' +
+        'null when it never paused, or once the run events are pruned',
+    ),
 });
 
 export interface RunPause {
@@ -221,6 +258,7 @@ export interface RunView {
   error: { code: string; message: string; details?: unknown } | null;
   warnings: string[];
   prompt_version_id: string | null;
+  overrides: RunOverrides | null;
   trace_id: string | null;
   workflow_id: string;
   temporal_ui_url: string | null;
@@ -232,4 +270,6 @@ export interface RunView {
   started_at: string | null;
   finished_at: string | null;
   duration_ms: number | null;
+  first_token_ms: number | null;
+  approval_wait_ms: number | null;
 }

@@ -73,9 +73,14 @@ export class ConverseService {
     if (!found) throw new NotFoundError('project');
     const { agent } = found;
     if (!agent || agent.project_id !== projectId) throw new NotFoundError('agent');
-    const requestHash = createHash('sha256')
-      .update(JSON.stringify({ agent_id: agent.id, message: body.message }))
-      .digest('hex');
+    if (body.overrides) await this.checkOverrides(projectId, body.overrides);
+    // Overrides are part of what was asked (left out when absent: earlier requests hash the same).
+    const asked = {
+      agent_id: agent.id,
+      message: body.message,
+      ...(body.overrides ? { overrides: body.overrides } : {}),
+    };
+    const requestHash = createHash('sha256').update(JSON.stringify(asked)).digest('hex');
     let state: ConverseLookup | undefined = found;
     // Twice at most: a concurrent request may create the conversation or the message's run first.
     for (let attempt = 1; ; attempt++) {
@@ -124,6 +129,36 @@ export class ConverseService {
       if (attempt > 1) throw new Error(`could not store the message in conversation "${conversationId}"`);
       state = await runs.lookup(projectId, agent.id, conversationId, messageId);
     }
+  }
+
+  /**
+   * The ids of `overrides` must name a model (one with a provider, so the
+   * turn can call it) and a prompt version (of any of its prompts) of the
+   * request's project: a 400 naming the field otherwise.
+   */
+  private async checkOverrides(projectId: string, overrides: RunOverrides): Promise<void> {
+    const modelId = overrides.model_id;
+    const promptVersionId = overrides.prompt_version_id;
+    if (!modelId && !promptVersionId) return;
+    const found = await this.runs.overrideTargets(projectId, { modelId, promptVersionId });
+    if (modelId && !found.model)
+      throw ValidationError.field(
+        'overrides.model_id',
+        'overrides.model_id does not name an existing model in this project',
+        'any.reference',
+      );
+    if (found.model && !found.model.provider_id)
+      throw ValidationError.field(
+        'overrides.model_id',
+        `overrides.model_id names model "${found.model.name}", which has no provider to call`,
+        'any.reference',
+      );
+    if (promptVersionId && !found.promptVersion)
+      throw ValidationError.field(
+        'overrides.prompt_version_id',
+        'overrides.prompt_version_id does not name a version of a prompt of this project',
+        'any.reference',
+      );
   }
 
   /** Update-with-start: the first message starts the session; the Update id is the message id. */

@@ -62,6 +62,7 @@ export function toRunView(row: RunViewRow, config: Config): RunView {
     error: row.error,
     warnings: row.warnings,
     prompt_version_id: row.prompt_version_id,
+    overrides: row.overrides,
     trace_id: row.trace_id,
     workflow_id: row.workflow_id,
     temporal_ui_url: temporalUiUrl(config, row.workflow_id),
@@ -81,6 +82,8 @@ export function toRunView(row: RunViewRow, config: Config): RunView {
     started_at: iso(row.started_at),
     finished_at: iso(row.finished_at),
     duration_ms: row.finished_at ? row.finished_at.getTime() - row.created_at.getTime() : null,
+    first_token_ms: row.first_token_ms,
+    approval_wait_ms: row.approval_wait_ms,
   };
 }
 

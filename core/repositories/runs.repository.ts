@@ -1,5 +1,5 @@
 import type { Db } from '../db/knex.js';
-import { RunsTableName, type DbRun, type RunStatus } from '../db/tables/index.js';
+import { RunsTableName, type DbRun, type RunOverrides, type RunStatus } from '../db/tables/index.js';
 import { RUN_EVENTS_CHANNEL } from './run-events.repository.js';
 import type { Price } from '../metering/pricing.js';
 import type { Page } from './types.js';
@@ -19,6 +19,14 @@ export interface RunCreate {
   trace_id: string | null;
   /** The user message (a string or content parts). */
   content: unknown;
+  /** What the turn runs with instead of the agent's configuration. */
+  overrides: RunOverrides | undefined;
+}
+
+/** What converse `overrides` name, as found in the project (undefined: not there). */
+export interface OverrideTargets {
+  model: { id: string; name: string; provider_id: string | null } | undefined;
+  promptVersion: { id: string; prompt_id: string; prompt_name: string; version: number } | undefined;
 }
 
 export interface ConverseLookup {
@@ -43,6 +51,10 @@ export type RunViewRow = Omit<DbRun, 'plan' | 'request_hash'> & {
   approval_timeout_ms: number | null;
   /** While the run waits for approval: when it paused (its latest `run.paused`). */
   paused_at: Date | null;
+  /** From the message's arrival to the turn's first output (null before it, or once its events are pruned). */
+  first_token_ms: number | null;
+  /** Time spent paused for approval so far, every pause of the turn (null when it never paused). */
+  approval_wait_ms: number | null;
 };
 
 /** Which runs a list shows; every field narrows it. */
@@ -76,6 +88,7 @@ const VIEW_COLUMNS = [
   'r.tools',
   'r.pending_approvals',
   'r.approvals',
+  'r.overrides',
   'r.last_event_seq',
   'r.created_at',
   'r.started_at',
@@ -83,6 +96,30 @@ const VIEW_COLUMNS = [
   'c.id as conversation_client_id',
   'm.pricing as model_pricing',
 ];
+
+/**
+ * From the run's arrival to its first output event: streamed text, or the
+ * answer or tool call of a step that arrived whole. The primary key
+ * (run_id, seq) finds it without reading the rest of the run's events.
+ */
+const FIRST_TOKEN_MS = `(select round(extract(epoch from (e.created_at - r.created_at)) * 1000)::float8
+    from run_events e
+   where e.run_id = r.id and e.type in ('message.delta', 'message.completed', 'tool_call.created')
+   order by e.seq limit 1) as first_token_ms`;
+
+/**
+ * Each pause for approval, from its `run.paused` to the event that ended it
+ * (`run.resumed`, written with the last decision, or the run's end), or to
+ * now while it lasts. Only read for runs that had decisions or wait now.
+ */
+const APPROVAL_WAIT_MS = `case when r.status = 'awaiting_approval' or r.approvals <> '[]'::jsonb then
+    (select round(sum(extract(epoch from (coalesce(
+              (select min(q.created_at) from run_events q
+                where q.run_id = r.id and q.seq > p.seq
+                  and q.type in ('run.resumed', 'run.completed', 'run.failed', 'run.cancelled')),
+              now()) - p.created_at))) * 1000)::float8
+       from run_events p where p.run_id = r.id and p.type = 'run.paused')
+  end as approval_wait_ms`;
 
 /** Runs (one per converse message) and the rows the converse flow writes with them. Knex only. */
 export class RunsRepository {
@@ -104,6 +141,8 @@ export class RunsRepository {
                   (select e.created_at from run_events e
                     where e.run_id = r.id and e.type = 'run.paused' order by e.seq desc limit 1)
                 end as paused_at`),
+        db.raw(FIRST_TOKEN_MS),
+        db.raw(APPROVAL_WAIT_MS),
       );
   }
 
@@ -211,8 +250,9 @@ export class RunsRepository {
          returning id
        ), run as (
          insert into runs (id, project_id, conversation_pk, thread_id, agent_id, message_id, request_hash,
-                           workflow_id, trace_id, status, last_event_seq)
-         select :run, :project, conv.pk, thread.id, :agent, :message, :hash, :workflow, :trace, 'queued', 1
+                           workflow_id, trace_id, status, last_event_seq, overrides)
+         select :run, :project, conv.pk, thread.id, :agent, :message, :hash, :workflow, :trace, 'queued', 1,
+                :overrides::jsonb
            from conv, thread
          returning *
        ), msg as (
@@ -241,6 +281,7 @@ export class RunsRepository {
         workflow: row.workflow_id,
         trace: row.trace_id,
         content: JSON.stringify(row.content),
+        overrides: row.overrides ? JSON.stringify(row.overrides) : null,
         channel: RUN_EVENTS_CHANNEL,
       },
     );
@@ -248,6 +289,31 @@ export class RunsRepository {
     if (!run) return undefined;
     delete (run as Partial<{ pg_notify: unknown }>).pg_notify;
     return run;
+  }
+
+  /**
+   * The model and prompt version converse `overrides` name, each only when it
+   * belongs to the project (a prompt version: through its prompt), in one read.
+   */
+  async overrideTargets(
+    projectId: string,
+    ids: { modelId: string | undefined; promptVersionId: string | undefined },
+  ): Promise<OverrideTargets> {
+    const { rows } = await this.db.raw<{
+      rows: Array<{
+        model: OverrideTargets['model'] | null;
+        version: OverrideTargets['promptVersion'] | null;
+      }>;
+    }>(
+      `select (select jsonb_build_object('id', m.id, 'name', m.name, 'provider_id', m.provider_id)
+                 from models m where m.id = :model and m.project_id = :project) as model,
+              (select jsonb_build_object('id', v.id, 'prompt_id', p.id, 'prompt_name', p.name, 'version', v.version)
+                 from prompt_versions v join prompts p on p.id = v.prompt_id
+                where v.id = :version and p.project_id = :project) as version`,
+      { project: projectId, model: ids.modelId ?? null, version: ids.promptVersionId ?? null },
+    );
+    const row = rows[0];
+    return { model: row?.model ?? undefined, promptVersion: row?.version ?? undefined };
   }
 
   async findById(runId: string): Promise<DbRun | undefined> {

@@ -67,7 +67,8 @@ export class TurnsRepository {
    * The run with, in the same statement, everything its turn resolves at
    * start (agent, conversation context, project key, model, prompt version
    * by label, schema) and the provider of the model it calls: one round trip
-   * on the turn's critical path instead of one per table.
+   * on the turn's critical path instead of one per table. The run's
+   * `overrides` name the model and prompt version instead, when they do.
    */
   async startRow(runId: string): Promise<TurnStartRow | undefined> {
     const { rows } = await this.db.raw<{ rows: TurnStartRow[] }>(
@@ -77,8 +78,11 @@ export class TurnsRepository {
               p.virtual_key_id as j_virtual_key_id,
               to_jsonb(m) as j_model,
               (select jsonb_build_object('id', v.id, 'version', v.version, 'template', v.template)
-                 from prompt_labels l join prompt_versions v on v.id = l.version_id
-                where l.prompt_id = a.prompt_id and l.label = a.prompt_label) as j_prompt,
+                 from prompt_versions v
+                where a.id is not null
+                  and v.id = coalesce((r.overrides->>'prompt_version_id')::uuid,
+                                      (select l.version_id from prompt_labels l
+                                        where l.prompt_id = a.prompt_id and l.label = a.prompt_label))) as j_prompt,
               (select jsonb_build_object('id', s.id, 'name', s.name, 'schema', s.schema)
                  from schemas s where s.id = a.schema_id) as j_schema,
               to_jsonb(pr) as j_provider,
@@ -89,7 +93,7 @@ export class TurnsRepository {
          left join agents a on a.id = r.agent_id and r.plan is null
          left join conversations c on c.pk = r.conversation_pk and r.plan is null
          left join projects p on p.id = r.project_id and r.plan is null
-         left join models m on m.id = a.model_id
+         left join models m on m.id = coalesce((r.overrides->>'model_id')::uuid, a.model_id) and a.id is not null
          left join providers pr on pr.id = coalesce((r.plan->'model'->>'provider_id')::uuid, m.provider_id)
         where r.id = ?`,
       [runId],

@@ -4,6 +4,15 @@ import type { JsonText, Timestamp } from './columns.js';
 export const RunsTableName = 'runs';
 
 export type RunStatus = 'queued' | 'running' | 'awaiting_approval' | 'completed' | 'failed' | 'cancelled';
+/** Every status, in the order a run goes through them. */
+export const RUN_STATUSES = [
+  'queued',
+  'running',
+  'awaiting_approval',
+  'completed',
+  'failed',
+  'cancelled',
+] as const satisfies readonly RunStatus[];
 /** A run in one of these has ended: nothing changes it any more. */
 export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set(['completed', 'failed', 'cancelled']);
 
@@ -30,6 +39,21 @@ export type RunOutput = {
   content: string;
   /** The answer parsed, when the agent has a schema and the answer matches it. */
   structured?: unknown;
+};
+
+/**
+ * What a turn runs with instead of its agent's configuration (converse
+ * `overrides`): checked to belong to the run's project when the message
+ * arrives, applied by the turn's plan; the agent and its labels are not
+ * changed.
+ */
+export type RunOverrides = {
+  /** A version of any prompt of the project, instead of the one the agent's label points at. */
+  prompt_version_id?: string;
+  /** A model of the project, instead of the agent's. */
+  model_id?: string;
+  /** Merged over the model's own `parameters`. */
+  parameters?: Record<string, unknown>;
 };
 
 /** One converse message and the turn that answers it: the idempotency unit. */
@@ -60,6 +84,8 @@ export type DbRun = {
   /** The calls waiting for approval while status is awaiting_approval. */
   pending_approvals: Array<Record<string, unknown>> | null;
   approvals: Array<Record<string, unknown>>;
+  /** What this turn was asked to run with instead of the agent's configuration; null: nothing. */
+  overrides: RunOverrides | null;
   /** The seq of the run's latest event (run_events). */
   last_event_seq: number;
   created_at: Date;
@@ -89,6 +115,7 @@ export type DbRunInsert = {
   tools?: JsonText | null;
   pending_approvals?: JsonText | null;
   approvals?: JsonText;
+  overrides?: JsonText | null;
   last_event_seq?: number;
   created_at?: Timestamp;
   started_at?: Timestamp | null;
