@@ -2,6 +2,7 @@ import Joi from 'joi';
 import { name, optionalProjectQuery, pagination, projectQuery, timestamp, uuid } from './common.schemas.js';
 import { VARIABLE_NAME } from '../../core/prompts/prompt-template.js';
 import { MESSAGE_ROLES } from '../../core/repositories/types.js';
+import { RUN_STATUSES, type RunStatus } from '../../core/db/tables/index.js';
 
 /** Client-chosen conversation ids: 1–128 characters of `[A-Za-z0-9._:-]`. */
 export const conversationId = Joi.string()
@@ -93,6 +94,19 @@ export interface Conversation {
   updated_at: string;
 }
 
+/** A conversation in the list: with its latest run and what its runs cost. */
+export interface ConversationListItem extends Conversation {
+  last_run: {
+    run_id: string;
+    agent_id: string | null;
+    agent_name: string | null;
+    status: RunStatus;
+    created_at: string;
+  } | null;
+  run_count: number;
+  cost_usd: number | null;
+}
+
 export interface Thread {
   id: string;
   conversation_id: string;
@@ -124,7 +138,27 @@ export const conversationWithSessionsResponse = conversationResponse.keys({
     Joi.object({ agent_id: uuid, thread_id: uuid, workflow_id: Joi.string(), temporal_ui_url: Joi.string() }),
   ),
 });
-export const conversationListResponse = Joi.array().items(conversationResponse);
+export const conversationListResponse = Joi.array().items(
+  conversationResponse.keys({
+    last_run: Joi.object({
+      run_id: uuid,
+      agent_id: uuid.allow(null),
+      agent_name: Joi.string()
+        .allow(null)
+        .description("The agent's name (at the run's start if it was deleted)"),
+      status: Joi.string().valid(...RUN_STATUSES),
+      created_at: timestamp,
+    })
+      .allow(null)
+      .description('The latest turn: which agent took it and how it stands; null before the first'),
+    run_count: Joi.number().integer().description('Turns (runs) of the conversation'),
+    cost_usd: Joi.number()
+      .allow(null)
+      .description(
+        "What its runs cost, summed as each run's `cost_usd` counts it; null when none has a price",
+      ),
+  }),
+);
 
 export const threadListResponse = Joi.array().items(
   Joi.object({

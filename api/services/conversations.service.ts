@@ -9,11 +9,16 @@ import {
 } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import type { DbConversation, DbMessage, DbThread } from '../../core/db/tables/index.js';
-import type { ConversationsRepository } from '../../core/repositories/conversations.repository.js';
+import type {
+  ConversationListRow,
+  ConversationsRepository,
+} from '../../core/repositories/conversations.repository.js';
+import { costUsd, defaultPrice } from '../../core/metering/pricing.js';
 import type { Page } from '../schemas/common.schemas.js';
 import type {
   Conversation,
   ConversationCreateBody,
+  ConversationListItem,
   ConversationFilter,
   ConversationUpdateBody,
   Message,
@@ -39,6 +44,40 @@ function toConversation(row: DbConversation): Conversation {
     context: row.context,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
+  };
+}
+
+/**
+ * What the conversation's runs cost, as each run's view counts it: the cost
+ * recorded with it, else its tokens at its model's price. Null when no run
+ * has a known cost.
+ */
+function conversationCost(row: ConversationListRow): number | null {
+  let known = row.recorded_cost_usd !== null;
+  let usd = Number(row.recorded_cost_usd ?? 0);
+  for (const u of row.unrecorded ?? []) {
+    const price = u.pricing ?? (u.model ? defaultPrice(u.model) : undefined);
+    if (!price) continue;
+    known = true;
+    usd += costUsd(price, u);
+  }
+  return known ? Math.round(usd * 1e8) / 1e8 : null;
+}
+
+function toListItem(row: ConversationListRow): ConversationListItem {
+  return {
+    ...toConversation(row),
+    last_run: row.last_run_id
+      ? {
+          run_id: row.last_run_id,
+          agent_id: row.last_agent_id,
+          agent_name: row.last_agent_name,
+          status: row.last_status!,
+          created_at: row.last_run_at!.toISOString(),
+        }
+      : null,
+    run_count: row.run_count ?? 0,
+    cost_usd: conversationCost(row),
   };
 }
 
@@ -115,9 +154,9 @@ export class ConversationsService {
     }
   }
 
-  async list(projectId: string, filter: ConversationFilter, page: Page): Promise<Conversation[]> {
+  async list(projectId: string, filter: ConversationFilter, page: Page): Promise<ConversationListItem[]> {
     await requireProject(this.conversations.db, projectId);
-    return (await this.conversations.list(projectId, filter, page)).map(toConversation);
+    return (await this.conversations.list(projectId, filter, page)).map(toListItem);
   }
 
   /**

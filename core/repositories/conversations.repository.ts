@@ -14,7 +14,9 @@ import {
   type DbMessage,
   type DbThread,
   type DbThreadSummary,
+  type RunStatus,
 } from '../db/tables/index.js';
+import type { Price } from '../metering/pricing.js';
 import type { Page } from './types.js';
 import type { ConversationFilter } from './types.js';
 import { RunEventsRepository } from './run-events.repository.js';
@@ -47,6 +49,60 @@ export interface DbThreadInConversation extends DbThread {
   project_id: string;
 }
 
+/** Tokens of runs whose cost was not recorded, by the model they called and its price then. */
+export interface UnrecordedCost {
+  model: string | null;
+  pricing: Price | null;
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+}
+
+/** A conversation as its list shows it: with its last run, and what its runs cost. */
+export type ConversationListRow = DbConversation & {
+  last_run_id: string | null;
+  last_agent_id: string | null;
+  /** The agent's name now, or at the run's start when the agent was deleted. */
+  last_agent_name: string | null;
+  last_status: RunStatus | null;
+  last_run_at: Date | null;
+  /** Null when it has no run. */
+  run_count: number | null;
+  /** The runs' recorded costs, summed (numeric: text); null when none recorded one. */
+  recorded_cost_usd: string | null;
+  /** What runs without a recorded cost used, for an estimate at their model's price. */
+  unrecorded: UnrecordedCost[] | null;
+};
+
+/** The conversation's latest run (`last`), with its agent's name. */
+const LAST_RUN = `left join lateral (
+    select r.id as run_id, r.agent_id, coalesce(a.name, r.plan->>'agent_name') as agent_name, r.status, r.created_at
+      from runs r left join agents a on a.id = r.agent_id
+     where r.conversation_pk = c.pk
+     order by r.created_at desc, r.id desc limit 1) last on true`;
+
+/**
+ * What the conversation's runs cost (`spent`): their recorded costs summed,
+ * and the tokens of runs without one grouped by model and price, for the
+ * service to estimate as the run view does.
+ */
+const RUN_COSTS = `left join lateral (
+    select sum(g.runs)::int as run_count, sum(g.recorded) as recorded_cost_usd,
+           jsonb_agg(jsonb_build_object('model', g.model, 'pricing', g.pricing,
+                       'input_tokens', g.input_tokens, 'output_tokens', g.output_tokens,
+                       'cache_read_tokens', g.cache_read_tokens, 'cache_write_tokens', g.cache_write_tokens))
+             filter (where g.input_tokens + g.output_tokens > 0) as unrecorded
+      from (select r.plan->'model'->>'model_id' as model, m.pricing, count(*) as runs,
+                   sum((r.usage->>'cost_usd')::numeric) as recorded,
+                   sum(case when r.usage->'cost_usd' is null then coalesce((r.usage->>'input_tokens')::bigint, 0) else 0 end) as input_tokens,
+                   sum(case when r.usage->'cost_usd' is null then coalesce((r.usage->>'output_tokens')::bigint, 0) else 0 end) as output_tokens,
+                   sum(case when r.usage->'cost_usd' is null then coalesce((r.usage->>'cache_read_tokens')::bigint, 0) else 0 end) as cache_read_tokens,
+                   sum(case when r.usage->'cost_usd' is null then coalesce((r.usage->>'cache_write_tokens')::bigint, 0) else 0 end) as cache_write_tokens
+              from runs r left join models m on m.id = (r.plan->'model'->>'id')::uuid
+             where r.conversation_pk = c.pk
+             group by 1, 2) g) spent on true`;
+
 /** Knex only. */
 export class ConversationsRepository {
   private readonly events: RunEventsRepository;
@@ -65,24 +121,42 @@ export class ConversationsRepository {
     return created!;
   }
 
-  async list(projectId: string, filter: ConversationFilter, page: Page): Promise<DbConversation[]> {
-    const q = this.db(ConversationsTableName).where({ project_id: projectId });
-    if (filter.namespace !== undefined) q.andWhere({ namespace: filter.namespace });
+  /**
+   * A page of the project's conversations, newest first, each with its last
+   * run and what its runs cost, in one statement: each conversation's runs
+   * are found through the runs (conversation_pk, message_id) index, read
+   * once for the latest and once for the costs.
+   */
+  async list(projectId: string, filter: ConversationFilter, page: Page): Promise<ConversationListRow[]> {
+    const q = this.db({ c: ConversationsTableName }).where('c.project_id', projectId);
+    if (filter.namespace !== undefined) q.andWhere('c.namespace', filter.namespace);
     if (filter.agent_id !== undefined) {
       const agentId = filter.agent_id;
       q.whereExists((sub) =>
         sub
           .select(this.db.raw('1'))
           .from(ThreadsTableName)
-          .whereRaw('threads.conversation_pk = conversations.pk')
+          .whereRaw('threads.conversation_pk = c.pk')
           .andWhere('threads.agent_id', agentId),
       );
     }
     return q
-      .select('*')
+      .joinRaw(LAST_RUN)
+      .joinRaw(RUN_COSTS)
+      .select<ConversationListRow[]>(
+        'c.*',
+        'last.run_id as last_run_id',
+        'last.agent_id as last_agent_id',
+        'last.agent_name as last_agent_name',
+        'last.status as last_status',
+        'last.created_at as last_run_at',
+        'spent.run_count',
+        'spent.recorded_cost_usd',
+        'spent.unrecorded',
+      )
       .orderBy([
-        { column: 'created_at', order: 'desc' },
-        { column: 'pk', order: 'desc' },
+        { column: 'c.created_at', order: 'desc' },
+        { column: 'c.pk', order: 'desc' },
       ])
       .limit(page.limit)
       .offset(page.offset);
