@@ -2,6 +2,7 @@ import Joi from 'joi';
 import {
   description,
   idParams,
+  matching,
   name,
   optionalProjectQuery,
   pagination,
@@ -28,14 +29,15 @@ export {
 };
 
 const label = Joi.string().valid(...PROMPT_LABELS);
-const toolName = Joi.string().pattern(/^[A-Za-z0-9_.\-/:]{1,128}$/, 'tool name');
+const toolName = matching(
+  /^[A-Za-z0-9_.\-/:]{1,128}$/,
+  '1 to 128 characters of letters, digits and . _ - / : (a tool name)',
+);
 // A Docker/OCI image reference: [registry/]repo[:tag][@digest].
-const imageRef = Joi.string()
-  .max(512)
-  .pattern(
-    /^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::\d+)?(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)*(?::[\w][\w.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$/,
-    'image reference',
-  );
+const imageRef = matching(
+  /^[a-z0-9]+(?:[._-][a-z0-9]+)*(?::\d+)?(?:\/[a-z0-9]+(?:[._-][a-z0-9]+)*)*(?::[\w][\w.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$/,
+  'an image reference: lowercase [registry[:port]/]name[:tag][@sha256:digest], e.g. ghcr.io/acme/tools:1.2',
+).max(512);
 
 const mcpEntry = Joi.object({
   mcp_server_id: uuid.required(),

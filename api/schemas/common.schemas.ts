@@ -9,6 +9,19 @@ export const idParams = Joi.object({ id: uuid.required() });
 
 export const name = Joi.string().trim().min(1).max(200);
 
+/**
+ * A string that must match `pattern`, refused in plain words: joi's own
+ * message names the pattern or prints the regular expression ("fails to
+ * match the required pattern: /…/") and quotes the value, which may be a
+ * credential. `allows` says what the pattern lets through, as the end of
+ * "<field> must be …".
+ */
+export function matching(pattern: RegExp, allows: string): Joi.StringSchema {
+  return Joi.string()
+    .pattern(pattern, allows)
+    .messages({ 'string.pattern.name': `{{#label}} must be ${allows}` });
+}
+
 export const description = Joi.string().max(10_000).allow('', null);
 
 /** `limit` (default 50, max 200) and `offset`; lists are newest first. */

@@ -1,12 +1,15 @@
 import Joi from 'joi';
-import { idParams, pagination, sentBackUri, timestamp, uuid } from './common.schemas.js';
+import { idParams, matching, pagination, sentBackUri, timestamp, uuid } from './common.schemas.js';
 import type { ProviderType } from '../../core/db/tables/index.js';
 
 export const PROVIDER_TYPES: readonly ProviderType[] = ['openai', 'anthropic', 'gemini'];
 
 /** Provider names appear in gateway model names (`<provider>/<model>`), so they are slug-like. */
 export const PROVIDER_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
-export const providerName = Joi.string().pattern(PROVIDER_NAME, 'provider name');
+export const providerName = matching(
+  PROVIDER_NAME,
+  '1 to 63 characters of lowercase letters, digits, "_" and "-", starting with a letter or digit',
+);
 
 /** What a header value looks like on the way back when it is sensitive (see redactHeaders). */
 export const REDACTED = '[redacted]';
