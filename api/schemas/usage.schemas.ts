@@ -22,7 +22,9 @@ const seriesQuery = {
 export const usageSeries = {
   query: Joi.object({
     ...seriesQuery,
-    virtual_key_id: uuid.description('Only calls made with this virtual key'),
+    virtual_key_id: uuid.description(
+      'Only calls made with this virtual key (calls without a key are left out)',
+    ),
     group_by: Joi.string()
       .valid('key', 'model', 'provider')
       .description('One series per virtual key, per provider and model, or per provider'),
@@ -68,8 +70,12 @@ export const usageSeriesResponse = Joi.object({
     .items(
       Joi.object({
         bucket_start: timestamp,
-        virtual_key_id: uuid.description('With group_by=key'),
-        virtual_key_name: Joi.string().allow(null).description('With group_by=key'),
+        virtual_key_id: uuid
+          .allow(null)
+          .description(
+            'With group_by=key; null for the calls no key metered (agent turns of projects without a virtual key)',
+          ),
+        virtual_key_name: Joi.string().allow(null).description('With group_by=key; null without a key'),
         provider: Joi.string().description('With group_by=model or provider'),
         model: Joi.string().description('With group_by=model'),
         ...sums,

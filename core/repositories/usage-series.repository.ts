@@ -31,7 +31,8 @@ export interface UsageSums {
 
 export interface UsageSeriesRow extends UsageSums {
   bucket_start: Date;
-  virtual_key_id?: string;
+  /** Null for the calls no key metered (agent turns of projects without a virtual key). */
+  virtual_key_id?: string | null;
   virtual_key_name?: string | null;
   provider?: string;
   model?: string;
@@ -59,7 +60,8 @@ const SUMS = `count(*)::int as requests,
 /**
  * Gateway usage as time series: sums per UTC hour or day (and per key,
  * model or provider), every bucket of the window present, zeros where no
- * call was made. Knex only.
+ * call was made. Per key, the calls no key metered are one group of their
+ * own (a null key). Knex only.
  */
 export class UsageSeriesRepository {
   constructor(private readonly db: Db) {}
@@ -117,7 +119,7 @@ export class UsageSeriesRepository {
               coalesce(u.cost_usd, 0) as cost_usd,
               gs.group_count::int as group_count
          from b cross join gs
-         left join u on u.b = b.b ${names.map((n) => `and u.${n} = gs.${n}`).join(' ')}
+         left join u on u.b = b.b ${names.map((n) => `and u.${n} is not distinct from gs.${n}`).join(' ')}
          ${q.groupBy === 'key' ? 'left join virtual_keys vk on vk.id = gs.virtual_key_id' : ''}
         order by b.b, gs.rank`,
       {

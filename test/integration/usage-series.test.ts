@@ -36,7 +36,7 @@ interface Sums {
 }
 interface Point extends Sums {
   bucket_start: string;
-  virtual_key_id?: string;
+  virtual_key_id?: string | null;
   virtual_key_name?: string | null;
   provider?: string;
   model?: string;
@@ -87,14 +87,14 @@ const series = (path: string) => api.request<Series>('GET', `/api/agent-server${
 const fields = (res: { body: { errorDetails: { fields?: Array<{ field: string }> } } }) =>
   res.body.errorDetails.fields?.map((f) => f.field);
 
-/** A call at `at`, recorded as the gateway records one (a usage row per call). */
+/** A call at `at`, recorded as the gateway records one (a usage row per call); `null`: an agent's call without a key. */
 async function called(
-  key: { id: string },
+  key: { id: string } | null,
   at: number,
   row: { model: string; status?: number; input?: number; output?: number; cost?: number },
 ) {
   await new MeteringRepository(api.server.deps.db).insertUsage({
-    virtual_key_id: key.id,
+    virtual_key_id: key?.id ?? null,
     provider_id: provider.id,
     provider_name: provider.name,
     model: row.model,
@@ -246,6 +246,34 @@ describe('usage as a time series', () => {
     const quiet = `bucket=day&start_time=${iso(D - 5 * DAY)}&end_time=${iso(D - 3 * DAY)}&model=${m1}`;
     expect((await series(`/usage?${quiet}&group_by=key`)).body.data.buckets).toEqual([]);
     expect((await series(`/usage?${quiet}`)).body.data.buckets.map((p) => p.requests)).toEqual([0, 0]);
+  });
+
+  it('calls made under no key (agent turns of projects without one) are a group of their own, left out by a key filter', async () => {
+    const m3 = `series-m3-${randomUUID().slice(0, 8)}`;
+    await called(null, D + HOUR, { model: m3, input: 10, output: 2, cost: 0.0003 });
+    await called(null, D + 2 * HOUR, { model: m3, input: 5, output: 1, cost: 0.0001 });
+    await called(keyB, D + HOUR, { model: m3, input: 1, cost: 0.00001 });
+    const window = `bucket=day&start_time=${iso(D)}&end_time=${iso(D + 2 * DAY)}&model=${m3}`;
+    const byKey = await series(`/usage?${window}&group_by=key`);
+    expect(byKey.status).toBe(200);
+    expect(byKey.body.data.buckets).toEqual([
+      {
+        bucket_start: iso(D),
+        virtual_key_id: null,
+        virtual_key_name: null,
+        ...zero,
+        requests: 2,
+        input_tokens: 15,
+        output_tokens: 3,
+        cost_usd: 0.0004,
+      },
+      expect.objectContaining({ bucket_start: iso(D), virtual_key_id: keyB.id, requests: 1 }),
+      { bucket_start: iso(D + DAY), virtual_key_id: null, virtual_key_name: null, ...zero },
+      expect.objectContaining({ bucket_start: iso(D + DAY), virtual_key_id: keyB.id, requests: 0 }),
+    ]);
+    expect(byKey.body.data.totals).toMatchObject({ requests: 3, cost_usd: 0.00041 });
+    const oneKey = await series(`/usage?${window}&virtual_key_id=${keyB.id}`);
+    expect(oneKey.body.data.totals).toMatchObject({ requests: 1, cost_usd: 0.00001 });
   });
 
   it("by default the last 30 days; a call just made through the OpenAI SDK is in today's bucket and in the key's budget", async () => {

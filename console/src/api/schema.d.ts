@@ -351,6 +351,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/agent-server/agents/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check an agent's configuration without saving it
+         * @description Answers the warnings an agent configured so would carry (its `warnings`), each with the field it is about: sandbox.enabled on a server without a sandbox backend, a model no provider can serve or the project's virtual key does not grant (model_id, llm_summarizer_model_id), template variables that only a conversation's context can give a value (prompt_id, llm_summarizer_prompt_id). Any of the fields, none required; saves nothing. The console's agent form asks it while the agent is configured, before its first turn.
+         */
+        post: operations["postApiAgentServerAgentsCheck"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/agent-server/agents/by-name": {
         parameters: {
             query?: never;
@@ -3865,7 +3885,7 @@ export interface operations {
                             };
                             max_iterations?: number;
                             approval_timeout_ms?: number | null;
-                            /** @description configuration that is valid but will not work as asked on this server */
+                            /** @description configuration that is valid but will not work as asked, each naming its field: the sandbox on a server without one, a model no provider can serve or the project's virtual key does not grant, template variables only a conversation's context can give a value */
                             warnings?: string[];
                             /** Format: date-time */
                             created_at?: string;
@@ -4019,12 +4039,122 @@ export interface operations {
                             };
                             max_iterations?: number;
                             approval_timeout_ms?: number | null;
-                            /** @description configuration that is valid but will not work as asked on this server */
+                            /** @description configuration that is valid but will not work as asked, each naming its field: the sandbox on a server without one, a model no provider can serve or the project's virtual key does not grant, template variables only a conversation's context can give a value */
                             warnings?: string[];
                             /** Format: date-time */
                             created_at?: string;
                             /** Format: date-time */
                             updated_at?: string;
+                        };
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postApiAgentServerAgentsCheck: {
+        parameters: {
+            query: {
+                project_id: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    description?: string | null;
+                    /** Format: uuid */
+                    model_id?: string;
+                    /** Format: uuid */
+                    prompt_id?: string;
+                    /** @enum {string} */
+                    prompt_label?: "production" | "latest";
+                    /** Format: uuid */
+                    schema_id?: string | null;
+                    enable_history?: boolean;
+                    /** @enum {string|null} */
+                    summarizer_type?: "llm" | "sliding_window" | "none" | null;
+                    llm_summarizer_token_threshold?: number | null;
+                    llm_summarizer_keep_recent_count?: number | null;
+                    /** Format: uuid */
+                    llm_summarizer_prompt_id?: string | null;
+                    /** @enum {string|null} */
+                    llm_summarizer_prompt_label?: "production" | "latest" | null;
+                    /** Format: uuid */
+                    llm_summarizer_model_id?: string | null;
+                    sliding_window_keep_count?: number | null;
+                    mcp_servers?: {
+                        /** Format: uuid */
+                        mcp_server_id: string;
+                        /**
+                         * @description tool names offered to the model; empty = all
+                         * @default []
+                         */
+                        tool_filters?: string[];
+                        /** @default [] */
+                        tools_requiring_approval?: string[];
+                    }[];
+                    sandbox?: {
+                        enabled: boolean;
+                        docker_image?: string | null;
+                        /** @default false */
+                        require_approval?: boolean;
+                    };
+                    max_iterations?: number;
+                    approval_timeout_ms?: number | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** @description what the saved agent would be warned about */
+                            warnings?: {
+                                /** @description the field the warning is about, e.g. model_id, sandbox.enabled */
+                                field?: string;
+                                /** @description as the saved agent's `warnings` would say it */
+                                message?: string;
+                            }[];
                         };
                         status: number;
                         errorDetails: Record<string, never>;
@@ -4128,7 +4258,7 @@ export interface operations {
                             };
                             max_iterations?: number;
                             approval_timeout_ms?: number | null;
-                            /** @description configuration that is valid but will not work as asked on this server */
+                            /** @description configuration that is valid but will not work as asked, each naming its field: the sandbox on a server without one, a model no provider can serve or the project's virtual key does not grant, template variables only a conversation's context can give a value */
                             warnings?: string[];
                             /** Format: date-time */
                             created_at?: string;
@@ -4238,7 +4368,7 @@ export interface operations {
                             };
                             max_iterations?: number;
                             approval_timeout_ms?: number | null;
-                            /** @description configuration that is valid but will not work as asked on this server */
+                            /** @description configuration that is valid but will not work as asked, each naming its field: the sandbox on a server without one, a model no provider can serve or the project's virtual key does not grant, template variables only a conversation's context can give a value */
                             warnings?: string[];
                             /** Format: date-time */
                             created_at?: string;
@@ -4470,7 +4600,7 @@ export interface operations {
                             };
                             max_iterations?: number;
                             approval_timeout_ms?: number | null;
-                            /** @description configuration that is valid but will not work as asked on this server */
+                            /** @description configuration that is valid but will not work as asked, each naming its field: the sandbox on a server without one, a model no provider can serve or the project's virtual key does not grant, template variables only a conversation's context can give a value */
                             warnings?: string[];
                             /** Format: date-time */
                             created_at?: string;

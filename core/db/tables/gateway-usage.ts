@@ -6,7 +6,8 @@ export const GatewayUsageTableName = 'gateway_usage';
 export type DbGatewayUsage = {
   /** bigserial. */
   id: number;
-  virtual_key_id: string;
+  /** Null for a call no key meters (an agent turn in a project without a virtual key). */
+  virtual_key_id: string | null;
   provider_id: string | null;
   provider_name: string;
   model: string;

@@ -27,7 +27,11 @@ const COLORS = [
   'yellow.7',
 ];
 
+/** What the calls no key metered (agent turns of projects without a virtual key) are shown as. */
+export const NO_KEY_LABEL = 'no key';
+
 export function groupLabel(p: Point): string {
+  if (p.virtual_key_id === null) return NO_KEY_LABEL;
   if (p.virtual_key_id !== undefined) return p.virtual_key_name ?? p.virtual_key_id;
   if (p.model !== undefined) return `${p.provider ?? '?'}/${p.model}`;
   if (p.provider !== undefined) return p.provider;

@@ -47,7 +47,10 @@ function Budget({ keyId, series }: { keyId: string; series: KeySeries }) {
   return <BurnDown points={burn.data?.buckets ?? []} budget={budget} bucket={burn.data?.bucket ?? 'day'} />;
 }
 
-/** Gateway usage per virtual key and per model: requests, tokens and cost over time, and a key's budget. */
+/**
+ * Model calls per virtual key (agent turns without one under "no key") and
+ * per model: requests, tokens and cost over time, and a key's budget.
+ */
 export function Component() {
   const [params, setParams] = useSearchParams();
   const keyId = params.get('key');
@@ -102,18 +105,19 @@ export function Component() {
       </Group>
       {series.isLoading && <Loading what="Loading usage" />}
       <ErrorAlert error={series.error ?? keys.error} />
-      {keys.data?.length === 0 && (
+      {keys.data?.length === 0 && totals?.requests === 0 && (
         <Empty title="No virtual key yet">
-          Usage is metered per virtual key. Create one in Configuration → Virtual keys and call the gateway
-          with it (or give it to a project for its agents).
+          Agents' turns are counted here under &quot;no key&quot;; gateway calls need a virtual key. Create
+          one in Configuration → Virtual keys and call the gateway with it (or give it to a project to limit
+          its agents).
         </Empty>
       )}
       {totals && <UsageTotals totals={totals} />}
       {series.data && totals?.requests === 0 && (
         <Empty title="No calls in this window">
           Call the gateway with a virtual key (for OpenAI SDKs, base URL {location.origin}
-          /api/gateway/openai/v1) or converse with an agent of a project that has a virtual key; usage shows
-          up here within a minute.
+          /api/gateway/openai/v1) or converse with an agent (a project without a virtual key counts under
+          &quot;no key&quot;); usage shows up here within a minute.
         </Empty>
       )}
       {series.data && (totals?.requests ?? 0) > 0 && (
