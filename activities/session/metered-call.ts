@@ -1,9 +1,10 @@
 /**
  * What surrounds each of the session's model calls: the project's virtual
  * key admits it (liveness, grants, limits, budget), a GenAI span and the
- * GenAI client metrics record it, and the key is charged what it used. The
- * sequence is metering's one model call (core/metering/model-call.ts), as
- * the gateway's is.
+ * GenAI client metrics record it, and the call is priced and charged what it
+ * used (to the key, when the project has one; in the usage log either way).
+ * The sequence is metering's one model call (core/metering/model-call.ts),
+ * as the gateway's is.
  */
 import type { Context } from '@opentelemetry/api';
 import type { DbProvider } from '../../core/db/tables/index.js';
@@ -55,12 +56,17 @@ export class SessionModelCall {
     return this.call.context();
   }
 
-  /** Settles an answered call: span, metrics, and the key charged; a failure to charge is logged, never the call's. */
-  async end(outcome: Omit<CallOutcome, 'status'>, what: string): Promise<void> {
+  /**
+   * Settles an answered call: span, metrics, usage row and key charged; a
+   * failure to charge is logged, never the call's. Returns what the call
+   * cost, for its run (undefined when no price or no usage is known).
+   */
+  async end(outcome: Omit<CallOutcome, 'status'>, what: string): Promise<number | undefined> {
     const settled = this.call.settle({ ...outcome, status: 200 });
     if (this.record() && outcome.usage)
       metrics().genai.usage(this.labels, outcome.usage.input_tokens, outcome.usage.output_tokens);
     await settled.settled.catch((err: unknown) => this.deps.logger.warn({ err }, what));
+    return settled.costUsd;
   }
 
   /** Settles a failed call (the vendor's HTTP status as its error type, when it answered with one). */

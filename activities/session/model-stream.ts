@@ -1,7 +1,7 @@
 /**
  * One streamed model call: text deltas become run events as they arrive
- * (DeltaWriter), tool calls are assembled from their fragments, the span and
- * the virtual key are settled with what the call used.
+ * (DeltaWriter), tool calls are assembled from their fragments, the span,
+ * the usage log and the virtual key are settled with what the call used.
  */
 import { context as otelContext } from '@opentelemetry/api';
 import { Context } from '@temporalio/activity';
@@ -29,6 +29,8 @@ export interface StreamedAnswer {
   toolCalls: ToolCall[];
   /** As the provider reported it (undefined when it did not). */
   usage: Usage | undefined;
+  /** What the call cost, as its span and usage row say (undefined when no price or no usage is known). */
+  costUsd: number | undefined;
   finish: string;
   /** Deltas readers have not been sent yet: they go out with the answer. */
   pendingDeltas: StepEvent[];
@@ -90,9 +92,9 @@ export async function streamAnswer(deps: SessionDeps, call: StreamCall): Promise
   }
   stop();
   const toolCalls = [...got.calls.values()].map((c) => ({ ...c, arguments: c.arguments || '{}' }));
-  await metered.end(
+  const costUsd = await metered.end(
     { usage: got.usage, finishReasons: [got.finish], output: got.text },
     'settling a model call failed',
   );
-  return { text: got.text, toolCalls, usage: got.usage, finish: got.finish, pendingDeltas };
+  return { text: got.text, toolCalls, usage: got.usage, costUsd, finish: got.finish, pendingDeltas };
 }

@@ -1,6 +1,6 @@
 /**
  * A model step's answer as Postgres records it, in one statement
- * (`storeStep`): the assistant message, the run's usage (and, for the final
+ * (`storeStep`): the assistant message, the run's usage and cost (and, for the final
  * answer, its completion), the corrective message of an invalid structured
  * answer, and the events readers have not been sent yet, in order.
  */
@@ -78,6 +78,7 @@ export async function recordStep(deps: SessionDeps, s: RecordedStep): Promise<vo
       metadata: { step, finish_reason: answer.finish, model: plan.model.model_id },
     },
     usage: used,
+    costUsd: answer.costUsd,
     reported: answer.usage !== undefined,
     final: final ? { output, toolCalls: turnCalls } : undefined,
     correction:

@@ -1,10 +1,15 @@
-/** The `summarizeHistory` activity: the llm summarizer folds older turns into a stored summary. */
+/**
+ * The `summarizeHistory` activity: the llm summarizer folds older turns into
+ * a stored summary. Its model call is one of the run's: metered and priced
+ * as the others are, its tokens and cost added to the run's.
+ */
 import { context as otelContext } from '@opentelemetry/api';
 import { Context } from '@temporalio/activity';
 import { complete } from '../../core/llm/client.js';
 import { targetOf } from '../../core/llm/provider-target.js';
 import type { LlmRequest, LlmResponse } from '../../core/llm/types.js';
 import { ProvidersRepository } from '../../core/repositories/providers.repository.js';
+import { RunEventsRepository } from '../../core/repositories/run-events.repository.js';
 import { ThreadHistoryRepository } from '../../core/repositories/thread-history.repository.js';
 import { summarizationSlice, transcriptForSummary, type StoredMessage } from './context.js';
 import { modelFailure, nonRetryable } from './failures.js';
@@ -47,6 +52,7 @@ async function foldable(history: ThreadHistoryRepository, plan: TurnPlan, runId:
 
 export function createSummarizeActivities(deps: SessionDeps) {
   const history = new ThreadHistoryRepository(deps.db);
+  const runs = new RunEventsRepository(deps.db);
 
   return {
     /** Folds the older turns into a stored summary with the summarizer prompt and model. */
@@ -71,16 +77,17 @@ export function createSummarizeActivities(deps: SessionDeps) {
         throw modelFailure(err);
       }
       stop();
-      await metered.end(
+      const costUsd = await metered.end(
         { responseModel: res.model, usage: res.usage, finishReasons: [res.finish_reason] },
         'settling a summarizer call failed',
       );
-      await history.insertSummary({
+      await runs.storeSummary({
         threadId: plan.thread_id,
         runId,
         throughSeq: slice.throughSeq,
         content: res.text,
         usage: res.usage,
+        costUsd,
       });
       return { summarized: slice.older.length };
     },

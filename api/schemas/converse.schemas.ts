@@ -175,8 +175,9 @@ export const runResponse = Joi.object({
   cost_usd: Joi.number()
     .allow(null)
     .description(
-      "Estimated: the run's tokens at its model's price (its Model's `pricing`, else the shipped list price); " +
-        'null when no price is known. Exact gateway costs are in the usage endpoints.',
+      "What the run's model calls cost (summaries included), each at its model's price (its Model's `pricing`, " +
+        'else the shipped list price): the figures on their spans and in the usage endpoints. Runs stored ' +
+        "before costs were recorded show their tokens at today's price. Null when no price is known.",
     ),
   error: Joi.object({ code: Joi.string(), message: Joi.string(), details: Joi.any() }).allow(null),
   warnings: Joi.array().items(Joi.string()),

@@ -29,12 +29,21 @@ function runUsage(row: RunViewRow): RunView['usage'] {
   };
 }
 
-/** The run's tokens at its model's price (cache reads and writes at its cache rates); null when no price is known. */
+/**
+ * What the run's model calls cost, as each was charged (their spans and
+ * usage rows carry the same figures). A run stored before costs were
+ * recorded has none: its tokens at its model's price stand in (cache reads
+ * and writes at its cache rates). Null when no price is known.
+ */
+function runCost(row: RunViewRow): number | null {
+  const recorded = row.usage.cost_usd;
+  const usd = recorded !== undefined ? Number(recorded) : estimatedCost(row);
+  return usd === null ? null : Math.round(usd * 1e8) / 1e8;
+}
+
 function estimatedCost(row: RunViewRow): number | null {
   const price = row.model_pricing ?? (row.model ? defaultPrice(row.model) : undefined);
-  if (!price) return null;
-  const usd = costUsd(price, runUsage(row));
-  return Math.round(usd * 1e8) / 1e8;
+  return price ? costUsd(price, runUsage(row)) : null;
 }
 
 function timeoutAt(row: RunViewRow): string | null {
@@ -58,7 +67,7 @@ export function toRunView(row: RunViewRow, config: Config): RunView {
     tool_calls: row.tool_calls,
     usage: runUsage(row),
     model: row.model,
-    cost_usd: estimatedCost(row),
+    cost_usd: runCost(row),
     error: row.error,
     warnings: row.warnings,
     prompt_version_id: row.prompt_version_id,

@@ -16,7 +16,15 @@ import {
   storableTokens,
   storableUsd,
 } from './reservation.js';
-import type { Admission, AdmitRequest, Charge, MeteredKey, ModelLimits, Settlement } from './types.js';
+import type {
+  Admission,
+  AdmitRequest,
+  Charge,
+  KeylessCall,
+  MeteredKey,
+  ModelLimits,
+  Settlement,
+} from './types.js';
 import type { UsageCompletion, UsageRow, UsageWriter } from './usage-writer.js';
 
 /** What a usage row says of the call before its outcome: who called whom, when. */
@@ -36,9 +44,11 @@ function storableCharge(o: Charge): Charge {
   };
 }
 
-function usageIdentity({ key, request, lease }: Admission): UsageRowIdentity {
+function usageIdentity(call: Admission | KeylessCall): UsageRowIdentity {
+  const { key, request } = call;
+  const lease = key ? call.lease : undefined;
   return {
-    virtual_key_id: key.id,
+    virtual_key_id: key?.id ?? null,
     provider_id: request.providerId,
     provider_name: request.providerName,
     model: request.model,
@@ -97,7 +107,12 @@ export class GatewayPolicyService {
       leases && new LeaseBook(db, leases, (keyId, change) => this.counters.addLeaseWrite(keyId, change));
   }
 
-  private async limits(providerId: string, model: string): Promise<ModelLimits> {
+  /**
+   * The model's price and output ceiling: a Model resource's, else the
+   * shipped list's (kept for PRICE_TTL_MS). Every call is priced with it,
+   * keyed or not, so a call costs the same wherever it is read.
+   */
+  async limits(providerId: string, model: string): Promise<ModelLimits> {
     const key = `${providerId}/${model}`;
     const hit = this.models.get(key);
     if (hit && hit.expires > Date.now()) return hit.limits;
@@ -110,6 +125,12 @@ export class GatewayPolicyService {
     if (this.models.size > 10_000) this.models.clear();
     this.models.set(key, { limits, expires: Date.now() + PRICE_TTL_MS });
     return limits;
+  }
+
+  /** A call no key meters, priced like the others: settle logs its usage under no key. */
+  async keyless(request: AdmitRequest): Promise<KeylessCall> {
+    const { price } = await this.limits(request.providerId, request.model);
+    return { key: undefined, request, price, startedAt: performance.now() };
   }
 
   async admit(key: MeteredKey, request: AdmitRequest): Promise<Admission> {
@@ -238,10 +259,11 @@ export class GatewayPolicyService {
    * with the row still queued (the database is unreachable); the
    * counters of calls settled while a write is in flight are merged into one
    * write per key (hot keys settle without queueing on their rows), and the
-   * promise resolves once this call's counters are written.
+   * promise resolves once this call's counters are written. A keyless call
+   * has no counters: its usage row is all there is to write.
    */
-  settle(admission: Admission, reported: Charge): Settlement {
-    const { price } = admission;
+  settle(call: Admission | KeylessCall, reported: Charge): Settlement {
+    const { price } = call;
     const outcome = storableCharge(reported);
     const cacheRead = outcome.cacheReadTokens ?? 0;
     const cacheWrite = outcome.cacheWriteTokens ?? 0;
@@ -261,28 +283,43 @@ export class GatewayPolicyService {
       cache_read_tokens: cacheRead,
       cache_write_tokens: cacheWrite,
       cost_usd: actual,
-      latency_ms: Math.round(performance.now() - admission.startedAt),
+      latency_ms: Math.round(performance.now() - call.startedAt),
       status: outcome.status,
       trace_id: outcome.traceId ?? null,
     };
-    const logged = this.logUsage(admission, completion);
+    const logged = this.logUsage(call, completion);
+    const counted = call.key ? this.settleCounters(call, outcome, actual) : undefined;
+    return {
+      costUsd: actual,
+      logged,
+      settled: Promise.all([logged, counted]).then(() => ({ costUsd: actual })),
+    };
+  }
+
+  /** Replaces the admission's reservations in the key's counters (its lease, or its window and budget rows). */
+  private settleCounters(admission: Admission, outcome: Charge, actual: number): Promise<void> | undefined {
     const tokens = outcome.inputTokens + outcome.outputTokens;
-    const counted = admission.lease
-      ? this.leases!.settle(admission.lease, admission.reservedUsd, actual, admission.reservedTokens, tokens)
-      : admission.windowStart || admission.periodStart
-        ? this.counters.addSettle(admission, tokens, actual)
-        : undefined;
-    return { logged, settled: Promise.all([logged, counted]).then(() => ({ costUsd: actual })) };
+    if (admission.lease)
+      return this.leases!.settle(
+        admission.lease,
+        admission.reservedUsd,
+        actual,
+        admission.reservedTokens,
+        tokens,
+      );
+    if (admission.windowStart || admission.periodStart)
+      return this.counters.addSettle(admission, tokens, actual);
+    return undefined;
   }
 
   /** Completes the call's provisional row, or writes its final row now (no writer, or no provisional row). */
-  private logUsage(admission: Admission, completion: Omit<UsageCompletion, 'id'>): Promise<void> {
-    const { provisional } = admission;
+  private logUsage(call: Admission | KeylessCall, completion: Omit<UsageCompletion, 'id'>): Promise<void> {
+    const provisional = call.key ? call.provisional : undefined;
     if (provisional) {
       provisional.complete(completion);
       return provisional.stored(this.usageWaitMs);
     }
-    const row = { ...usageIdentity(admission), ...completion };
+    const row = { ...usageIdentity(call), ...completion };
     if (!this.usageWriter) return this.repo.insertUsage(row);
     return this.usageWriter.addFinal(row).stored(this.usageWaitMs);
   }

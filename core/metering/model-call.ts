@@ -2,14 +2,15 @@
  * One metered model call, the same for the gateway and agent sessions: the
  * key admits it (limits and budget, its worst case reserved), a GenAI span
  * records it, and settling charges the key what the vendor reported, prices
- * the span and completes the usage row.
+ * the span and completes the usage row. A call without a key (an agent turn
+ * in a project without one) is priced and logged all the same: one price,
+ * one figure for its span, its usage row and its run.
  */
 import { context, trace, type Context } from '@opentelemetry/api';
 import type { ProviderFormat, Usage } from '../llm/types.js';
 import { startModelCallSpan, type ModelCallSpan } from '../telemetry/genai.js';
 import type { GatewayPolicyService } from './gateway-policy.js';
-import { costUsd } from './pricing.js';
-import type { Admission, MeteredKey } from './types.js';
+import type { Admission, AdmitRequest, Charge, KeylessCall, MeteredKey } from './types.js';
 
 /** Thrown when a request is nested too deeply to be measured (JSON.parse took it; recursion overflows). */
 export class InputTooDeepError extends Error {
@@ -68,7 +69,10 @@ export interface CallOutcome {
   errorType?: string;
 }
 
-/** A settled call: its cost (undefined when no price is known), and when its usage is stored. */
+/**
+ * A settled call: its cost (undefined when no price is known or the vendor
+ * reported no usage), and when its usage is stored.
+ */
 export interface SettledCall {
   costUsd: number | undefined;
   /** The usage row is stored (or given up on after the policy's wait). */
@@ -84,8 +88,8 @@ export class MeteredCall {
   constructor(
     private readonly policy: GatewayPolicyService,
     readonly span: ModelCallSpan,
-    /** Undefined when no key meters the call (a session of a project without a virtual key). */
-    readonly admission: Admission | undefined,
+    /** Keyless when no key meters the call (a session of a project without a virtual key). */
+    readonly admission: Admission | KeylessCall,
   ) {}
 
   /** The context the vendor request runs in: the call's span active, so it is the request's parent. */
@@ -94,17 +98,23 @@ export class MeteredCall {
   }
 
   /**
-   * Ends the span and charges the key. A success whose usage the vendor did
-   * not report is charged its whole reservation: the budget must never be
-   * under-counted. A second settle returns the first's result.
+   * Charges the call (the key, if any, and the usage row) and ends the span
+   * with the cost charged, so both carry one figure. A keyed success whose
+   * usage the vendor did not report is charged its whole reservation (the
+   * budget must never be under-counted), and its span and run get no cost:
+   * what it really cost is unknown. A second settle returns the first's result.
    */
   settle(outcome: CallOutcome): SettledCall {
     if (this.settledCall) return this.settledCall;
-    const { usage } = outcome;
-    const price = this.admission?.price;
-    const cost = usage && price ? costUsd(price, usage) : undefined;
+    const charged = this.policy.settle(this.admission, this.charge(outcome));
+    const known = outcome.usage && this.admission.price;
+    const cost = known ? charged.costUsd : undefined;
     this.endSpan(outcome, cost);
-    this.settledCall = { costUsd: cost, ...this.charge(outcome) };
+    this.settledCall = {
+      costUsd: cost,
+      logged: charged.logged,
+      settled: charged.settled.then(() => undefined),
+    };
     return this.settledCall;
   }
 
@@ -128,31 +138,35 @@ export class MeteredCall {
     else this.span.fail(error, errorType, result);
   }
 
-  private charge(outcome: CallOutcome): Omit<SettledCall, 'costUsd'> {
+  /**
+   * What the call is charged: what the vendor reported; without a report, a
+   * keyed success its reservation, anything else nothing (a keyless call
+   * has no budget to protect, and its run records no tokens either).
+   */
+  private charge(outcome: CallOutcome): Charge {
     const adm = this.admission;
-    if (!adm) return { logged: Promise.resolve(), settled: Promise.resolve() };
     const { usage, status } = outcome;
     const charged =
       usage ??
-      (status < 400
+      (adm.key && status < 400
         ? { input_tokens: adm.request.inputTokens, output_tokens: adm.reservedOutputTokens }
         : { input_tokens: 0, output_tokens: 0 });
-    const { logged, settled } = this.policy.settle(adm, {
+    return {
       inputTokens: charged.input_tokens,
       outputTokens: charged.output_tokens,
       cacheReadTokens: usage?.cache_read_tokens,
       cacheWriteTokens: usage?.cache_write_tokens,
       status,
       traceId: this.span.span.spanContext().traceId,
-    });
-    return { logged, settled: settled.then(() => undefined) };
+    };
   }
 }
 
 /**
  * Starts metered calls: admits against the key (throwing the refusals of
- * core/metering/errors.ts and reservation.ts), then opens the span and the
- * provisional usage row. Refusals are not model calls: they have no span.
+ * core/metering/errors.ts and reservation.ts) or, without one, looks up the
+ * model's price, then opens the span and the provisional usage row.
+ * Refusals are not model calls: they have no span.
  */
 export class ModelCallMeter {
   constructor(
@@ -167,17 +181,16 @@ export class ModelCallMeter {
   ) {}
 
   async start(key: MeteredKey | undefined, request: ModelCallRequest): Promise<MeteredCall> {
-    const admission = key
-      ? await this.policy.admit(key, {
-          providerId: request.provider.id,
-          providerName: request.provider.name,
-          model: request.model,
-          inputTokens: estimateInputTokens(request.sent),
-          // An embedding writes no output tokens.
-          maxOutputTokens: request.operation === 'embed' ? 0 : request.maxOutputTokens,
-          choices: request.choices,
-        })
-      : undefined;
+    const asked: AdmitRequest = {
+      providerId: request.provider.id,
+      providerName: request.provider.name,
+      model: request.model,
+      inputTokens: estimateInputTokens(request.sent),
+      // An embedding writes no output tokens.
+      maxOutputTokens: request.operation === 'embed' ? 0 : request.maxOutputTokens,
+      choices: request.choices,
+    };
+    const admission = key ? await this.policy.admit(key, asked) : await this.policy.keyless(asked);
     const span = startModelCallSpan({
       system: request.provider.type,
       model: request.model,
@@ -188,7 +201,8 @@ export class ModelCallMeter {
       ...(request.maxOutputTokens !== undefined ? { maxTokens: request.maxOutputTokens } : {}),
       input: request.input,
     });
-    if (admission && this.provisionalRows) this.policy.startUsage(admission, span.span.spanContext().traceId);
+    if (admission.key && this.provisionalRows)
+      this.policy.startUsage(admission, span.span.spanContext().traceId);
     return new MeteredCall(this.policy, span, admission);
   }
 }

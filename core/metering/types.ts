@@ -58,6 +58,18 @@ export interface Admission {
   provisional?: ProvisionalUsage;
 }
 
+/**
+ * A call no key meters (an agent turn in a project without a virtual key):
+ * nothing limits or reserves it, but it is priced like any other and its
+ * usage row is written, under no key.
+ */
+export interface KeylessCall {
+  key: undefined;
+  request: AdmitRequest;
+  price: Price | undefined;
+  startedAt: number;
+}
+
 /** What a settled call is charged: the tokens it used, and how it ended. */
 export interface Charge {
   /** Every prompt token, cache reads and writes included (see core/llm/types.ts Usage). */
@@ -70,8 +82,13 @@ export interface Charge {
   traceId?: string;
 }
 
-/** What a settle promises: the usage row written (`logged`), and everything, counters included (`settled`). */
+/**
+ * What a settle charged and promises: the call's cost (0 when no price is
+ * known), the usage row written (`logged`), and everything, counters
+ * included (`settled`).
+ */
 export interface Settlement {
+  costUsd: number;
   logged: Promise<void>;
   settled: Promise<{ costUsd: number }>;
 }

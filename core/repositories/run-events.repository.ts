@@ -47,6 +47,8 @@ export interface StoredStep {
   };
   /** Added to the run's usage. */
   usage: RunUsage;
+  /** What the step's model call cost (undefined when no price or no usage is known); added to the run's cost. */
+  costUsd: number | undefined;
   /** The provider reported the usage: the thread's last input tokens are updated. */
   reported: boolean;
   /** The answer ends the turn: the run is completed with this output and these tool calls. */
@@ -72,7 +74,45 @@ export interface ToolResult {
   details?: Record<string, unknown>;
 }
 
+/** A summary of the thread's older turns, made by a model call of the run (see `storeSummary`). */
+export interface StoredSummary {
+  runId: string;
+  threadId: string;
+  /** The last message seq the summary covers. */
+  throughSeq: number;
+  content: string;
+  /** The summarizer call's tokens, as the provider reported them (null when it did not); added to the run's. */
+  usage: RunUsage | null;
+  /** What the call cost (undefined when no price or no usage is known); added to the run's cost. */
+  costUsd: number | undefined;
+}
+
 type Conn = Db | Knex.Transaction;
+
+/**
+ * The run's usage with one model call's added (named parameters `:in`,
+ * `:out`, `:cache_read`, `:cache_write`, `:cost`): tokens summed, and
+ * `cost_usd` the sum of the priced calls' costs, left out while no call
+ * was priced (`:cost` null).
+ */
+const ADD_RUN_USAGE = `jsonb_strip_nulls(jsonb_build_object(
+    'input_tokens', coalesce((usage->>'input_tokens')::bigint, 0) + :in,
+    'output_tokens', coalesce((usage->>'output_tokens')::bigint, 0) + :out,
+    'cache_read_tokens', nullif(coalesce((usage->>'cache_read_tokens')::bigint, 0) + :cache_read, 0),
+    'cache_write_tokens', nullif(coalesce((usage->>'cache_write_tokens')::bigint, 0) + :cache_write, 0),
+    'cost_usd', case when :cost::numeric is null then usage->'cost_usd'
+                     else to_jsonb(coalesce((usage->>'cost_usd')::numeric, 0) + :cost::numeric) end))`;
+
+/** The bindings of ADD_RUN_USAGE for a call's tokens and cost. */
+function usageBindings(usage: RunUsage | null, costUsd: number | undefined) {
+  return {
+    in: usage?.input_tokens ?? 0,
+    out: usage?.output_tokens ?? 0,
+    cache_read: usage?.cache_read_tokens ?? 0,
+    cache_write: usage?.cache_write_tokens ?? 0,
+    cost: costUsd ?? null,
+  };
+}
 
 /** Notification payloads stay under Postgres's 8000-byte limit; larger data is read from the table. */
 const MAX_INLINE_DATA = 6_000;
@@ -162,11 +202,7 @@ export class RunEventsRepository {
          on conflict (run_id, step_key) where run_id is not null do nothing
          returning id
        ), r as (
-         update runs set usage = jsonb_strip_nulls(jsonb_build_object(
-             'input_tokens', coalesce((usage->>'input_tokens')::bigint, 0) + :in,
-             'output_tokens', coalesce((usage->>'output_tokens')::bigint, 0) + :out,
-             'cache_read_tokens', nullif(coalesce((usage->>'cache_read_tokens')::bigint, 0) + :cache_read, 0),
-             'cache_write_tokens', nullif(coalesce((usage->>'cache_write_tokens')::bigint, 0) + :cache_write, 0))),
+         update runs set usage = ${ADD_RUN_USAGE},
            status = case when :final then 'completed' else status end,
            output = case when :final then :output::jsonb else output end,
            tool_calls = case when :final then :calls::jsonb else tool_calls end,
@@ -210,10 +246,7 @@ export class RunEventsRepository {
         trace: step.message.trace_id,
         hidden: step.message.hidden,
         metadata: JSON.stringify(step.message.metadata),
-        in: step.usage.input_tokens,
-        out: step.usage.output_tokens,
-        cache_read: step.usage.cache_read_tokens ?? 0,
-        cache_write: step.usage.cache_write_tokens ?? 0,
+        ...usageBindings(step.usage, step.costUsd),
         final: step.final !== undefined,
         output: JSON.stringify(step.final?.output ?? null),
         calls: JSON.stringify(step.final?.toolCalls ?? []),
@@ -227,6 +260,35 @@ export class RunEventsRepository {
       },
     );
     return rows[0]?.id;
+  }
+
+  /**
+   * Stores the summary once per run and adds its model call's usage to the
+   * run's, in one statement: a retried activity that finds the summary
+   * stored adds nothing. Returns whether it stored it.
+   */
+  async storeSummary(summary: StoredSummary): Promise<boolean> {
+    const { rows } = await this.db.raw<{ rows: Array<{ stored: number }> }>(
+      `with s as (
+         insert into thread_summaries (thread_id, run_id, through_seq, content, usage)
+         values (:thread, :run, :through, :content, :usage::jsonb)
+         on conflict (run_id) where run_id is not null do nothing
+         returning 1
+       ), r as (
+         update runs set usage = ${ADD_RUN_USAGE}
+          where id = :run and exists (select 1 from s)
+       )
+       select count(*)::int as stored from s`,
+      {
+        thread: summary.threadId,
+        run: summary.runId,
+        through: summary.throughSeq,
+        content: summary.content,
+        usage: summary.usage ? JSON.stringify(summary.usage) : null,
+        ...usageBindings(summary.usage, summary.costUsd),
+      },
+    );
+    return rows[0]!.stored > 0;
   }
 
   /**

@@ -40,14 +40,20 @@ describe.skipIf(noTemporal())('run lists', () => {
 
   beforeAll(async () => {
     const { fx } = world;
-    // A priced model, so the runs carry an estimated cost.
+    // A priced model, so the runs carry a cost.
     const priced = await createModel(fx.api, fx.projectId, {
       provider_id: fx.providerId,
       model_id: 'gpt-test',
       pricing: { input_per_million_usd: 2, output_per_million_usd: 8 },
     });
+    // A model id no Model resource prices and no list price covers. (Calls are priced by provider and
+    // model id, so bob's calls on alice's `gpt-test` would cost what alice's Model says.)
+    const unpriced = await createModel(fx.api, fx.projectId, {
+      provider_id: fx.providerId,
+      model_id: `gpt-unpriced-${randomUUID().slice(0, 8)}`,
+    });
     alice = await fx.agent({ model_id: priced.id });
-    bob = await fx.agent();
+    bob = await fx.agent({ model_id: unpriced.id });
     const turn = async (agentId: string, conversationId: string, message: string) => {
       const res = await fx.converse({ agent_id: agentId, conversation_id: conversationId, message });
       expect(res.status).toBe(200);

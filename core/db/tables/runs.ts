@@ -26,6 +26,11 @@ export type RunUsage = {
   output_tokens: number;
   cache_read_tokens?: number;
   cache_write_tokens?: number;
+  /**
+   * A run's: what its model calls cost, summed as each was charged; absent
+   * while none was priced, and on runs stored before costs were recorded.
+   */
+  cost_usd?: number;
 };
 
 export type TurnError = {

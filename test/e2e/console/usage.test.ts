@@ -2,19 +2,22 @@
  * The console's Usage page in a real browser against a real stack: gateway
  * calls made with the official OpenAI SDK under a virtual key (the scripted
  * vendor answering) show up as charts per key and per model, with the key's
- * budget burn-down.
+ * budget burn-down; an agent's turn in a project without a key shows up
+ * under "no key".
  */
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { noBrowser, startConsoleStack, type ConsoleStack } from '../../helpers/browser.js';
-import { createProject } from '../../helpers/factories.js';
+import { createProject, uniqueName } from '../../helpers/factories.js';
 import {
   createModel,
   createProvider,
   createVirtualKey,
+  type ModelData,
   type ProviderData,
   type VirtualKeyData,
 } from '../../helpers/factories/config.js';
+import { createPrompt } from '../../helpers/factories/content.js';
 import { noTemporal } from '../../helpers/services.js';
 import { createScratchDatabase } from '../../helpers/scratch-db.js';
 import { createDb, migrateLatest } from '../../../core/db/knex.js';
@@ -25,6 +28,7 @@ describe.skipIf(noTemporal() || noBrowser())('console: usage', () => {
   let provider: ProviderData;
   let key: VirtualKeyData & { secret_key: string };
   let projectId: string;
+  let model: ModelData;
   let scratch: Awaited<ReturnType<typeof createScratchDatabase>> | undefined;
 
   beforeAll(async () => {
@@ -38,7 +42,7 @@ describe.skipIf(noTemporal() || noBrowser())('console: usage', () => {
     projectId = (await createProject(stack.api)).id;
     provider = await createProvider(stack.api, { base_url: `${stack.vendor.url}/v1` });
     // Priced, so calls have a cost (and a key with a budget may call it).
-    await createModel(stack.api, projectId, {
+    model = await createModel(stack.api, projectId, {
       provider_id: provider.id,
       model_id: 'gpt-test',
       pricing: { input_per_million_usd: 1000, output_per_million_usd: 2000 },
@@ -91,11 +95,40 @@ describe.skipIf(noTemporal() || noBrowser())('console: usage', () => {
     await settled(page);
     await stack.screenshot(page, 'usage');
 
-    // Every key, per key: this key's series is in the legend.
+    // An agent's turn in this project, which has no virtual key: counted under "no key".
+    const prompt = await createPrompt(stack.api, projectId, { template: 'Be brief.' });
+    const agent = await stack.api.request<{ id: string }>(
+      'POST',
+      `/api/agent-server/agents?project_id=${projectId}`,
+      {
+        name: uniqueName('agent'),
+        model_id: model.id,
+        prompt_id: prompt.id,
+      },
+    );
+    const turn = await stack.api.request<{ status: string }>(
+      'POST',
+      `/api/agent-server/converse?project_id=${projectId}`,
+      { agent_id: agent.body.data.id, message: 'hello' },
+    );
+    expect(turn.body.data.status).toBe('completed');
+
+    // Every key, per key: this key's series and the keyless turn's are in the legend and the table.
     const all = await openIn(stack, '/usage?group=key', projectId);
     const chart = all.getByRole('figure', { name: 'Requests' });
     await chart.locator('.recharts-surface').first().waitFor();
     await chart.getByText(key.name).first().waitFor();
+    await chart.getByText('no key').first().waitFor();
+    const keys = all.getByRole('table', { name: 'Usage per Virtual key' });
+    const keyless = keys.getByRole('row', { name: /^no key/ });
+    // One turn: one call of 11 in and 5 out tokens, at 1000 and 2000 USD per million.
+    expect((await keyless.locator('td').allTextContents()).slice(1, 6)).toEqual([
+      '1',
+      '0',
+      '11',
+      '5',
+      '$0.0210',
+    ]);
     expect(appErrors(stack.errors)).toEqual([]);
   });
 });

@@ -124,7 +124,7 @@ describe('run events and the delta writer', () => {
     expect(await deltas(runId)).toEqual([]);
   });
 
-  it("stores a step's answer, usage, outcome and events in one statement, and only once", async () => {
+  it("stores a step's answer, usage, cost, outcome and events in one statement, and only once", async () => {
     const runId = await newRun();
     await runEvents.append(runId, 'run.created', {}, 'created');
     const step = (key: string) => ({
@@ -141,6 +141,7 @@ describe('run events and the delta writer', () => {
         metadata: { step: 1 },
       },
       usage: { input_tokens: 12, output_tokens: 3 },
+      costUsd: 0.000021,
       reported: true,
       final: { output: { role: 'assistant' as const, content: 'The answer.' }, toolCalls: [] },
       correction: undefined,
@@ -162,13 +163,14 @@ describe('run events and the delta writer', () => {
       [4, 'run.completed'],
     ]);
     expect(events[2]!.data.message_id).toBe(messageId);
-    expect(events[3]!.data.usage).toEqual({ input_tokens: 12, output_tokens: 3 });
+    expect(events[3]!.data.usage).toEqual({ input_tokens: 12, output_tokens: 3, cost_usd: 0.000021 });
     const run = (await db('runs').where({ id: runId }).first()) as Record<string, unknown>;
     expect(run).toMatchObject({
       status: 'completed',
       last_event_seq: 4,
       output: { role: 'assistant', content: 'The answer.' },
-      usage: { input_tokens: 12, output_tokens: 3 },
+      // Added once, although the step was stored twice.
+      usage: { input_tokens: 12, output_tokens: 3, cost_usd: 0.000021 },
     });
     expect(run.finished_at).toBeInstanceOf(Date);
     const thread = (await db('threads').where({ id: threadId }).first()) as { last_input_tokens: number };
