@@ -7,6 +7,7 @@ import { createDb, type Db } from '../core/db/knex.js';
 import { isMain } from '../core/is-main.js';
 import { createLogger, type Logger } from '../core/logger.js';
 import { temporalWorkerPlugin } from '../core/telemetry/temporal.js';
+import { sessionTurnOf } from './session/turn-scope.js';
 import { installTelemetry } from '../core/telemetry/telemetry.js';
 import { installMetrics, metrics } from '../core/telemetry/metrics.js';
 import { startMetricsServer, type MetricsServer } from '../core/telemetry/metrics/server.js';
@@ -149,7 +150,8 @@ export async function startWorker(
     // 7.7 s at 1 s; test/integration/sessions/worker-kill-recovery).
     maxHeartbeatThrottleInterval: '2 seconds',
     stickyQueueScheduleToStartTimeout: '1 second',
-    plugins: telemetry ? [temporalWorkerPlugin(telemetry)] : [],
+    // Each activity of a turn runs in the turn's context: its spans name the turn (turn-scope.ts).
+    plugins: telemetry ? [temporalWorkerPlugin(telemetry, sessionTurnOf(db))] : [],
   });
   // Housekeeping: stream events of long-finished runs (one replica prunes at a time).
   const runEvents = new RunEventsRepository(db);

@@ -7,7 +7,7 @@ import type { Span } from '@opentelemetry/api';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { DbMcpServer } from '../../core/db/tables/index.js';
 import { McpServersRepository } from '../../core/repositories/mcp-servers.repository.js';
-import { inSpan } from '../../core/telemetry/tool-spans.js';
+import { inSpan, recordToolContent } from '../../core/telemetry/tool-spans.js';
 import { McpConnectionError } from '../../core/mcp/errors.js';
 import { describeFailure, withMcpClient } from '../../core/mcp/mcp-client.js';
 import { DEFAULT_MAX_OUTPUT_CHARS, mcpResultText, truncateOutput } from './mcp-result.js';
@@ -183,7 +183,9 @@ export async function callMcpTool(
     const done = ({ result, errorType }: Answer): McpCallResult => {
       span.setAttribute('mcp.tool.is_error', result.isError);
       if (result.isError) markError(span, errorType ?? 'tool_error', result.output);
-      return { ...result, output: truncateOutput(result.output, maxChars) };
+      const output = truncateOutput(result.output, maxChars);
+      recordToolContent(span, args, output);
+      return { ...result, output };
     };
     const server = await serverOf(deps, tool, span);
     if ('result' in server) return done(server);

@@ -43,6 +43,15 @@ export const CONSOLE_SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'Referrer-Policy': 'no-referrer',
 };
 
+/**
+ * The route these answers are, as a router would name it (`ctx._matchedRoute`,
+ * read by tracing, metrics and the request log): the span is `GET /console/*`,
+ * a bounded name, rather than a route-less `GET`.
+ */
+function matched(ctx: Context, route: '/' | '/console/*'): void {
+  (ctx as { _matchedRoute?: string })._matchedRoute = route;
+}
+
 async function fileAt(file: string): Promise<boolean> {
   return (await stat(file).catch(() => undefined))?.isFile() ?? false;
 }
@@ -59,6 +68,7 @@ export function serveConsole(distDir: string) {
   const index = path.join(root, 'index.html');
   return async function consoleMiddleware(ctx: Context, next: Next): Promise<void> {
     if (ctx.path === '/' && (ctx.method === 'GET' || ctx.method === 'HEAD')) {
+      matched(ctx, '/');
       ctx.set(CONSOLE_SECURITY_HEADERS);
       ctx.redirect('/console/');
       return;
@@ -68,6 +78,7 @@ export function serveConsole(distDir: string) {
       await next();
       return;
     }
+    matched(ctx, '/console/*');
     ctx.set(CONSOLE_SECURITY_HEADERS);
     if (ctx.path === '/console') {
       ctx.redirect('/console/');

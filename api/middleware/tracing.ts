@@ -11,7 +11,9 @@ import {
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { Context, Next } from 'koa';
 import { redactQuery } from '../../core/security/redact.js';
+import { ATTR } from '../../core/telemetry/attributes.js';
 import type { Telemetry } from '../../core/telemetry/telemetry.js';
+import { withInheritedAttributes } from '../../core/telemetry/turn-context.js';
 
 // Used directly rather than through the global API, so an incoming traceparent
 // still gives X-Trace-Id when tracing is disabled.
@@ -48,10 +50,27 @@ export function routeTemplate(koaPath: string): string {
 }
 
 /**
+ * The name of a request no route matched (a 404, a 405 of no route): the HTTP
+ * conventions' `{method} {target}` needs a low-cardinality target, and the
+ * path is not one; the method alone (`GET`) reads as a span that lost its
+ * name, so the target says what happened instead. No `http.route` is set.
+ */
+export const UNROUTED = '(unrouted)';
+
+/** The `x-agent-server-client` header as an attribute value: bounded, as every span of the request carries it. */
+function clientOf(ctx: Context): string | undefined {
+  const client = ctx.get('x-agent-server-client');
+  return client ? client.slice(0, 64) : undefined;
+}
+
+/**
  * One SERVER span per request, named `METHOD /route/template` once the router
- * has matched (a request no route matched is named by its method alone, as the
- * HTTP conventions say). Outermost middleware: it sees the final status, which
- * the error handler has already set, and X-Trace-Id is on every response.
+ * (or the console's static files, `/console/*`) has matched; a request nothing
+ * matched is `METHOD (unrouted)`. Outermost middleware: it sees the final
+ * status, which the error handler has already set, and X-Trace-Id is on every
+ * response. The caller's `x-agent-server-client` header (the console sends
+ * `console`) is recorded on the span and every span inside the request, so
+ * the trace list and statistics can leave the console's own calls out.
  */
 export function tracing(telemetry: Telemetry | undefined) {
   const tracer = telemetry?.tracer('api', 'agent-server-http');
@@ -81,10 +100,15 @@ export function tracing(telemetry: Telemetry | undefined) {
     if (ctx.socket.localPort) attributes['server.port'] = ctx.socket.localPort;
     // Attributes set after the start, not passed to it: the SDK validates (and copies) start
     // attributes twice, once for the sampler and once for the span; ours samples by parent only.
-    const span = tracer.startSpan(method, { kind: SpanKind.SERVER }, parent).setAttributes(attributes);
+    const client = clientOf(ctx);
+    const inside = client ? withInheritedAttributes(parent, { [ATTR.client]: client }) : parent;
+    if (client) attributes[ATTR.client] = client;
+    const span = tracer
+      .startSpan(`${method} ${UNROUTED}`, { kind: SpanKind.SERVER }, parent)
+      .setAttributes(attributes);
     ctx.set('X-Trace-Id', span.spanContext().traceId);
     try {
-      await context.with(trace.setSpan(parent, span), next);
+      await context.with(trace.setSpan(inside, span), next);
     } catch (err) {
       // Only reachable if something above the error handler throws; Koa answers 500.
       span.recordException(err as Error);

@@ -30,7 +30,7 @@ export function traceRoutes(deps: AppDeps): ApiRouter {
       },
       async (ctx, { query }) => ok(ctx, await traces.endpoints(query)),
     )
-    .route<Validated<never, s.Window>>(
+    .route<Validated<never, s.ServiceStatsQuery>>(
       {
         method: 'get',
         path: '/stats/services',

@@ -4,8 +4,19 @@ import { description, idParams, name, pagination, timestamp, uuid } from './comm
 /** Optional; `null` clears it. Must name an existing virtual key (400 otherwise). */
 const virtualKeyId = uuid.allow(null);
 
+/** Off unless turned on; OTEL_RECORD_CONTENT=true records content for every project whatever this says. */
+const recordContent = Joi.boolean().description(
+  "record prompts, completions, tool arguments and results on this project's turn spans " +
+    '(deleted with the conversation, the project, or by trace retention); default false',
+);
+
 export const projectCreate = {
-  body: Joi.object({ name: name.required(), description, virtual_key_id: virtualKeyId }).required(),
+  body: Joi.object({
+    name: name.required(),
+    description,
+    virtual_key_id: virtualKeyId,
+    record_content: recordContent,
+  }).required(),
 };
 
 export const projectList = {
@@ -16,7 +27,9 @@ export const projectGet = { params: idParams };
 
 export const projectUpdate = {
   params: idParams,
-  body: Joi.object({ name, description, virtual_key_id: virtualKeyId }).min(1).required(),
+  body: Joi.object({ name, description, virtual_key_id: virtualKeyId, record_content: recordContent })
+    .min(1)
+    .required(),
 };
 
 export const projectDelete = { params: idParams };
@@ -25,6 +38,7 @@ export interface ProjectCreateBody {
   name: string;
   description?: string | null;
   virtual_key_id?: string | null;
+  record_content?: boolean;
 }
 export type ProjectUpdateBody = Partial<ProjectCreateBody>;
 
@@ -34,6 +48,7 @@ export interface Project {
   name: string;
   description: string | null;
   virtual_key_id: string | null;
+  record_content: boolean;
   created_at: string;
   updated_at: string;
 }
@@ -43,6 +58,7 @@ export const projectResponse = Joi.object({
   name: Joi.string(),
   description: Joi.string().allow(null),
   virtual_key_id: uuid.allow(null),
+  record_content: Joi.boolean(),
   created_at: timestamp,
   updated_at: timestamp,
 });

@@ -7,6 +7,12 @@ const window = {
   end_time: Joi.string().isoDate(),
 };
 const shortText = Joi.string().min(1).max(200);
+/** The web console marks its own calls (`x-agent-server-client: console`); they are left out unless asked. */
+const includeConsole = Joi.boolean()
+  .default(false)
+  .description(
+    "include the web console's own requests (the list shows agent turns started from the console either way)",
+  );
 const ms = Joi.number().min(0).max(1e12);
 
 export const traceList = {
@@ -20,6 +26,7 @@ export const traceList = {
     project_id: uuid,
     agent_id: shortText,
     conversation_id: shortText,
+    include_console: includeConsole,
     limit: Joi.number().integer().min(1).max(1000).default(50),
     offset: Joi.number().integer().min(0).max(1_000_000).default(0),
   }),
@@ -43,19 +50,26 @@ export const endpointStats = {
     ...window,
     service_name: shortText,
     span_kind: Joi.string().valid('SERVER', 'CLIENT', 'INTERNAL', 'PRODUCER', 'CONSUMER'),
+    include_console: includeConsole,
     ...statsPage,
   }),
 };
 
-export const serviceStats = { query: Joi.object({ ...window }) };
+export const serviceStats = { query: Joi.object({ ...window, include_console: includeConsole }) };
 
-export const modelStats = { query: Joi.object({ ...window, project_id: uuid }) };
+export const modelStats = {
+  query: Joi.object({ ...window, project_id: uuid, include_console: includeConsole }),
+};
 
 export interface Window {
   start_time?: string;
   end_time?: string;
 }
-export interface TraceListQuery extends Window {
+export interface ConsoleQuery {
+  include_console?: boolean;
+}
+export interface ServiceStatsQuery extends Window, ConsoleQuery {}
+export interface TraceListQuery extends Window, ConsoleQuery {
   service_name?: string;
   span_name?: string;
   min_duration_ms?: number;
@@ -67,13 +81,13 @@ export interface TraceListQuery extends Window {
   limit: number;
   offset: number;
 }
-export interface EndpointStatsQuery extends Window {
+export interface EndpointStatsQuery extends Window, ConsoleQuery {
   service_name?: string;
   span_kind?: string;
   limit: number;
   offset: number;
 }
-export interface ModelStatsQuery extends Window {
+export interface ModelStatsQuery extends Window, ConsoleQuery {
   project_id?: string;
 }
 

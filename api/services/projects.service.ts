@@ -10,6 +10,7 @@ function toProject(row: DbProject): Project {
     name: row.name,
     description: row.description,
     virtual_key_id: row.virtual_key_id,
+    record_content: row.record_content,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };
@@ -37,6 +38,7 @@ export class ProjectsService {
           name: body.name,
           description: body.description ?? null,
           virtual_key_id: body.virtual_key_id ?? null,
+          record_content: body.record_content ?? false,
         }),
       );
     } catch (err) {

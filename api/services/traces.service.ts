@@ -9,6 +9,7 @@ import type {
 import type {
   EndpointStatsQuery,
   ModelStatsQuery,
+  ServiceStatsQuery,
   TraceListQuery,
   Window,
 } from '../schemas/traces.schemas.js';
@@ -118,6 +119,7 @@ export class TracesService {
       projectId: q.project_id,
       agentId: q.agent_id,
       conversationId: q.conversation_id,
+      includeConsole: q.include_console,
       limit: q.limit,
       offset: q.offset,
     });
@@ -151,23 +153,28 @@ export class TracesService {
       ...window,
       serviceName: q.service_name,
       spanKind: q.span_kind,
+      includeConsole: q.include_console,
       limit: q.limit,
       offset: q.offset,
     });
     return rows.map((r) => ({ service_name: r.service_name, span_name: r.span_name, ...latency(r) }));
   }
 
-  async services(q: Window) {
+  async services(q: ServiceStatsQuery) {
     const window = this.window(q);
     await this.beforeStats();
-    const rows = await this.repo.serviceStats(window);
+    const rows = await this.repo.serviceStats({ ...window, includeConsole: q.include_console });
     return rows.map((r) => ({ service_name: r.service_name, ...latency(r) }));
   }
 
   async models(q: ModelStatsQuery) {
     const window = this.window(q);
     await this.beforeStats();
-    const rows = await this.repo.modelStats({ ...window, projectId: q.project_id });
+    const rows = await this.repo.modelStats({
+      ...window,
+      projectId: q.project_id,
+      includeConsole: q.include_console,
+    });
     return rows.map((r) => {
       const [p50, p95] = latencyPercentiles(r);
       return {

@@ -1,6 +1,9 @@
 import type { Db } from '../db/knex.js';
 import {
+  ConversationsTableName,
   ProjectsTableName,
+  RunsTableName,
+  SpansTableName,
   VirtualKeysTableName,
   type DbProject,
   type DbProjectInsert,
@@ -80,7 +83,42 @@ export class ProjectsRepository {
     return found.flat();
   }
 
+  /**
+   * The project and whatever is recorded of it in spans, in one transaction:
+   * every trace holding a span that names the project (recorded prompts,
+   * completions and tool content among them). Its conversations' traces went
+   * with them; this takes what remains (a turn's spans exported after its
+   * conversation was deleted, requests naming the project).
+   */
   async delete(id: string): Promise<boolean> {
-    return (await this.db(ProjectsTableName).where({ id }).delete()) > 0;
+    return this.db.transaction(async (trx) => {
+      const deleted = (await trx(ProjectsTableName).where({ id }).delete()) > 0;
+      if (!deleted) return false;
+      const traces = trx(SpansTableName).where({ project_id: id }).distinct('trace_id');
+      await trx(SpansTableName).whereIn('trace_id', traces).delete();
+      return true;
+    });
+  }
+
+  /**
+   * The turn a run is (its project, agent and conversation) and whether its
+   * project records content: what the worker's spans of that turn carry.
+   */
+  async turnOfRun(
+    runId: string,
+  ): Promise<
+    | { project_id: string; agent_id: string | null; conversation_id: string; record_content: boolean }
+    | undefined
+  > {
+    return this.db(RunsTableName)
+      .join(ConversationsTableName, `${ConversationsTableName}.pk`, `${RunsTableName}.conversation_pk`)
+      .join(ProjectsTableName, `${ProjectsTableName}.id`, `${RunsTableName}.project_id`)
+      .where(`${RunsTableName}.id`, runId)
+      .first(
+        `${RunsTableName}.project_id`,
+        `${RunsTableName}.agent_id`,
+        `${ConversationsTableName}.id as conversation_id`,
+        `${ProjectsTableName}.record_content`,
+      );
   }
 }

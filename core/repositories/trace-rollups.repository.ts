@@ -16,10 +16,11 @@ const KEY = [
   'provider',
   'model',
   'virtual_key_id',
+  'console',
 ].join(', ');
 
 const RECORD = `minute timestamptz, service_name text, span_name text, span_kind text, project_id text,
-  status text, entry boolean, provider text, model text, virtual_key_id text, count bigint,
+  status text, entry boolean, provider text, model text, virtual_key_id text, console boolean, count bigint,
   sum_ms float8, min_ms float8, max_ms float8, buckets jsonb, input_tokens bigint,
   output_tokens bigint, cost_usd float8`;
 

@@ -1,10 +1,16 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db/knex.js';
 import { SpansTableName, type DbSpan } from '../db/tables/index.js';
+import { ATTR, CONSOLE_CLIENT } from '../telemetry/attributes.js';
 
 export interface TimeWindow {
   start: Date;
   end: Date;
+}
+
+/** Statistics leave the web console's own requests out unless asked. */
+export interface ConsoleChoice {
+  includeConsole?: boolean;
 }
 
 export interface TraceFilters extends TimeWindow {
@@ -16,6 +22,8 @@ export interface TraceFilters extends TimeWindow {
   projectId?: string;
   agentId?: string;
   conversationId?: string;
+  /** Traces of the web console's own requests too (agent turns started from it are listed either way). */
+  includeConsole?: boolean;
   limit: number;
   offset: number;
 }
@@ -68,7 +76,11 @@ interface RollupFilter {
   params: unknown[];
 }
 
-function rollupFilter(w: TimeWindow, extra: Array<[column: string, value: unknown]>, raw = ''): RollupFilter {
+function rollupFilter(
+  w: TimeWindow & ConsoleChoice,
+  extra: Array<[column: string, value: unknown]>,
+  raw = '',
+): RollupFilter {
   const present = extra.filter(([, v]) => v !== undefined);
   return {
     sql: (t) =>
@@ -76,6 +88,7 @@ function rollupFilter(w: TimeWindow, extra: Array<[column: string, value: unknow
         `${t}.minute >= date_trunc('minute', ?::timestamptz) and ${t}.minute <= ?`,
         ...present.map(([c]) => `${t}.${c} = ?`),
         ...(raw ? [raw.replaceAll('$t', t)] : []),
+        ...(w.includeConsole ? [] : [`not ${t}.console`]),
       ].join(' and '),
     params: [w.start, w.end, ...present.map(([, v]) => v)],
   };
@@ -170,6 +183,13 @@ export class TracesRepository {
       having.push(`(count(*) filter (where s.status_code = 'ERROR') > 0) = ?`);
       params.push(f.hasErrors);
     }
+    // The console's own requests (its root says so, tracing middleware) are noise beside the
+    // traffic it shows, except agent turns started from it (the playground), which name an agent.
+    if (!f.includeConsole)
+      having.push(
+        `not (bool_or(s.parent_span_id is null and coalesce(s.attributes->>'${ATTR.client}', '') = '${CONSOLE_CLIENT}')` +
+          ' and not bool_or(s.agent_id is not null))',
+      );
     params.push(f.limit, f.offset);
     const { rows } = await this.db.raw<{ rows: TraceSummaryRow[] }>(
       `with t as (
@@ -218,7 +238,8 @@ export class TracesRepository {
   }
 
   async endpointStats(
-    w: TimeWindow & { serviceName?: string; spanKind?: string; limit: number; offset: number },
+    w: TimeWindow &
+      ConsoleChoice & { serviceName?: string; spanKind?: string; limit: number; offset: number },
   ): Promise<Array<LatencyRow & { service_name: string; span_name: string }>> {
     const f = rollupFilter(w, [
       ['service_name', w.serviceName],
@@ -240,7 +261,7 @@ export class TracesRepository {
    * runs and handlers for the worker). Counting every span would average
    * queries with requests.
    */
-  async serviceStats(w: TimeWindow): Promise<Array<LatencyRow & { service_name: string }>> {
+  async serviceStats(w: TimeWindow & ConsoleChoice): Promise<Array<LatencyRow & { service_name: string }>> {
     const f = rollupFilter(w, [], '$t.entry');
     return rollupGroups(this.db, f, ['service_name'], 'call_count desc, service_name');
   }
@@ -250,7 +271,7 @@ export class TracesRepository {
    * per provider (`gen_ai.provider.name`, else `gen_ai.system`) and model. Cost is
    * null when no call of the group carried one.
    */
-  async modelStats(w: TimeWindow & { projectId?: string }): Promise<ModelRow[]> {
+  async modelStats(w: TimeWindow & ConsoleChoice & { projectId?: string }): Promise<ModelRow[]> {
     const f = rollupFilter(w, [['project_id', w.projectId]], "$t.model <> ''");
     const rows = await rollupGroups<ModelRow>(
       this.db,

@@ -7,9 +7,9 @@ import {
   type Span,
   type Tracer,
 } from '@opentelemetry/api';
-import { ATTR } from './attributes.js';
+import { ATTR, CONTENT_ATTR } from './attributes.js';
 import { markModelCallSpan } from './model-call-context.js';
-import { currentTelemetry } from './telemetry.js';
+import { recordsContent } from './turn-context.js';
 
 /**
  * Spans for model calls, following the OpenTelemetry GenAI conventions. Used
@@ -31,7 +31,7 @@ export interface ModelCallStart {
   temperature?: number;
   topP?: number;
   stream?: boolean;
-  /** Prompt messages; recorded only when OTEL_RECORD_CONTENT=true. */
+  /** Prompt messages; recorded only when content recording is on (`recordsContent`). */
   input?: unknown;
 }
 
@@ -43,13 +43,13 @@ export interface ModelCallEnd {
   finishReasons?: string[];
   /** US dollars, when the caller knows the price. */
   costUsd?: number;
-  /** Completion; recorded only when OTEL_RECORD_CONTENT=true. */
+  /** Completion; recorded only when content recording is on. */
   output?: unknown;
 }
 
 export interface GenAiOptions {
   tracer?: Tracer;
-  /** Defaults to the process's OTEL_RECORD_CONTENT. */
+  /** Defaults to `recordsContent()`: OTEL_RECORD_CONTENT, else the turn's project's `record_content`. */
   recordContent?: boolean;
 }
 
@@ -76,8 +76,7 @@ export class ModelCallSpan {
     if (result.outputTokens !== undefined) a['gen_ai.usage.output_tokens'] = result.outputTokens;
     if (result.finishReasons) a['gen_ai.response.finish_reasons'] = result.finishReasons;
     if (result.costUsd !== undefined) a[ATTR.costUsd] = result.costUsd;
-    if (this.recordContent && result.output !== undefined)
-      a['gen_ai.output.messages'] = content(result.output);
+    if (this.recordContent && result.output !== undefined) a[CONTENT_ATTR.output] = content(result.output);
     this.span.setAttributes(a);
     this.span.end();
   }
@@ -94,7 +93,7 @@ export class ModelCallSpan {
 
 export function startModelCallSpan(start: ModelCallStart, options: GenAiOptions = {}): ModelCallSpan {
   const tracer = options.tracer ?? trace.getTracer('agent-server-genai');
-  const recordContent = options.recordContent ?? currentTelemetry()?.config.otel.recordContent ?? false;
+  const recordContent = options.recordContent ?? recordsContent();
   const operation = start.operation ?? 'chat';
   const a: Attributes = {
     'gen_ai.operation.name': operation,
@@ -110,7 +109,9 @@ export function startModelCallSpan(start: ModelCallStart, options: GenAiOptions 
   if (start.agentId) a[ATTR.agentId] = start.agentId;
   if (start.conversationId) a[ATTR.conversationId] = start.conversationId;
   if (start.virtualKeyId) a[ATTR.virtualKeyId] = start.virtualKeyId;
-  if (recordContent && start.input !== undefined) a['gen_ai.input.messages'] = content(start.input);
+  // The span says whether content was recorded, so "none" is never mistaken for "empty".
+  a[ATTR.contentRecorded] = recordContent;
+  if (recordContent && start.input !== undefined) a[CONTENT_ATTR.input] = content(start.input);
   // Set after the start: the SDK would validate start attributes twice (see api/middleware/tracing.ts).
   const span = tracer.startSpan(`${operation} ${start.model}`, { kind: SpanKind.CLIENT }).setAttributes(a);
   markModelCallSpan(span);

@@ -1,6 +1,6 @@
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace';
-import { ATTR } from './attributes.js';
+import { ATTR, CONSOLE_CLIENT } from './attributes.js';
 import { addBuckets, bucketIndex, type Buckets } from './rollup-histogram.js';
 import { clean, hrTimeToMs, spanKindName } from './span-row.js';
 
@@ -20,6 +20,8 @@ export interface RollupKey {
   provider: string;
   model: string;
   virtualKeyId: string;
+  /** A span of the web console's own request (`agent_server.client=console`): left out of the statistics unless asked. */
+  console: boolean;
 }
 
 export interface Observation {
@@ -44,7 +46,8 @@ export interface RollupCell extends RollupKey {
 /** The identity of a key, for the in-process map and for ordering upserts the same way on every replica. */
 export const keyId = (k: RollupKey): string =>
   `${k.minute}\u0001${k.serviceName}\u0001${k.spanName}\u0001${k.spanKind}\u0001${k.projectId}\u0001` +
-  `${k.status}\u0001${k.entry ? 1 : 0}\u0001${k.provider}\u0001${k.model}\u0001${k.virtualKeyId}`;
+  `${k.status}\u0001${k.entry ? 1 : 0}\u0001${k.provider}\u0001${k.model}\u0001${k.virtualKeyId}\u0001` +
+  `${k.console ? 1 : 0}`;
 
 /**
  * Counts, latency and token sums per key, since the last drain. `add` is a map
@@ -171,6 +174,7 @@ export function rollupOf(span: ReadableSpan, fromWorkflowSink = false): [RollupK
     provider: model ? text(a['gen_ai.provider.name'] ?? a['gen_ai.system'], 64) : '',
     model,
     virtualKeyId: model ? text(a[ATTR.virtualKeyId], 64) : '',
+    console: a[ATTR.client] === CONSOLE_CLIENT,
   };
   const o: Observation = { durationMs: hrTimeToMs(span.duration) };
   if (model) {

@@ -33,6 +33,7 @@ const toRow = (c: RollupCell): TraceRollupRow => ({
   provider: c.provider,
   model: c.model,
   virtual_key_id: c.virtualKeyId,
+  console: c.console,
   count: c.count,
   sum_ms: c.sumMs,
   min_ms: c.minMs,

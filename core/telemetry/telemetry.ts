@@ -25,6 +25,7 @@ import { buildSampler, RecordOnlySampler, StorageSampler } from './sampler.js';
 import { redactSpan } from './span-redaction.js';
 import { spanToCopyLine, type AnyReadableSpan } from './span-row.js';
 import { TraceKeeper, type KeeperStats } from './trace-keeper.js';
+import { stampInherited, stampWorkflowSpan } from './turn-context.js';
 
 export type Role = 'api' | 'worker';
 
@@ -140,15 +141,21 @@ export class Telemetry {
 
   /**
    * The processor every role's provider (and Temporal's workflow span sink)
-   * feeds. Credentials are redacted here, before the rollups or any exporter
-   * see the span; every span is counted, and the keeper decides which are stored.
+   * feeds. A span starting takes what its context says it inherits (a turn's
+   * ids, turn-context.ts). Credentials are redacted here, before the rollups
+   * or any exporter see the span; every span is counted, and the keeper
+   * decides which are stored.
    */
   get spanProcessor(): SpanProcessor {
     const { processors, keeper, rollups } = this;
     return {
-      onStart: (span) => keeper?.onStart(span),
+      onStart: (span, parentContext) => {
+        stampInherited(span, parentContext);
+        keeper?.onStart(span);
+      },
       onEnd: (span: ReadableSpan) => {
         const sink = fromWorkflowSink(span);
+        if (sink) stampWorkflowSpan(span);
         const stored = redactSpan(normalize(span));
         rollups?.record(stored, sink);
         keeper?.onEnd(stored, span, sink);

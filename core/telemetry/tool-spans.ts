@@ -7,6 +7,8 @@ import {
   type Span,
   type Tracer,
 } from '@opentelemetry/api';
+import { ATTR, CONTENT_ATTR } from './attributes.js';
+import { recordsContent } from './turn-context.js';
 
 /**
  * Spans for the agent's tools: sandbox operations and MCP calls. Attribute
@@ -35,6 +37,22 @@ export async function inSpan<T>(
   }
 }
 
+const asText = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
+
+/**
+ * A tool call's arguments and result on its span, when content recording is
+ * on (`recordsContent`: OTEL_RECORD_CONTENT, else the turn's project), as the
+ * GenAI conventions' opt-in `gen_ai.tool.call.arguments` / `.result`; the span
+ * says whether they were recorded either way.
+ */
+export function recordToolContent(span: Span, args: unknown, result: unknown): void {
+  const on = recordsContent();
+  span.setAttribute(ATTR.contentRecorded, on);
+  if (!on) return;
+  if (args !== undefined) span.setAttribute(CONTENT_ATTR.toolArguments, asText(args));
+  if (result !== undefined) span.setAttribute(CONTENT_ATTR.toolResult, asText(result));
+}
+
 /** `sandbox.ensure`: `created` says whether a new container/pod was started for the session. */
 export function sandboxEnsureSpan<T extends { created: boolean }>(
   sessionId: string,
@@ -53,7 +71,12 @@ export function sandboxEnsureSpan<T extends { created: boolean }>(
   );
 }
 
-/** `sandbox.exec`: exit code, timed out, reused (a retry attached to an earlier execution); the command text only as its length (it may hold secrets). */
+/**
+ * `sandbox.exec`: exit code, timed out, reused (a retry attached to an
+ * earlier execution); the command text only as its length (it may hold
+ * secrets), unless content recording is on, when the command and its result
+ * are the tool call's arguments and result.
+ */
 export function sandboxExecSpan<
   T extends { exit_code: number | null; timed_out?: boolean; reused?: boolean },
 >(sessionId: string, command: string, fn: () => Promise<T>, tracer?: Tracer): Promise<T> {
@@ -66,6 +89,7 @@ export function sandboxExecSpan<
       span.setAttribute('sandbox.timed_out', result.timed_out ?? false);
       // A retried call that attached to the first attempt's execution (the command did not run again).
       if (result.reused) span.setAttribute('sandbox.exec.reused', true);
+      recordToolContent(span, command, result);
       return result;
     },
     tracer,

@@ -20,6 +20,8 @@ export type DbTraceRollup = {
   provider: string;
   model: string;
   virtual_key_id: string;
+  /** Counts of the web console's own requests and what ran inside them (left out of the statistics unless asked). */
+  console: boolean;
   /** bigint. */
   count: number;
   sum_ms: number;
@@ -40,6 +42,7 @@ export type DbTraceRollupInsert = Omit<
   | 'provider'
   | 'model'
   | 'virtual_key_id'
+  | 'console'
   | 'buckets'
   | 'input_tokens'
   | 'output_tokens'
@@ -48,7 +51,14 @@ export type DbTraceRollupInsert = Omit<
   Partial<
     Pick<
       DbTraceRollup,
-      'project_id' | 'provider' | 'model' | 'virtual_key_id' | 'input_tokens' | 'output_tokens' | 'cost_usd'
+      | 'project_id'
+      | 'provider'
+      | 'model'
+      | 'virtual_key_id'
+      | 'console'
+      | 'input_tokens'
+      | 'output_tokens'
+      | 'cost_usd'
     >
   > & { minute: Date | string; buckets?: DbTraceRollup['buckets'] | JsonText };
 export type DbTraceRollupUpdate = Partial<DbTraceRollupInsert>;

@@ -82,7 +82,7 @@ describe('API server spans', () => {
     const unknown = await api.request('GET', `/api/agent-server/no-such-thing/${randomUUID()}`);
     expect(unknown.status).toBe(404);
     const [a] = await spansOf(db, unknown.headers.get('x-trace-id')!);
-    expect(a).toMatchObject({ name: 'GET', status_code: 'UNSET' });
+    expect(a).toMatchObject({ name: 'GET (unrouted)', status_code: 'UNSET' });
 
     const ready = await down.request('GET', '/api/agent-server/health/ready');
     expect(ready.status).toBe(503);

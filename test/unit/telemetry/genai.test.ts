@@ -57,6 +57,8 @@ describe('model-call spans (GenAI conventions)', () => {
       'gen_ai.agent.id': 'a-1',
       'gen_ai.conversation.id': 'c-1',
       'agent_server.virtual_key.id': 'vk-1',
+      // Outside a turn of a project that records content, and without OTEL_RECORD_CONTENT.
+      'agent_server.content.recorded': false,
       'gen_ai.response.model': 'gpt-4o-mini-2024-07-18',
       'gen_ai.usage.input_tokens': 12,
       'gen_ai.usage.output_tokens': 34,
@@ -109,6 +111,7 @@ describe('tool spans', () => {
           'sandbox.command.length': 6,
           'sandbox.exit_code': 2,
           'sandbox.timed_out': false,
+          'agent_server.content.recorded': false,
         },
       },
       {

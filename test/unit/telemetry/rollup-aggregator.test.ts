@@ -39,6 +39,7 @@ describe('rollup aggregation', () => {
       provider: 'openai',
       model: 'gpt-test',
       virtualKeyId: 'vk-1',
+      console: false,
     });
     expect(o).toEqual({ durationMs: 812.5, inputTokens: 12, outputTokens: 4, costUsd: 0.002 });
     // Not a model call: the attribute on a server span, or no model.
@@ -46,6 +47,15 @@ describe('rollup aggregation', () => {
       fakeSpan({ name: 'POST /x', durationMs: 1, attributes: { 'gen_ai.request.model': 'm' } }),
     );
     expect(server).toMatchObject({ model: '', provider: '', virtualKeyId: '', entry: true, status: 'ok' });
+    // The console's own requests (and what ran inside them) are told apart, for the statistics to leave out.
+    const [ofConsole] = rollupOf(
+      fakeSpan({ name: 'GET /x', durationMs: 1, attributes: { 'agent_server.client': 'console' } }),
+    );
+    expect(ofConsole.console).toBe(true);
+    const [other] = rollupOf(
+      fakeSpan({ name: 'GET /x', durationMs: 1, attributes: { 'agent_server.client': 'my-app' } }),
+    );
+    expect(other.console).toBe(false);
   });
 
   it("tells entry spans (what /stats/services counts) from the rest, Temporal's by name", () => {
