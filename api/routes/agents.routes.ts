@@ -32,6 +32,22 @@ export function agentRoutes(deps: AppDeps): ApiRouter {
       },
       async (ctx, { query, body }) => ok(ctx, await svc.create(query.project_id, body)),
     )
+    .route<Validated<never, Scope, s.AgentUpdateBody>>(
+      {
+        method: 'post',
+        path: '/check',
+        summary: "Check an agent's configuration without saving it",
+        description:
+          'Answers the warnings an agent configured so would carry (its `warnings`), each with the field it is ' +
+          "about: sandbox.enabled on a server without a sandbox backend, a model no provider can serve or the project's " +
+          "virtual key does not grant (model_id, llm_summarizer_model_id), template variables that only a conversation's " +
+          'context can give a value (prompt_id, llm_summarizer_prompt_id). Any of the fields, none required; saves nothing. ' +
+          "The console's agent form asks it while the agent is configured, before its first turn.",
+        request: s.agentCheck,
+        response: s.agentCheckResponse,
+      },
+      async (ctx, { query, body }) => ok(ctx, { warnings: await svc.check(query.project_id, body) }),
+    )
     .route<Validated<never, Scope & Page>>(
       {
         method: 'get',

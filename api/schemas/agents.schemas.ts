@@ -108,6 +108,11 @@ export const agentUpdate = {
   body: Joi.object(fields).min(1).required(),
 };
 export const agentDelete = agentGet;
+/** A draft: any of the fields, none required; ids are looked up in the project, and ignored when they name nothing. */
+export const agentCheck = {
+  query: Joi.object(projectQuery),
+  body: Joi.object(fields).required(),
+};
 
 export interface AgentFields {
   name: string;
@@ -154,8 +159,23 @@ export const agentResponse = Joi.object({
   approval_timeout_ms: Joi.number().allow(null),
   warnings: Joi.array()
     .items(Joi.string())
-    .description('configuration that is valid but will not work as asked on this server'),
+    .description(
+      'configuration that is valid but will not work as asked, each naming its field: the sandbox on a server ' +
+        "without one, a model no provider can serve or the project's virtual key does not grant, template " +
+        "variables only a conversation's context can give a value",
+    ),
   created_at: timestamp,
   updated_at: timestamp,
 });
 export const agentListResponse = Joi.array().items(agentResponse);
+
+export const agentCheckResponse = Joi.object({
+  warnings: Joi.array()
+    .items(
+      Joi.object({
+        field: Joi.string().description('the field the warning is about, e.g. model_id, sandbox.enabled'),
+        message: Joi.string().description("as the saved agent's `warnings` would say it"),
+      }),
+    )
+    .description('what the saved agent would be warned about'),
+});

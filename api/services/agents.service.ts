@@ -18,6 +18,7 @@ import type {
   SandboxSettings,
 } from '../schemas/agents.schemas.js';
 import type { Page } from '../schemas/common.schemas.js';
+import { AgentWarnings, type AgentWarning } from './agent-warnings.js';
 import { assertInProject, requireProject } from './project-scope.js';
 
 export interface Agent extends Omit<AgentWithServers, 'created_at' | 'updated_at'> {
@@ -49,29 +50,44 @@ const DEFAULTS: Omit<AgentState, 'name' | 'model_id' | 'prompt_id'> = {
 
 export class AgentsService {
   private readonly repo: AgentsRepository;
+  private readonly warnings: AgentWarnings;
 
   constructor(
     private readonly db: Db,
-    private readonly opts: { sandboxEnabled: boolean },
+    opts: { sandboxEnabled: boolean },
     /** Agents by id; invalidated on every write through the change feed. */
     private readonly cache?: ReadCache<AgentWithServers>,
   ) {
     this.repo = new AgentsRepository(db);
+    this.warnings = new AgentWarnings(this.repo, opts.sandboxEnabled);
   }
 
-  private present(row: AgentWithServers): Agent {
-    const warnings: string[] = [];
-    if (row.sandbox.enabled && !this.opts.sandboxEnabled) {
-      warnings.push(
-        'sandbox.enabled is true but this server has no sandbox backend (SANDBOX_ENABLED is unset): execute_bash_commands will not be offered and skills will not be readable',
-      );
-    }
-    return {
+  /**
+   * Agents of one project as the API shows them. Warnings are worked out on
+   * every read: they depend on what else may change meanwhile (the project's
+   * key and its grants, providers, the prompt's labels).
+   */
+  private async present(rows: AgentWithServers[]): Promise<Agent[]> {
+    const projectId = rows[0]?.project_id;
+    if (!projectId) return [];
+    const warnings = await this.warnings.of(projectId, rows);
+    return rows.map((row, i) => ({
       ...row,
-      warnings,
+      warnings: warnings[i]!.map((w) => w.message),
       created_at: row.created_at.toISOString(),
       updated_at: row.updated_at.toISOString(),
-    };
+    }));
+  }
+
+  private async presentOne(row: AgentWithServers): Promise<Agent> {
+    return (await this.present([row]))[0]!;
+  }
+
+  /** What an agent configured so would be warned about, without saving it (the console's form, while it is filled in). */
+  async check(projectId: string, body: AgentUpdateBody): Promise<AgentWarning[]> {
+    await requireProject(this.db, projectId);
+    const state = AgentsService.normalize({ ...DEFAULTS, ...body } as AgentState);
+    return (await this.warnings.of(projectId, [state]))[0]!;
   }
 
   private static normalize(state: AgentState): AgentState {
@@ -84,7 +100,7 @@ export class AgentsService {
   }
 
   /** Cross-field rules and every reference, all problems reported at once (400). */
-  private async check(conn: Knex.Transaction, projectId: string, a: AgentState): Promise<void> {
+  private async validate(conn: Knex.Transaction, projectId: string, a: AgentState): Promise<void> {
     const problems: FieldError[] = [];
     const need = (field: string, message: string) => problems.push({ field, message, type: 'any.required' });
     if (a.summarizer_type === 'llm') {
@@ -174,25 +190,24 @@ export class AgentsService {
   async create(projectId: string, body: AgentFields): Promise<Agent> {
     await requireProject(this.db, projectId);
     const state = AgentsService.normalize({ ...DEFAULTS, ...body } as AgentState);
-    return this.write(() =>
+    const row = await this.write(() =>
       this.repo.transaction(async (trx) => {
-        await this.check(trx, projectId, state);
-        return this.present(
-          await this.repo.insert(trx, AgentsService.toRow(projectId, state), state.mcp_servers),
-        );
+        await this.validate(trx, projectId, state);
+        return this.repo.insert(trx, AgentsService.toRow(projectId, state), state.mcp_servers);
       }),
     );
+    return this.presentOne(row);
   }
 
   async update(id: string, projectId: string | undefined, body: AgentUpdateBody): Promise<Agent> {
-    return this.write(() =>
+    const row = await this.write(() =>
       this.repo.transaction(async (trx) => {
         const current = await this.repo.findById(id, trx, true);
         assertInProject(current, projectId, 'agent');
         const { id: _id, project_id, created_at: _c, updated_at: _u, ...existing } = current!;
         const sandbox = body.sandbox ?? existing.sandbox;
         const state = AgentsService.normalize({ ...existing, ...body, sandbox } as AgentState);
-        await this.check(trx, project_id, state);
+        await this.validate(trx, project_id, state);
         const row = await this.repo.update(
           trx,
           id,
@@ -200,14 +215,15 @@ export class AgentsService {
           body.mcp_servers ? state.mcp_servers : undefined,
         );
         await notifyChange(trx, 'agents', id);
-        return this.present(row);
+        return row;
       }),
     ).finally(() => this.cache?.invalidate(id));
+    return this.presentOne(row);
   }
 
   async list(projectId: string, page: Page): Promise<Agent[]> {
     await requireProject(this.db, projectId);
-    return (await this.repo.list(projectId, page)).map((r) => this.present(r));
+    return this.present(await this.repo.list(projectId, page));
   }
 
   async get(id: string, projectId?: string): Promise<Agent> {
@@ -215,7 +231,7 @@ export class AgentsService {
       ? await this.cache.get(id, () => this.repo.findById(id))
       : await this.repo.findById(id);
     assertInProject(row, projectId, 'agent');
-    return this.present(row!);
+    return this.presentOne(row!);
   }
 
   /** By name: with project_id, or across projects when exactly one agent has that name. */
@@ -230,7 +246,7 @@ export class AgentsService {
         'any.required',
       );
     }
-    return this.present(rows[0]!);
+    return this.presentOne(rows[0]!);
   }
 
   async delete(id: string, projectId?: string): Promise<void> {

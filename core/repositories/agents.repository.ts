@@ -3,9 +3,15 @@ import type { Db } from '../db/knex.js';
 import {
   AgentMcpServersTableName,
   AgentsTableName,
+  ProjectsTableName,
   PromptLabelsTableName,
+  VirtualKeyGrantsTableName,
+  VirtualKeysTableName,
   type DbAgent,
   type DbAgentWrite,
+  type DbVirtualKey,
+  type DbVirtualKeyGrant,
+  type ProviderType,
   type PromptLabel,
 } from '../db/tables/index.js';
 import type { Page } from './types.js';
@@ -16,6 +22,33 @@ export interface AgentWithServers extends DbAgent {
 }
 
 type Conn = Db | Knex.Transaction;
+
+/** A model as its agents' turns would call it: which provider serves it, if one can. */
+export interface ModelServing {
+  id: string;
+  name: string;
+  model_id: string;
+  provider_type: ProviderType;
+  /** Its own provider, or the only one of its type; null when it names none and there are none or several. */
+  serving: { id: string; name: string } | null;
+  /** How many providers of its type exist. */
+  of_type: number;
+}
+
+/** A prompt's version by label, as a turn would render it. */
+export interface LabelledTemplate {
+  prompt_id: string;
+  label: string;
+  version: number;
+  template: string;
+}
+
+type Serving = { serving_id: string | null; serving_name: string | null };
+
+/** The project's virtual key, the one its agents' turns are metered on. */
+export type ProjectKey = Pick<DbVirtualKey, 'id' | 'name' | 'expires_at' | 'deleted_at'> & {
+  grants: Array<Pick<DbVirtualKeyGrant, 'provider_id' | 'model_names'>>;
+};
 
 export class AgentsRepository {
   constructor(private readonly db: Db) {}
@@ -106,6 +139,59 @@ export class AgentsRepository {
 
   async delete(id: string, conn: Conn = this.db): Promise<boolean> {
     return (await conn(AgentsTableName).where({ id }).delete()) > 0;
+  }
+
+  /** The project's virtual key with its grants; null when the project names none. */
+  async projectKey(projectId: string): Promise<ProjectKey | null> {
+    const key = await this.db({ p: ProjectsTableName })
+      .join({ k: VirtualKeysTableName }, 'k.id', 'p.virtual_key_id')
+      .where('p.id', projectId)
+      .first<Omit<ProjectKey, 'grants'> | undefined>('k.id', 'k.name', 'k.expires_at', 'k.deleted_at');
+    if (!key) return null;
+    const grants = await this.db(VirtualKeyGrantsTableName)
+      .where({ virtual_key_id: key.id })
+      .select('provider_id', 'model_names');
+    return { ...key, grants };
+  }
+
+  /** The models of the project among `ids`, with the provider that would serve each. */
+  async modelsServing(projectId: string, ids: string[]): Promise<ModelServing[]> {
+    if (ids.length === 0) return [];
+    const { rows } = await this.db.raw<{ rows: Array<Omit<ModelServing, 'serving'> & Serving> }>(
+      `select m.id, m.name, m.model_id, m.provider_type, s.id as serving_id, s.name as serving_name,
+              (select count(*)::int from providers t where t.provider_type = m.provider_type) as of_type
+         from models m
+         left join lateral (
+           select p.id, p.name from providers p where p.id = m.provider_id
+           union all
+           select p.id, p.name from providers p
+            where m.provider_id is null and p.provider_type = m.provider_type
+              and (select count(*) from providers t where t.provider_type = m.provider_type) = 1
+         ) s on true
+        where m.project_id = ? and m.id = any(?::uuid[])`,
+      [projectId, ids],
+    );
+    return rows.map(({ serving_id, serving_name, ...m }) => ({
+      ...m,
+      serving: serving_id ? { id: serving_id, name: serving_name! } : null,
+    }));
+  }
+
+  /** The versions of the project's prompts that these labels point at. */
+  async templatesByLabel(
+    projectId: string,
+    wanted: Array<{ promptId: string; label: string }>,
+  ): Promise<LabelledTemplate[]> {
+    if (wanted.length === 0) return [];
+    const { rows } = await this.db.raw<{ rows: LabelledTemplate[] }>(
+      `select l.prompt_id, l.label, v.version, v.template
+         from prompt_labels l
+         join prompt_versions v on v.id = l.version_id
+         join prompts p on p.id = l.prompt_id
+        where p.project_id = ? and (l.prompt_id, l.label) in (select * from unnest(?::uuid[], ?::text[]))`,
+      [projectId, wanted.map((w) => w.promptId), wanted.map((w) => w.label)],
+    );
+    return rows;
   }
 
   /** Whether the prompt has a version carrying the label. */

@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../../core/db/knex.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createProject, uniqueName } from '../helpers/factories.js';
+import { createModel, createProvider, createVirtualKey } from '../helpers/factories/config.js';
+import { createPrompt } from '../helpers/factories/content.js';
 import { databaseUrl } from '../helpers/services.js';
 
 const A = '/api/agent-server/agents';
@@ -62,6 +64,7 @@ async function world(api: TestApi, db: Db): Promise<World> {
       name: uniqueName('model'),
       model_id: 'gpt-4o-mini',
       provider_type: 'openai',
+      provider_id: (await createProvider(api)).id,
     }),
     promptId: await prompt(['latest', 'production']),
     productionlessPromptId: await prompt(['latest']),
@@ -112,7 +115,8 @@ describe('Agents API', () => {
       max_iterations: 20,
       mcp_servers: [],
       sandbox: { enabled: false, docker_image: null, require_approval: false },
-      warnings: [],
+      // The one thing its turns do not get by themselves: a value for {{role}}.
+      warnings: [expect.stringMatching(/^prompt_id: the prompt's latest version \(v1\) uses \{\{role\}\}/)],
     });
     expect((await api.request<AgentData>('GET', `${A}/${agent.id}`)).body.data).toEqual(agent);
     expect((await api.request<AgentData>('GET', `${A}/by-name?name=${name}`)).body.data.id).toBe(agent.id);
@@ -344,5 +348,140 @@ describe('Agents API', () => {
       data: {},
     });
     expect((await api.request('GET', `${A}/${first.body.data.id}`)).status).toBe(404);
+  });
+
+  describe('warnings, each naming its field, about what its turns will not get', () => {
+    /** A project whose virtual key grants one provider's gpt-4o-mini only, with models on that provider. */
+    async function keyedWorld() {
+      const project = await createProject(api);
+      const provider = await createProvider(api);
+      const key = await createVirtualKey(api, {
+        providers: [{ provider_id: provider.id, model_names: ['gpt-4o-mini'] }],
+      });
+      await api.request('PATCH', `/api/agent-server/projects/${project.id}`, { virtual_key_id: key.id });
+      const granted = await createModel(api, project.id, {
+        provider_id: provider.id,
+        model_id: 'gpt-4o-mini',
+      });
+      const ungranted = await createModel(api, project.id, { provider_id: provider.id, model_id: 'gpt-4o' });
+      const plain = await createPrompt(api, project.id, { template: 'Be brief.' });
+      return { project, provider, key, granted, ungranted, plain };
+    }
+    const create = (projectId: string, body: Record<string, unknown>) =>
+      api.request<AgentData>('POST', `${A}?project_id=${projectId}`, { name: uniqueName('agent'), ...body });
+    const check = (projectId: string, body: Record<string, unknown>) =>
+      api.request<{ warnings: Array<{ field: string; message: string }> }>(
+        'POST',
+        `${A}/check?project_id=${projectId}`,
+        body,
+      );
+
+    it("a model the project's virtual key does not grant, until the agent uses one it does", async () => {
+      const w = await keyedWorld();
+      const agent = await create(w.project.id, { model_id: w.ungranted.id, prompt_id: w.plain.id });
+      expect(agent.status).toBe(200);
+      expect(agent.body.data.warnings).toEqual([
+        `model_id: the project's virtual key "${w.key.name}" does not grant ${w.provider.name}/gpt-4o ` +
+          `(model "${w.ungranted.name}"): its turns are refused (model_not_granted)`,
+      ]);
+      expect((await api.request<AgentData>('GET', `${A}/${agent.body.data.id}`)).body.data.warnings).toEqual(
+        agent.body.data.warnings,
+      );
+      const fixed = await api.request<AgentData>('PATCH', `${A}/${agent.body.data.id}`, {
+        model_id: w.granted.id,
+      });
+      expect(fixed.body.data.warnings).toEqual([]);
+      // The grant widened to every model: the first model is fine too.
+      await api.request('PATCH', `/api/agent-server/virtual-keys/${w.key.id}`, {
+        providers: [{ provider_id: w.provider.id, model_names: ['*'] }],
+      });
+      const listed = await api.request<AgentData[]>('GET', `${A}?project_id=${w.project.id}`);
+      expect(listed.body.data.map((a) => a.warnings)).toEqual([[]]);
+      expect((await check(w.project.id, { model_id: w.ungranted.id })).body.data.warnings).toEqual([]);
+    });
+
+    it('template variables only a conversation can give a value, for the label the agent uses', async () => {
+      const w = await keyedWorld();
+      const prompt = await createPrompt(api, w.project.id, {
+        template: 'Help {{customer}} with order {{ order.id }}; sign as {{customer}}.',
+        label: 'production',
+      });
+      await api.request(
+        'POST',
+        `/api/agent-server/prompts/${prompt.name}/versions?project_id=${w.project.id}`,
+        {
+          template: 'No variables here.',
+          commit_message: 'plain',
+        },
+      );
+      const onProduction = await create(w.project.id, {
+        model_id: w.granted.id,
+        prompt_id: prompt.id,
+        prompt_label: 'production',
+      });
+      expect(onProduction.body.data.warnings).toEqual([
+        "prompt_id: the prompt's production version (v1) uses {{customer}}, {{order.id}}, and nothing gives " +
+          "them a value before a conversation does: each conversation's context must set them, or they render empty",
+      ]);
+      const onLatest = await create(w.project.id, { model_id: w.granted.id, prompt_id: prompt.id });
+      expect(onLatest.body.data.warnings).toEqual([]);
+    });
+
+    it('a draft is checked without saving: the sandbox, the key, the variables, each with its field', async () => {
+      const w = await keyedWorld();
+      const prompt = await createPrompt(api, w.project.id, { template: 'Hello {{name}}' });
+      const res = await check(w.project.id, {
+        model_id: w.ungranted.id,
+        prompt_id: prompt.id,
+        sandbox: { enabled: true },
+      });
+      expect(res.status).toBe(200);
+      expect(res.body.data.warnings.map((x) => x.field)).toEqual([
+        'sandbox.enabled',
+        'model_id',
+        'prompt_id',
+      ]);
+      expect(res.body.data.warnings[0]!.message).toMatch(/SANDBOX_ENABLED/);
+      expect(res.body.data.warnings[2]!.message).toContain('{{name}}');
+      const saved = await create(w.project.id, {
+        model_id: w.ungranted.id,
+        prompt_id: prompt.id,
+        sandbox: { enabled: true },
+      });
+      expect(saved.body.data.warnings).toEqual(res.body.data.warnings.map((x) => x.message));
+
+      // An empty draft, and ids that name nothing of this project, warn of nothing; bad input is a 400.
+      expect((await check(w.project.id, {})).body.data.warnings).toEqual([]);
+      const other = await keyedWorld();
+      expect((await check(w.project.id, { model_id: other.ungranted.id })).body.data.warnings).toEqual([]);
+      const bad = await check(w.project.id, { model_id: 'nope', colour: 'red' });
+      expect(bad.status).toBe(400);
+      expect(bad.body.errorDetails.fields?.map((f) => f.field).sort()).toEqual(['colour', 'model_id']);
+      expect((await api.request('GET', `${A}?project_id=${w.project.id}`)).body.data).toHaveLength(1);
+    });
+
+    it('a summarizer model that names no provider while several of its type exist', async () => {
+      const w = await keyedWorld();
+      await createProvider(api, { provider_type: 'gemini' });
+      await createProvider(api, { provider_type: 'gemini' });
+      const [unpinned] = await db('models')
+        .insert({ project_id: w.project.id, name: uniqueName('m'), model_id: 'g', provider_type: 'gemini' })
+        .returning<Array<{ id: string; name: string }>>(['id', 'name']);
+      const res = await check(w.project.id, {
+        model_id: w.granted.id,
+        summarizer_type: 'llm',
+        llm_summarizer_model_id: unpinned!.id,
+      });
+      expect(res.body.data.warnings).toEqual([
+        {
+          field: 'llm_summarizer_model_id',
+          message: expect.stringMatching(
+            new RegExp(
+              `^llm_summarizer_model_id: model "${unpinned!.name}" names no provider and \\d+ gemini providers exist`,
+            ),
+          ) as string,
+        },
+      ]);
+    });
   });
 });
