@@ -142,6 +142,9 @@ describe.skipIf(noTemporal() || noBrowser())('the playground', () => {
     expect(statsText).toMatch(/tokens out\s+38/);
     expect(statsText).toMatch(/cost\s+\$0\.3460/);
     expect(statsText).toMatch(/latency\s+[\d.]+ (ms|s)/);
+    // The server's figures: the first output (the streamed text), the time the call waited for Approve.
+    expect(statsText).toMatch(/first token\s+[\d.]+ (ms|s)/);
+    expect(statsText).toMatch(/waiting for approval\s+[\d.]+ (ms|s)/);
     expect(statsText).toContain(`${prompt.name} v1`);
 
     // Turn 2: leave for another page mid-answer, come back through the navigation.
@@ -251,6 +254,132 @@ describe.skipIf(noTemporal() || noBrowser())('the playground', () => {
     await turn(page, 2).getByText(`${prompt.name} v2`).waitFor(TIMEOUT);
     expect(await turn(page, 1).getByText(`${prompt.name} v1`).count()).toBe(1);
     expect(JSON.stringify(stack.vendor.received[1]!.body.messages)).toContain('Answer in JSON, briefly.');
+    expect(stack.errors).toEqual([]);
+  }, 60_000);
+
+  it("shows the run's warnings on its turn: a template variable not given rendered empty", async () => {
+    const prompt = await createPrompt(stack.api, projectId, { template: 'You help {{customer}}.' });
+    const agent = await post<{ id: string }>(`/api/agent-server/agents?project_id=${projectId}`, {
+      name: uniqueName('agent'),
+      model_id: modelId,
+      prompt_id: prompt.id,
+    });
+    stack.vendor.reset();
+    stack.vendor.script({ reply: { text: 'Hello, whoever you are.' } });
+    const page = await stack.open(`/playground?agent=${agent.id}`);
+    await page.getByLabel('customer', { exact: true }).waitFor(TIMEOUT);
+    await sendMessage(page, 'Hi');
+    await turn(page, 1).getByText('completed', { exact: true }).waitFor(TIMEOUT);
+    const warning = turn(page, 1).getByRole('alert').filter({ hasText: 'template variable "customer"' });
+    await warning.waitFor(TIMEOUT);
+    expect(await warning.innerText()).toContain('rendered empty');
+    await stack.screenshot(page, 'playground-warning');
+    expect(stack.errors).toEqual([]);
+  }, 60_000);
+
+  it('tries another prompt version and parameters in this conversation without moving the label, until reset', async () => {
+    const prompt = await createPrompt(stack.api, projectId, { template: 'You are v1.', label: 'production' });
+    await post(`/api/agent-server/prompts/${prompt.name}/versions?project_id=${projectId}`, {
+      template: 'You are v2.',
+      commit_message: 'second',
+    });
+    const agent = await post<{ id: string }>(`/api/agent-server/agents?project_id=${projectId}`, {
+      name: uniqueName('agent'),
+      model_id: modelId,
+      prompt_id: prompt.id,
+      prompt_label: 'production',
+    });
+    const { vendor } = stack;
+    vendor.reset();
+    vendor.script({ reply: { text: 'Tried.' } }, { reply: { text: 'As configured.' } });
+
+    const page = await stack.open(`/playground?agent=${agent.id}`);
+    await page.getByRole('button', { name: 'Try changes…' }).click();
+    const panel = page.getByRole('region', { name: 'Try changes' });
+    await panel.getByRole('combobox', { name: 'Prompt version' }).click();
+    await page.getByRole('option', { name: new RegExp(`${prompt.name} v2`) }).click();
+    await panel.getByRole('textbox', { name: 'temperature' }).fill('0.3');
+    const banner = page.getByRole('status', { name: 'Trying changes' });
+    await banner.getByText(`prompt ${prompt.name} v2 · temperature 0.3`).waitFor(TIMEOUT);
+    await expect.poll(() => page.url()).toMatch(/try_prompt_version=.*try_params=/);
+    await stack.screenshot(page, 'playground-try-changes');
+
+    // Kept with the conversation: a reload still tries them.
+    await page.reload();
+    await banner.waitFor(TIMEOUT);
+    await sendMessage(page, 'Which prompt?');
+    await turn(page, 1).getByText('completed', { exact: true }).waitFor(TIMEOUT);
+    expect(vendor.received[0]!.body).toMatchObject({ temperature: 0.3 });
+    expect(JSON.stringify(vendor.received[0]!.body.messages)).toContain('You are v2.');
+    const stats = turn(page, 1).getByRole('group', { name: 'Turn statistics' });
+    await stats.getByText(`${prompt.name} v2`, { exact: true }).waitFor(TIMEOUT);
+    expect(await stats.innerText()).toContain(`tried: prompt ${prompt.name} v2 · temperature 0.3`);
+    // The label did not move.
+    const versions = await stack.api.request<Array<{ version: number; labels: string[] }>>(
+      'GET',
+      `/api/agent-server/prompts/${prompt.name}/versions?project_id=${projectId}`,
+    );
+    expect(versions.body.data.find((v) => v.labels.includes('production'))?.version).toBe(1);
+
+    // Reset: the next turn runs the agent as configured.
+    await banner.getByRole('button', { name: 'Reset' }).click();
+    await banner.waitFor({ state: 'detached' });
+    expect(page.url()).not.toMatch(/try_/);
+    await sendMessage(page, 'And now?');
+    await turn(page, 2).getByText('completed', { exact: true }).waitFor(TIMEOUT);
+    await turn(page, 2).getByText(`${prompt.name} v1`, { exact: true }).waitFor(TIMEOUT);
+    expect(JSON.stringify(vendor.received[1]!.body.messages)).toContain('You are v1.');
+    expect(vendor.received[1]!.body).not.toHaveProperty('temperature');
+    expect(
+      await turn(page, 2)
+        .getByText(/^tried:/)
+        .count(),
+    ).toBe(0);
+    expect(stack.errors).toEqual([]);
+  }, 60_000);
+
+  it('Stop stops following a running turn and says the run goes on; Follow again catches up', async () => {
+    const prompt = await createPrompt(stack.api, projectId, { template: 'You stream.' });
+    const agent = await post<{ id: string }>(`/api/agent-server/agents?project_id=${projectId}`, {
+      name: uniqueName('agent'),
+      model_id: modelId,
+      prompt_id: prompt.id,
+    });
+    const { vendor } = stack;
+    vendor.reset();
+    vendor.script({ reply: { text: 'A long answer that keeps going.' }, hold: true });
+    const page = await stack.open(`/playground?agent=${agent.id}`);
+    await expect.poll(() => page.getByRole('combobox', { name: 'Agent' }).inputValue(), TIMEOUT).not.toBe('');
+    await sendMessage(page, 'Talk');
+    await vendor.whenHeld();
+    await expect.poll(() => answer(page, 1), TIMEOUT).toBe('A ');
+
+    await turn(page, 1).getByRole('button', { name: 'Stop' }).click();
+    const notice = turn(page, 1).getByRole('status', { name: 'Stopped following' });
+    await notice.getByText('Stopped following; the run continues on the server.').waitFor(TIMEOUT);
+    expect(await turn(page, 1).getByLabel('Streaming').count()).toBe(0);
+    // The composer no longer waits for the turn.
+    expect(await page.getByText('Waiting for the current turn to end').count()).toBe(0);
+    await stack.screenshot(page, 'playground-stopped');
+
+    // The run finishes on the server; the page, no longer following, does not show it.
+    vendor.release();
+    const conversation = new URL(page.url()).searchParams.get('conversation')!;
+    await expect
+      .poll(async () => {
+        const runs = await stack.api.request<Array<{ status: string }>>(
+          'GET',
+          `/api/agent-server/conversations/${conversation}/runs?project_id=${projectId}`,
+        );
+        return runs.body.data[0]?.status;
+      }, TIMEOUT)
+      .toBe('completed');
+    expect(await answer(page, 1)).toBe('A ');
+
+    await notice.getByRole('button', { name: 'Follow again' }).click();
+    await turn(page, 1).getByText('completed', { exact: true }).waitFor(TIMEOUT);
+    expect(await answer(page, 1)).toBe('A long answer that keeps going.');
+    await notice.waitFor({ state: 'detached' });
     expect(stack.errors).toEqual([]);
   }, 60_000);
 

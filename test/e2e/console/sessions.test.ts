@@ -46,6 +46,9 @@ describe.skipIf(noTemporal() || noBrowser())('console: sessions and approvals', 
     const row = page.getByRole('row').filter({ hasText: run.conversation_id });
     await row.waitFor();
     expect(await row.textContent()).toContain('support');
+    // The latest turn's agent and status, the turns, and what they cost (7 × $2/M + 3 × $8/M).
+    const cells = await row.getByRole('cell').allInnerTexts();
+    expect(cells.slice(1, 5)).toEqual([agent.name, 'COMPLETED', '1', '$0.000038']);
 
     // Filtering by another namespace leaves the empty state; its own brings it back.
     await page.getByLabel('Namespace').fill('nope');
@@ -79,6 +82,40 @@ describe.skipIf(noTemporal() || noBrowser())('console: sessions and approvals', 
     await runRow.getByRole('button', { name: 'Details' }).click();
     await page.getByText(`Run ${run.run_id}`).waitFor();
     await stack.screenshot(page, 'sessions-conversation');
+    expect(world.problems()).toEqual([]);
+  });
+
+  it('continues a past conversation in the playground: its transcript, then the next turn in the same conversation', async () => {
+    const agent = await world.agent();
+    stack.vendor.reset();
+    stack.vendor.script(
+      { reply: { text: 'First answer.' } },
+      { reply: { text: 'Second answer, in the playground.' } },
+    );
+    const run = await world.converse({ agent_id: agent.id, message: 'First question' });
+    expect(run.status).toBe('completed');
+
+    const page = await world.open(`/sessions/${run.conversation_id}`);
+    await page.getByRole('link', { name: 'Continue in playground' }).click();
+    await page.waitForURL(/\/console\/playground\?/);
+    const turn = (n: number) => page.getByRole('article', { name: `Turn ${n}` });
+    await turn(1).getByTestId('user-text').getByText('First question').waitFor();
+    await turn(1).getByTestId('assistant-text').getByText('First answer.').waitFor();
+    await expect.poll(() => page.getByRole('combobox', { name: 'Agent' }).inputValue()).toBe(agent.name);
+
+    await page.getByRole('textbox', { name: 'Message' }).fill('Second question');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await turn(2).getByText('completed', { exact: true }).waitFor();
+    expect(await turn(2).getByTestId('assistant-text').innerText()).toBe('Second answer, in the playground.');
+    await stack.screenshot(page, 'sessions-continued');
+
+    // The same conversation (and thread) took the turn; the model saw the whole history.
+    const runs = await stack.api.request<RunView[]>(
+      'GET',
+      `/api/agent-server/conversations/${run.conversation_id}/runs?project_id=${world.projectId}`,
+    );
+    expect(runs.body.data.map((r) => r.status)).toEqual(['completed', 'completed']);
+    expect(JSON.stringify(stack.vendor.received.at(-1)!.body.messages)).toContain('First answer.');
     expect(world.problems()).toEqual([]);
   });
 

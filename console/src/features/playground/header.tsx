@@ -12,6 +12,8 @@ export function PlaygroundHeader({
   schemaName,
   linked,
   linkedPromptId,
+  triedVersionId,
+  onTry,
   onAgent,
   onNew,
 }: {
@@ -24,6 +26,8 @@ export function PlaygroundHeader({
   linked: LinkedVersion | undefined;
   /** Agents using the linked prompt come first, and say so. */
   linkedPromptId: string | undefined;
+  triedVersionId: string | undefined;
+  onTry: (versionId: string) => void;
   onAgent: (id: string) => void;
   onNew: () => void;
 }) {
@@ -65,7 +69,14 @@ export function PlaygroundHeader({
       </Group>
       {agent && (
         <Group gap="md" align="flex-start">
-          <PromptNotice agent={agent} prompt={prompt} versions={versions} linked={linked} />
+          <PromptNotice
+            agent={agent}
+            prompt={prompt}
+            versions={versions}
+            linked={linked}
+            triedVersionId={triedVersionId}
+            onTry={onTry}
+          />
           {schemaName && (
             <Badge variant="light" color="grape" tt="none">
               structured output: {schemaName}

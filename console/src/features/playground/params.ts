@@ -2,9 +2,10 @@
  * The playground's state in its URL, so reload, back and links work:
  * `?agent=<id>&conversation=<id>` (and, from other pages, `project=<id>`, and
  * "open this version in the playground": `prompt=<name>&version=<n>` or
- * `prompt_version=<version id>`). The last
- * conversation of this tab is remembered, so the navigation link comes back
- * to it.
+ * `prompt_version=<version id>`), and the changes being tried in this
+ * conversation (`try_prompt_version`, `try_model`, `try_params` as JSON).
+ * The last conversation of this tab is remembered, so the navigation link
+ * comes back to it.
  */
 import { useCallback, useEffect, useEffectEvent, useRef } from 'react';
 import { useSearchParams } from 'react-router';
@@ -20,7 +21,44 @@ export interface PlaygroundParams {
   promptVersionId: string | undefined;
   promptName: string | undefined;
   promptVersion: number | undefined;
+  /** What the next turns run with instead of the agent's configuration (converse `overrides`). */
+  tryChanges: TryChanges;
 }
+
+/** Converse `overrides`, as the "Try changes" panel keeps them. */
+export interface TryChanges {
+  promptVersionId?: string;
+  modelId?: string;
+  parameters?: Record<string, unknown>;
+}
+
+const TRY_KEYS = ['try_prompt_version', 'try_model', 'try_params'] as const;
+
+function readTryChanges(params: URLSearchParams): TryChanges {
+  const out: TryChanges = {};
+  const version = params.get('try_prompt_version');
+  const model = params.get('try_model');
+  if (version) out.promptVersionId = version;
+  if (model) out.modelId = model;
+  try {
+    const parsed: unknown = JSON.parse(params.get('try_params') ?? 'null');
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed) && Object.keys(parsed).length)
+      out.parameters = parsed as Record<string, unknown>;
+  } catch {
+    // A hand-edited address: no parameters.
+  }
+  return out;
+}
+
+function writeTryChanges(p: URLSearchParams, t: TryChanges): void {
+  for (const k of TRY_KEYS) p.delete(k);
+  if (t.promptVersionId) p.set('try_prompt_version', t.promptVersionId);
+  if (t.modelId) p.set('try_model', t.modelId);
+  if (t.parameters && Object.keys(t.parameters).length) p.set('try_params', JSON.stringify(t.parameters));
+}
+
+/** Whether anything is being tried. */
+export const isTrying = (t: TryChanges) => Boolean(t.promptVersionId || t.modelId || t.parameters);
 
 export function usePlaygroundParams() {
   const [params, setParams] = useSearchParams();
@@ -30,6 +68,7 @@ export function usePlaygroundParams() {
     promptVersionId: params.get('prompt_version') ?? undefined,
     promptName: params.get('prompt') ?? undefined,
     promptVersion: Number(params.get('version')) || undefined,
+    tryChanges: readTryChanges(params),
   };
 
   // Nothing asked for: back to this tab's last conversation. Only on arrival: an effect event reads
@@ -41,12 +80,16 @@ export function usePlaygroundParams() {
   });
   useEffect(() => restoreLast(), []);
 
+  const search = params.toString();
   useEffect(() => {
+    const current = new URLSearchParams(search);
     const keep = new URLSearchParams();
-    if (value.agentId) keep.set('agent', value.agentId);
-    if (value.conversationId) keep.set('conversation', value.conversationId);
+    for (const k of ['agent', 'conversation', ...TRY_KEYS]) {
+      const v = current.get(k);
+      if (v) keep.set(k, v);
+    }
     if (keep.size) sessionStorage.setItem(KEY, keep.toString());
-  }, [value.agentId, value.conversationId]);
+  }, [search]);
 
   const update = useCallback(
     (next: Partial<PlaygroundParams>, opts: { push?: boolean } = {}) =>
@@ -61,6 +104,7 @@ export function usePlaygroundParams() {
           if ('promptName' in next) set('prompt', next.promptName);
           if ('promptVersion' in next)
             set('version', next.promptVersion ? String(next.promptVersion) : undefined);
+          if (next.tryChanges) writeTryChanges(p, next.tryChanges);
           return p;
         },
         { replace: !opts.push },

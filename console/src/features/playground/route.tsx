@@ -8,13 +8,28 @@ import { Loading } from '../../components/loading.js';
 import { Composer } from './composer.js';
 import { PlaygroundHeader } from './header.js';
 import { HISTORY_TURNS, useConversationContext, useHistory } from './history.js';
-import { usePlaygroundParams, useProjectSync } from './params.js';
+import { isTrying, usePlaygroundParams, useProjectSync, type TryChanges } from './params.js';
 import { useAgents } from '../config/agents/queries.js';
+import { useModels } from '../config/models/queries.js';
 import { usePrompts } from '../prompts/queries.js';
 import { newId, useAgent, usePromptVersions, useSchema, useSend } from './queries.js';
 import type { LinkedVersion } from './prompt-notice.js';
 import { useRunEvents } from './run-events.js';
 import { SendingTurn, Turn, type TurnContext } from './turn.js';
+import { TryChangesPanel } from './try-changes.js';
+import type { ConverseBody } from '../../api/types.js';
+
+/** The panel's changes as converse `overrides` (left out when nothing is tried). */
+function overridesOf(t: TryChanges): Pick<ConverseBody, 'overrides'> {
+  if (!isTrying(t)) return {};
+  return {
+    overrides: {
+      ...(t.promptVersionId ? { prompt_version_id: t.promptVersionId } : {}),
+      ...(t.modelId ? { model_id: t.modelId } : {}),
+      ...(t.parameters ? { parameters: t.parameters } : {}),
+    },
+  };
+}
 
 interface LocalTurn {
   key: string;
@@ -67,7 +82,10 @@ export function Component() {
         ),
       }
     : undefined;
+  // Versions a turn may name: the agent's prompt's, and the linked prompt's (it can be tried too).
+  const knownVersions = [...versions, ...linkedVersions.filter((v) => !versions.some((x) => x.id === v.id))];
   const schema = useSchema(agent?.schema_id);
+  const models = useModels(projectId);
   const send = useSend(projectId);
 
   const known = new Set((history.data ?? []).map((t) => t.runId));
@@ -77,7 +95,9 @@ export function Component() {
   ];
   const lastRunId = turns.at(-1)?.runId;
   const last = useRunEvents(lastRunId, projectId);
-  const lastLive = turns.length > 0 && (!lastRunId || !last.data?.ended) && !last.error;
+  // A turn the page stopped following goes on on the server: the next message may be sent (it queues).
+  const lastLive =
+    turns.length > 0 && (!lastRunId || !last.data?.ended) && !last.error && !last.data?.stopped;
   const lastPaused = last.data?.events.at(-1)?.type === 'run.paused';
 
   const end = useRef<HTMLDivElement>(null);
@@ -118,6 +138,7 @@ export function Component() {
         message: text,
         message_id: key,
         ...(Object.keys(context).length ? { context } : {}),
+        ...overridesOf(p.tryChanges),
       });
       setLocal((l) => l.map((t) => (t.key === key ? { ...t, runId } : t)));
       setFresh(undefined);
@@ -127,8 +148,16 @@ export function Component() {
     }
   };
 
-  const ctx: TurnContext = { projectId, versions, schemaName: schema.data?.name };
-  const currentVersion = versions.find((v) => v.labels?.includes(agent?.prompt_label ?? 'latest'));
+  const ctx: TurnContext = {
+    projectId,
+    versions: knownVersions,
+    models: models.data ?? [],
+    schemaName: schema.data?.name,
+  };
+  // The version the next turn renders: the one being tried, else the one the agent's label points at.
+  const currentVersion =
+    knownVersions.find((v) => v.id === p.tryChanges.promptVersionId) ??
+    versions.find((v) => v.labels?.includes(agent?.prompt_label ?? 'latest'));
   const noAgents = agents.data?.length === 0 && !p.agentId;
 
   return (
@@ -143,10 +172,26 @@ export function Component() {
         schemaName={schema.data?.name}
         linked={linked}
         linkedPromptId={prompts.data?.find((x) => x.name === linkedName)?.id}
-        onAgent={(id) => p.update({ agentId: id, conversationId: undefined }, { push: true })}
+        triedVersionId={p.tryChanges.promptVersionId}
+        onTry={(promptVersionId) => p.update({ tryChanges: { ...p.tryChanges, promptVersionId } })}
+        // Another agent has other prompt versions: what was being tried does not carry over.
+        onAgent={(id) => p.update({ agentId: id, conversationId: undefined, tryChanges: {} }, { push: true })}
         onNew={() => p.update({ conversationId: undefined }, { push: true })}
       />
-      <ErrorAlert error={agents.error ?? agentQ.error ?? history.error} />
+      {agent && (
+        <TryChangesPanel
+          agent={agent}
+          versions={knownVersions}
+          models={models.data ?? []}
+          value={p.tryChanges}
+          onChange={(tryChanges) => p.update({ tryChanges })}
+        />
+      )}
+      <ErrorAlert error={agents.error ?? history.error} />
+      <ErrorAlert
+        error={agentQ.error}
+        missing={{ what: 'agent', idField: 'id', back: { to: '/playground', label: 'Choose an agent' } }}
+      />
       {noAgents && (
         <Empty
           title="No agents in this project yet"

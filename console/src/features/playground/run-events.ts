@@ -4,7 +4,8 @@
  * this page just sent the message, else from GET /runs/{run_id}/events with
  * `Last-Event-ID` = the last event the cache holds. So leaving the page (the
  * stream stops, the turn goes on) and coming back resumes where it stopped,
- * and no text is shown twice.
+ * and no text is shown twice. Following can be stopped (the page stops
+ * reading; the run goes on on the server) and taken up again.
  */
 import {
   experimental_streamedQuery as streamedQuery,
@@ -21,6 +22,8 @@ export interface RunEvents {
   lastSeq: number;
   /** The terminal event has arrived: nothing more will come. */
   ended: boolean;
+  /** The reader stopped following the run (it goes on on the server). */
+  stopped?: boolean;
 }
 
 export const EMPTY: RunEvents = { events: [], lastSeq: 0, ended: false };
@@ -29,7 +32,12 @@ export const runEventsKey = (runId: string) => ['playground', 'run-events', runI
 /** Adds an event unless it was already seen (a resumed stream starts after the last one anyway). */
 export function addEvent(acc: RunEvents, ev: RunEvent): RunEvents {
   if (ev.seq <= acc.lastSeq) return acc;
-  return { events: [...acc.events, ev], lastSeq: ev.seq, ended: acc.ended || TERMINAL.has(ev.type) };
+  return {
+    ...acc,
+    events: [...acc.events, ev],
+    lastSeq: ev.seq,
+    ended: acc.ended || TERMINAL.has(ev.type),
+  };
 }
 
 export function toEvent(f: SseFrame): RunEvent | undefined {
@@ -69,6 +77,21 @@ function takeHandoff(runId: string): Handoff | undefined {
   return h;
 }
 
+/** How to stop the stream a run's query is reading now (one per run). */
+const following = new Map<string, AbortController>();
+
+/** Stops reading the run's events: what arrived stays; the run goes on on the server. */
+export function stopFollowing(client: QueryClient, runId: string): void {
+  client.setQueryData<RunEvents>(runEventsKey(runId), (d) => ({ ...(d ?? EMPTY), stopped: true }));
+  following.get(runId)?.abort();
+}
+
+/** Reads the run's events again, from the last one held. */
+export async function followAgain(client: QueryClient, runId: string): Promise<void> {
+  client.setQueryData<RunEvents>(runEventsKey(runId), (d) => ({ ...(d ?? EMPTY), stopped: false }));
+  await client.refetchQueries({ queryKey: runEventsKey(runId), exact: true });
+}
+
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
     const t = setTimeout(resolve, ms);
@@ -84,12 +107,28 @@ async function* follow(
   runId: string,
   projectId: string,
   client: QueryClient,
+  querySignal: AbortSignal,
+): AsyncGenerator<RunEvent> {
+  const stop = new AbortController();
+  following.get(runId)?.abort();
+  following.set(runId, stop);
+  try {
+    yield* read(runId, projectId, client, AbortSignal.any([querySignal, stop.signal]));
+  } finally {
+    if (following.get(runId) === stop) following.delete(runId);
+  }
+}
+
+async function* read(
+  runId: string,
+  projectId: string,
+  client: QueryClient,
   signal: AbortSignal,
 ): AsyncGenerator<RunEvent> {
   let failures = 0;
   while (!signal.aborted) {
     const held = client.getQueryData<RunEvents>(runEventsKey(runId)) ?? EMPTY;
-    if (held.ended) return;
+    if (held.ended || held.stopped) return;
     const handoff = takeHandoff(runId);
     let received = 0;
     try {
@@ -103,6 +142,7 @@ async function* follow(
         frames = await openSse(url, { headers, signal });
       }
       for await (const f of frames) {
+        if (signal.aborted) return; // stopped: frames already buffered are not shown
         const ev = toEvent(f);
         if (!ev) continue;
         received++;

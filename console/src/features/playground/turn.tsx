@@ -1,9 +1,10 @@
 import { Alert, Badge, Button, Group, Loader, Paper, Stack, Text } from '@mantine/core';
+import { useQueryClient } from '@tanstack/react-query';
 import { useMemo, type ReactNode } from 'react';
 import { ErrorAlert } from '../../components/error-alert.js';
-import type { PromptVersion } from '../../api/types.js';
+import type { Model, PromptVersion } from '../../api/types.js';
 import { useDecide, useRun } from './queries.js';
-import { useRunEvents } from './run-events.js';
+import { followAgain, stopFollowing, useRunEvents } from './run-events.js';
 import { StructuredOutput } from './structured.js';
 import { ToolCall } from './tool-call.js';
 import { foldRun, isLive, type StepView, type ToolCallView, type TurnStatus } from './transcript.js';
@@ -21,6 +22,8 @@ const STATUS_COLOR: Record<TurnStatus, string> = {
 export interface TurnContext {
   projectId: string;
   versions: PromptVersion[];
+  /** The project's models (to name the one a turn was tried with). */
+  models: Model[];
   schemaName: string | undefined;
 }
 
@@ -54,6 +57,20 @@ function Step({ step, renderCall }: { step: StepView; renderCall: (c: ToolCallVi
   );
 }
 
+/** The page stopped reading this turn's stream; the run itself goes on. */
+function StoppedNotice({ onFollow }: { onFollow: () => void }) {
+  return (
+    <Group gap="sm" role="status" aria-label="Stopped following">
+      <Text size="xs" c="orange">
+        Stopped following; the run continues on the server.
+      </Text>
+      <Button size="compact-xs" variant="default" onClick={onFollow}>
+        Follow again
+      </Button>
+    </Group>
+  );
+}
+
 /** One turn: the user's message, the streamed answer with its tool calls, approvals, and its numbers. */
 export function Turn({
   index,
@@ -66,9 +83,11 @@ export function Turn({
   userText: string;
   ctx: TurnContext;
 }) {
+  const client = useQueryClient();
   const events = useRunEvents(runId, ctx.projectId);
   const view = useMemo(() => foldRun(events.data?.events ?? []), [events.data]);
-  const live = isLive(view.status);
+  const stopped = Boolean(events.data?.stopped) && !events.data?.ended;
+  const live = isLive(view.status) && !stopped;
   const run = useRun(runId, ctx.projectId, view.status, !live || view.status === 'awaiting_approval');
   const decide = useDecide(runId, ctx.projectId);
   const decided = new Map((run.data?.approvals ?? []).map((a) => [String(a.id), String(a.decision)]));
@@ -90,6 +109,8 @@ export function Turn({
     );
   };
   const structured = view.output?.structured ?? run.data?.output?.structured;
+  // A run whose step events were pruned (RUN_EVENTS_RETENTION_DAYS) still has its answer on the run.
+  const answer = view.steps.length === 0 && run.data?.output?.content;
 
   return (
     <Stack gap="xs" component="article" aria-label={`Turn ${index}`}>
@@ -97,9 +118,20 @@ export function Turn({
       {view.steps.map((s) => (
         <Step key={s.step} step={s} renderCall={renderCall} />
       ))}
+      {answer && (
+        <Step
+          step={{ step: 1, text: answer, complete: true, restarted: false, calls: [] }}
+          renderCall={renderCall}
+        />
+      )}
       {view.status === 'completed' && ctx.schemaName && (
         <StructuredOutput value={structured} schemaName={ctx.schemaName} />
       )}
+      {(run.data?.warnings ?? []).map((w) => (
+        <Alert key={w} color="yellow" variant="light" p="xs" title="Warning">
+          {w}
+        </Alert>
+      ))}
       {view.error && (
         <Alert color="red" title={view.error.code ?? 'The turn failed'}>
           {view.error.message}
@@ -114,12 +146,25 @@ export function Turn({
         </Stack>
       )}
       <ErrorAlert error={decide.error} />
+      {stopped && <StoppedNotice onFollow={() => void followAgain(client, runId)} />}
       <Group gap="sm">
         <Badge size="sm" variant="light" color={STATUS_COLOR[view.status]}>
           {view.status.replace('_', ' ')}
         </Badge>
-        {live && view.status !== 'awaiting_approval' && <Loader size="xs" aria-label="Streaming" />}
-        <TurnStats run={run.data} view={view} versions={ctx.versions} />
+        {live && view.status !== 'awaiting_approval' && (
+          <>
+            <Loader size="xs" aria-label="Streaming" />
+            <Button
+              size="compact-xs"
+              variant="default"
+              title="Stop following this turn's stream (the run goes on on the server)"
+              onClick={() => stopFollowing(client, runId)}
+            >
+              Stop
+            </Button>
+          </>
+        )}
+        <TurnStats run={run.data} view={view} versions={ctx.versions} models={ctx.models} />
       </Group>
     </Stack>
   );

@@ -1,4 +1,4 @@
-import { Anchor, Breadcrumbs, Code, Group, Paper, Stack, Text, Title } from '@mantine/core';
+import { Anchor, Breadcrumbs, Button, Code, Group, Paper, Stack, Text, Title } from '@mantine/core';
 import { useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { useProject } from '../../app/project.js';
@@ -11,6 +11,17 @@ import { useAgents } from '../config/agents/queries.js';
 import { LIVE, PAGE, useConversation, useConversationRuns, useThreads } from './queries.js';
 import { RunsTable } from './runs-table.js';
 import { Transcript } from './transcript.js';
+
+/**
+ * Where the playground takes the conversation up: its transcript, and the
+ * next message to it, with the agent of its most recently active session.
+ */
+function playgroundHref(conversationId: string, projectId: string | undefined, agentId: string | undefined) {
+  const q = new URLSearchParams({ conversation: conversationId });
+  if (projectId) q.set('project', projectId);
+  if (agentId) q.set('agent', agentId);
+  return `/playground?${q.toString()}`;
+}
 
 /** One conversation: its sessions (Temporal links), runs, and the transcript of each thread. */
 export function ConversationPage() {
@@ -57,6 +68,14 @@ export function ConversationPage() {
             </Text>
           </Stack>
           <Stack gap={4} align="flex-end">
+            <Button
+              component={Link}
+              to={playgroundHref(id, project?.id, c?.sessions?.[0]?.agent_id)}
+              size="xs"
+              variant="light"
+            >
+              Continue in playground
+            </Button>
             <Anchor
               component={Link}
               to={`/traces?window=7d&conversation_id=${encodeURIComponent(id)}`}

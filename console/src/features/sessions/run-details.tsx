@@ -11,7 +11,32 @@ interface ToolCall {
   is_error?: boolean;
 }
 
-/** One run in full: output, tool calls per step, approvals, errors, warnings, timing. */
+/** What the run was tried with instead of its agent's configuration (converse `overrides`). */
+function Overrides({ overrides }: { overrides: NonNullable<Run['overrides']> }) {
+  return (
+    <Alert color="orange" variant="light" p="xs" title="Run with changes (overrides)">
+      <Group gap="lg">
+        {overrides.prompt_version_id && (
+          <Text size="xs">
+            prompt version <Code>{overrides.prompt_version_id}</Code>
+          </Text>
+        )}
+        {overrides.model_id && (
+          <Text size="xs">
+            model <Code>{overrides.model_id}</Code>
+          </Text>
+        )}
+        {overrides.parameters && (
+          <Text size="xs">
+            parameters <Code>{JSON.stringify(overrides.parameters)}</Code>
+          </Text>
+        )}
+      </Group>
+    </Alert>
+  );
+}
+
+/** One run in full: output, tool calls per step, approvals, errors, warnings, timing, overrides. */
 export function RunDetails({ run }: { run: Run }) {
   const calls = (run.tool_calls ?? []) as ToolCall[];
   const decisions = (run.approvals ?? []) as Array<{
@@ -34,7 +59,18 @@ export function RunDetails({ run }: { run: Run }) {
           Queued {fmtDate(run.created_at)} · started {fmtDate(run.started_at)} · finished{' '}
           {fmtDate(run.finished_at)} ({fmtDuration(run.duration_ms)})
         </Text>
+        {run.first_token_ms != null && (
+          <Text size="xs" c="dimmed">
+            First output after {fmtDuration(run.first_token_ms)}
+          </Text>
+        )}
+        {run.approval_wait_ms != null && (
+          <Text size="xs" c="dimmed">
+            Waited {fmtDuration(run.approval_wait_ms)} for approval
+          </Text>
+        )}
       </Group>
+      {run.overrides && <Overrides overrides={run.overrides} />}
       {run.error && (
         <Alert color="red" title={run.error.code ?? 'Error'}>
           {run.error.message}

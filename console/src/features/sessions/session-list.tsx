@@ -6,12 +6,17 @@ import { useProject } from '../../app/project.js';
 import { Empty } from '../../components/empty.js';
 import { ErrorAlert } from '../../components/error-alert.js';
 import { Loading } from '../../components/loading.js';
-import { fmtDate } from './format.js';
+import { fmtCost, fmtDate } from './format.js';
 import { Pager } from './pager.js';
 import { useAgents } from '../config/agents/queries.js';
 import { PAGE, useConversations } from './queries.js';
+import { RunStatus } from './runs-table.js';
 
-/** Conversations of the project, newest first, filtered by agent and namespace (kept in the URL). */
+/**
+ * Conversations of the project, newest first, with the agent and status of
+ * their latest turn and what their turns cost; filtered by agent and
+ * namespace (kept in the URL).
+ */
 export function SessionList() {
   const { project } = useProject();
   const [params, setParams] = useSearchParams();
@@ -86,6 +91,10 @@ export function SessionList() {
             <Table.Thead>
               <Table.Tr>
                 <Table.Th>Conversation</Table.Th>
+                <Table.Th>Agent</Table.Th>
+                <Table.Th>Status</Table.Th>
+                <Table.Th ta="right">Turns</Table.Th>
+                <Table.Th ta="right">Cost</Table.Th>
                 <Table.Th>Namespace</Table.Th>
                 <Table.Th>Created</Table.Th>
                 <Table.Th>Last activity</Table.Th>
@@ -104,6 +113,12 @@ export function SessionList() {
                       {c.id}
                     </Anchor>
                   </Table.Td>
+                  <Table.Td>
+                    <Text size="sm">{c.last_run?.agent_name ?? c.last_run?.agent_id ?? '—'}</Text>
+                  </Table.Td>
+                  <Table.Td>{c.last_run ? <RunStatus status={c.last_run.status} /> : '—'}</Table.Td>
+                  <Table.Td ta="right">{c.run_count ?? 0}</Table.Td>
+                  <Table.Td ta="right">{fmtCost(c.cost_usd)}</Table.Td>
                   <Table.Td>
                     <Text size="sm">{c.namespace}</Text>
                   </Table.Td>
