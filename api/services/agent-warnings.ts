@@ -147,12 +147,13 @@ function variableWarnings(
     return []; // written around the API; the turn reports it
   }
   if (names.length === 0) return [];
+  const them = names.length === 1 ? 'it' : 'them';
   return [
     {
       field,
       message:
-        `${field}: the prompt's ${wanted} version (v${version.version}) uses ${braces(names)}, and nothing ` +
-        "gives them a value before a conversation does: each conversation's context must set them, or they render empty",
+        `${field}: the prompt's ${wanted} version (v${version.version}) uses ${braces(names)}: only a ` +
+        `conversation's context gives ${them} a value, and a turn without ${them} renders ${them} empty`,
     },
   ];
 }

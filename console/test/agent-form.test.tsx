@@ -1,9 +1,10 @@
 /**
  * The agent form sends numbers as typed: an out-of-range one is not clamped
  * to the nearest bound on blur, and the API's message (which names the bound)
- * shows under its input.
+ * shows under its input. While it is filled in, it shows what the API would
+ * warn the agent about, in the section of each warning's field.
  */
-import { screen, waitFor } from '@testing-library/react';
+import { screen, waitFor, within } from '@testing-library/react';
 import userEvent from '@testing-library/user-event';
 import { describe, expect, it } from 'vitest';
 import type { Agent } from '../src/api/types.js';
@@ -73,5 +74,37 @@ describe('the agent form', () => {
     await expectInvalid('Max iterations', 'max_iterations must be at most 100');
     await expectInvalid('Approval timeout (ms)', 'approval_timeout_ms must be at least 1000');
     expect(sent()).toEqual([expect.objectContaining({ max_iterations: 500, approval_timeout_ms: -5 })]);
+  });
+
+  it("shows the API's warnings for the draft in the section of their field, and asks again when a field they depend on changes", async () => {
+    answer('GET /api/agent-server/agents/agent-1/skills', ok([]));
+    answer('POST /api/agent-server/agents/check', (sent) =>
+      ok({
+        warnings: (sent.body as { sandbox?: { enabled?: boolean } }).sandbox?.enabled
+          ? [
+              {
+                field: 'sandbox.enabled',
+                message: 'sandbox.enabled is true but this server has no sandbox backend',
+              },
+            ]
+          : [{ field: 'model_id', message: 'model_id: not granted' }],
+      }),
+    );
+    const user = userEvent.setup();
+    renderPage(<AgentForm projectId="proj-1" item={AGENT} onDone={() => {}} />);
+    const agentSection = screen.getByRole('group', { name: 'Agent' });
+    expect(await within(agentSection).findByText('model_id: not granted')).toBeTruthy();
+
+    await user.click(screen.getByRole('switch', { name: /Sandbox enabled/ }));
+    const sandboxSection = screen.getByRole('group', { name: 'Sandbox' });
+    expect(await within(sandboxSection).findByText(/^sandbox\.enabled is true/)).toBeTruthy();
+    await waitFor(() => expect(within(agentSection).queryByText('model_id: not granted')).toBeNull());
+    const checks = requests.filter((r) => r.path === '/api/agent-server/agents/check');
+    expect(checks.map((r) => r.query.get('project_id'))).toEqual(['proj-1', 'proj-1']);
+    expect(checks[1]!.body).toMatchObject({
+      model_id: 'model-1',
+      prompt_id: 'prompt-1',
+      sandbox: { enabled: true },
+    });
   });
 });

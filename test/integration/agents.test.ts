@@ -420,8 +420,8 @@ describe('Agents API', () => {
         prompt_label: 'production',
       });
       expect(onProduction.body.data.warnings).toEqual([
-        "prompt_id: the prompt's production version (v1) uses {{customer}}, {{order.id}}, and nothing gives " +
-          "them a value before a conversation does: each conversation's context must set them, or they render empty",
+        "prompt_id: the prompt's production version (v1) uses {{customer}}, {{order.id}}: only a conversation's " +
+          'context gives them a value, and a turn without them renders them empty',
       ]);
       const onLatest = await create(w.project.id, { model_id: w.granted.id, prompt_id: prompt.id });
       expect(onLatest.body.data.warnings).toEqual([]);

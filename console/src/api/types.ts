@@ -46,12 +46,15 @@ export type Agent = Row<'getApiAgentServerAgents'>;
 export type Skill = Row<'getApiAgentServerAgentsIdSkills'>;
 export type VirtualKey = Row<'getApiAgentServerVirtualKeys'>;
 export type VirtualKeyWithSecret = Required<Data<'postApiAgentServerVirtualKeys'>>;
+/** A warning about an agent's configuration, with the field it is about. */
+export type AgentWarning = Required<Item<NonNullable<Data<'postApiAgentServerAgentsCheck'>['warnings']>>>;
 
 export type ProviderBody = Body<'postApiAgentServerProviders'>;
 export type ModelBody = Body<'postApiAgentServerModels'>;
 export type SchemaBody = Body<'postApiAgentServerSchemas'>;
 export type McpServerBody = Body<'postApiAgentServerMcpServers'>;
 export type AgentBody = Body<'postApiAgentServerAgents'>;
+export type AgentCheckBody = Body<'postApiAgentServerAgentsCheck'>;
 export type VirtualKeyBody = Body<'postApiAgentServerVirtualKeys'>;
 
 // Prompts

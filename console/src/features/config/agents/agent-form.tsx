@@ -4,6 +4,7 @@ import { ErrorAlert } from '../../../components/error-alert.js';
 import type { Agent } from '../../../api/types.js';
 import { ResourceForm, useFields, type ItemFormProps } from '../../../components/resource-form.js';
 import { bodyOf, draftOf, type AgentDraft } from './draft.js';
+import { useAgentWarnings, WARNED_IN, Warnings } from './guardrails.js';
 import { McpSection } from './mcp-section.js';
 import { uploadSkill, useSaveAgent } from './queries.js';
 import { BasicsSection, SandboxSection, SummarizerSection } from './sections.js';
@@ -41,6 +42,7 @@ export function AgentForm({ projectId, item: agent, onDone }: ItemFormProps<Agen
   const [pending, setPending] = useState<PendingSkill[]>([]);
   const [skillError, setSkillError] = useState<unknown>();
   const props = { projectId, f, err };
+  const warnings = useAgentWarnings(projectId, f.values).data ?? [];
 
   const uploadPending = async (agentId: string) => {
     for (const [i, s] of pending.entries()) {
@@ -74,15 +76,18 @@ export function AgentForm({ projectId, item: agent, onDone }: ItemFormProps<Agen
     >
       <Fieldset legend="Agent">
         <BasicsSection {...props} />
+        <Warnings of={warnings} fields={WARNED_IN.agent} />
       </Fieldset>
       <Fieldset legend="Summarizer">
         <SummarizerSection {...props} />
+        <Warnings of={warnings} fields={WARNED_IN.summarizer} />
       </Fieldset>
       <Fieldset legend="MCP servers">
         <McpSection {...props} />
       </Fieldset>
       <Fieldset legend="Sandbox">
         <SandboxSection {...props} />
+        <Warnings of={warnings} fields={WARNED_IN.sandbox} />
       </Fieldset>
       <Fieldset legend="Skills">
         <SkillsSection agentId={current?.id} pending={pending} setPending={setPending} />
@@ -92,11 +97,7 @@ export function AgentForm({ projectId, item: agent, onDone }: ItemFormProps<Agen
           </Alert>
         )}
       </Fieldset>
-      {(current?.warnings ?? []).map((w) => (
-        <Alert key={w} color="yellow">
-          {w}
-        </Alert>
-      ))}
+      <Warnings of={warnings} />
     </ResourceForm>
   );
 }
