@@ -1,8 +1,10 @@
 /**
  * Traces in a real browser against the real stack: the run of a converse call
  * links to its trace, drawn as a waterfall with the API's server span and the
- * model call span; the span panel shows the GenAI attributes; the statistics
- * tables list the converse endpoint and the model.
+ * model call span; the span panel shows the GenAI attributes, and that the
+ * project records no content; the "LLM and tools" view folds queries and
+ * HTTP calls; the dark scheme darkens the waterfall; the statistics tables
+ * list the converse endpoint and the model.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { noBrowser, startConsoleStack, type ConsoleStack } from '../../helpers/browser.js';
@@ -78,6 +80,77 @@ describe.skipIf(noTemporal() || noBrowser())('console: traces', () => {
     await list.getByRole('link', { name: 'POST /api/agent-server/converse' }).waitFor();
     expect(await list.getByRole('row').count()).toBe(2); // header + the one trace
     await stack.screenshot(page, 'traces');
+    expect(world.problems()).toEqual([]);
+  });
+
+  it('folds database and HTTP spans in the "LLM and tools" view, and remembers the view', async () => {
+    const page = await world.open(`/traces/${run.trace_id}`);
+    const waterfall = page.getByRole('region', { name: 'Trace waterfall' });
+    const model = waterfall.locator('[data-span-name="chat gpt-test"]');
+    await model.waitFor();
+    const queries = waterfall.locator('[data-span-name^="pg."]');
+    expect(await queries.count()).toBeGreaterThan(0);
+    const view = page.getByRole('radiogroup', { name: 'Waterfall view' });
+    await view.getByText('LLM and tools').click();
+    await page.getByText(/database and HTTP spans? folded/).waitFor();
+    expect(await queries.count()).toBe(0);
+    // The turn's model call, activities and the request are still there, nested.
+    await model.waitFor();
+    await waterfall.locator('[data-span-name="RunActivity:callModel"]').waitFor();
+    await waterfall.locator('[data-span-name="POST /api/agent-server/converse"]').waitFor();
+    await page.reload();
+    await model.waitFor();
+    expect(await queries.count()).toBe(0);
+    await view.getByText('All spans').click();
+    await queries.first().waitFor();
+    expect(world.problems()).toEqual([]);
+  });
+
+  it("shows on a model span that the project's content recording is off", async () => {
+    const page = await world.open(`/traces/${run.trace_id}`);
+    const model = page
+      .getByRole('region', { name: 'Trace waterfall' })
+      .locator('[data-span-name="chat gpt-test"]');
+    await model.getByRole('button', { name: 'chat gpt-test' }).click();
+    const panel = page.getByRole('complementary', { name: 'Span details' });
+    await panel.getByText('Content recording is off for this project.').waitFor();
+    expect(await panel.textContent()).not.toContain('trace me');
+    expect(world.problems()).toEqual([]);
+  });
+
+  it('draws the waterfall in the dark colour scheme: its header and lines are not white', async () => {
+    const page = await world.open(`/traces/${run.trace_id}`);
+    await page.emulateMedia({ colorScheme: 'dark' });
+    await page.evaluate(() => localStorage.setItem('mantine-color-scheme-value', 'dark'));
+    await page.reload();
+    const waterfall = page.getByRole('region', { name: 'Trace waterfall' });
+    await waterfall.locator('[data-span-name="chat gpt-test"]').waitFor();
+    expect(await page.locator('html').getAttribute('data-mantine-color-scheme')).toBe('dark');
+    // Evaluated in the page (this file has no DOM types): the computed colours of the header and its lines.
+    type Style = { backgroundColor: string; borderLeftColor: string; borderBottomColor: string };
+    const colours = await page.evaluate(() => {
+      const w = globalThis as unknown as {
+        document: { querySelector(selector: string): unknown };
+        getComputedStyle(el: unknown): Style;
+      };
+      const style = (selector: string) => {
+        const el = w.document.querySelector(`section[aria-label="Trace waterfall"] ${selector}`);
+        return el ? w.getComputedStyle(el) : undefined;
+      };
+      return {
+        header: style('> div')?.backgroundColor ?? '',
+        tick: style('[class*="tick"]')?.borderLeftColor ?? '',
+        row: style('[data-span-name]')?.borderBottomColor ?? '',
+      };
+    });
+    /** Relative luminance 0 (black) … 1 (white) of an `rgb(…)` colour. */
+    const light = (rgb: string) => {
+      const [r, g, b] = (rgb.match(/\d+(\.\d+)?/g) ?? []).map(Number);
+      return (0.2126 * (r ?? 255) + 0.7152 * (g ?? 255) + 0.0722 * (b ?? 255)) / 255;
+    };
+    for (const [what, colour] of Object.entries(colours))
+      expect({ what, colour, dark: light(colour) < 0.5 }).toEqual({ what, colour, dark: true });
+    await stack.screenshot(page, 'trace-waterfall-dark');
     expect(world.problems()).toEqual([]);
   });
 

@@ -69,3 +69,42 @@ export function ticks(totalMs: number, max = 8): number[] {
   for (let t = 0; t <= totalMs + step * 1e-9; t += step) out.push(Number(t.toPrecision(12)));
   return out;
 }
+
+const attrs = (s: Span) => (s.attributes ?? {}) as Record<string, unknown>;
+
+/**
+ * A database query or an outgoing HTTP request: plumbing beside the model
+ * calls and tools of a turn. Model calls are CLIENT spans too, but carry the
+ * GenAI attributes; the HTTP request a server answered (a SERVER span) stays.
+ */
+export function isPlumbing(s: Span): boolean {
+  const a = attrs(s);
+  if (a['db.system'] !== undefined || a['db.system.name'] !== undefined || s.name?.startsWith('pg.'))
+    return true;
+  if (s.kind !== 'CLIENT' || a['gen_ai.request.model'] !== undefined) return false;
+  return a['http.request.method'] !== undefined || a['http.method'] !== undefined;
+}
+
+/**
+ * The spans without those `fold` says to leave out; a span whose parent was
+ * left out hangs under its nearest kept ancestor, so the tree stays whole.
+ */
+export function foldSpans(spans: Span[], fold: (s: Span) => boolean): Span[] {
+  const byId = new Map(spans.map((s) => [s.span_id ?? '', s]));
+  const folded = new Set(spans.filter(fold).map((s) => s.span_id ?? ''));
+  if (!folded.size) return spans;
+  const keptAncestor = (id: string | null | undefined): string | null => {
+    for (let hops = 0; id && hops < 10_000; hops++) {
+      if (!folded.has(id)) return id;
+      id = byId.get(id)?.parent_span_id;
+    }
+    return null;
+  };
+  return spans
+    .filter((s) => !folded.has(s.span_id ?? ''))
+    .map((s) =>
+      s.parent_span_id && folded.has(s.parent_span_id)
+        ? { ...s, parent_span_id: keptAncestor(s.parent_span_id) }
+        : s,
+    );
+}

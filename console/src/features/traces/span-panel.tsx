@@ -4,6 +4,7 @@ import { genAi } from './genai.js';
 import type { Span } from '../../api/types.js';
 import { ServiceDot } from './service-dot.js';
 import { serviceColour } from './services.js';
+import { CONTENT_KEYS, SpanContent } from './span-content.js';
 
 const STATUS_COLOURS: Record<string, string> = { ERROR: 'red', OK: 'green', UNSET: 'gray' };
 
@@ -57,7 +58,12 @@ export function SpanPanel({
   onClose: () => void;
 }) {
   const ai = genAi(span);
-  const attrs = (span.attributes ?? {}) as Record<string, unknown>;
+  // Content has its own section; the table keeps the rest.
+  const attrs = Object.fromEntries(
+    Object.entries((span.attributes ?? {}) as Record<string, unknown>).filter(
+      ([k]) => !CONTENT_KEYS.some(([c]) => c === k),
+    ),
+  );
   const events = (span.events ?? []) as Array<{
     name?: string;
     time?: string;
@@ -106,8 +112,8 @@ export function SpanPanel({
           ) : null}
         </Text>
         {ai && (
-          <Paper bg="violet.0" p="sm" radius="sm" aria-label="Model call">
-            <Text size="xs" c="violet.8" fw={600} mb={4}>
+          <Paper bg="var(--mantine-color-violet-light)" p="sm" radius="sm" aria-label="Model call">
+            <Text size="xs" c="var(--mantine-color-violet-light-color)" fw={600} mb={4}>
               Model call{ai.provider ? ` · ${ai.provider}` : ''}
               {ai.operation ? ` · ${ai.operation}` : ''}
             </Text>
@@ -119,6 +125,7 @@ export function SpanPanel({
             </SimpleGrid>
           </Paper>
         )}
+        <SpanContent span={span} />
         <Title order={6}>Attributes</Title>
         <Attributes attrs={attrs} />
         <Title order={6}>Events</Title>

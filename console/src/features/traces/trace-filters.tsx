@@ -12,7 +12,11 @@ export const FILTER_KEYS = [
   'project_id',
   'agent_id',
   'conversation_id',
+  'include_console',
 ] as const;
+
+/** In the address when "This project only" is off: the default is the project picked in the header. */
+export const ALL_PROJECTS = 'all_projects';
 
 /** The filters of GET /traces, read from the URL's search parameters. */
 export function filtersFrom(params: URLSearchParams): TraceFilters {
@@ -32,6 +36,17 @@ export function filtersFrom(params: URLSearchParams): TraceFilters {
   }
   const e = params.get('has_errors');
   if (e === 'true' || e === 'false') f.has_errors = e === 'true';
+  if (params.get('include_console') === 'true') f.include_console = true;
+  return f;
+}
+
+/**
+ * The filters as queried: "This project only" is on unless the address says
+ * otherwise, so the list follows the project picked in the header.
+ */
+export function effectiveFilters(params: URLSearchParams, projectId: string | undefined): TraceFilters {
+  const f = filtersFrom(params);
+  if (!f.project_id && projectId && params.get(ALL_PROJECTS) !== 'true') f.project_id = projectId;
   return f;
 }
 
@@ -58,6 +73,7 @@ export function TraceFilterForm({
     project_id: value.project_id ?? '',
     agent_id: value.agent_id ?? '',
     conversation_id: value.conversation_id ?? '',
+    include_console: value.include_console ? 'true' : '',
   });
   const f = useFields<Draft>(init, undefined);
   const d = f.values;
@@ -109,6 +125,14 @@ export function TraceFilterForm({
           checked={Boolean(d.project_id)}
           disabled={!projectId}
           onChange={(e) => set('project_id')(e.currentTarget.checked ? (projectId ?? '') : '')}
+          size="xs"
+          mb={6}
+        />
+        <Switch
+          label="Console's own requests"
+          title="The console's own calls to the API (agent turns started from it are listed either way)"
+          checked={d.include_console === 'true'}
+          onChange={(e) => set('include_console')(e.currentTarget.checked ? 'true' : '')}
           size="xs"
           mb={6}
         />

@@ -10,7 +10,7 @@ import { useAgents } from '../config/agents/queries.js';
 import { AreaNav } from './area-nav.js';
 import { ServiceDot } from './service-dot.js';
 import { colourVar, serviceColour } from './services.js';
-import { FILTER_KEYS, filtersFrom, TraceFilterForm } from './trace-filters.js';
+import { ALL_PROJECTS, effectiveFilters, FILTER_KEYS, TraceFilterForm } from './trace-filters.js';
 import { TRACE_PAGE, useTraces } from './queries.js';
 import { useTimeWindow } from './time-window.js';
 
@@ -19,7 +19,7 @@ export function TraceList() {
   const { project } = useProject();
   const [params, setParams] = useSearchParams();
   const { window, control } = useTimeWindow();
-  const filters = filtersFrom(params);
+  const filters = effectiveFilters(params, project?.id);
   const offset = Number(params.get('offset') ?? 0) || 0;
   const q = useTraces(window, filters, offset);
   const agents = useAgents(project?.id);
@@ -31,6 +31,10 @@ export function TraceList() {
         if (f[k]) next.set(k, f[k]);
         else next.delete(k);
       }
+      // The current project is the default: only another project, or none, goes into the address.
+      if (f.project_id === project?.id) next.delete('project_id');
+      if (f.project_id) next.delete(ALL_PROJECTS);
+      else next.set(ALL_PROJECTS, 'true');
       next.delete('offset');
       return next;
     });
@@ -41,7 +45,7 @@ export function TraceList() {
       else next.delete('offset');
       return next;
     });
-  const filtered = Object.keys(filters).length > 0;
+  const filtered = Object.keys(filters).some((k) => k !== 'project_id' && k !== 'include_console');
   const maxMs = Math.max(1, ...(q.data ?? []).map((t) => t.duration_ms ?? 0));
 
   return (
@@ -66,6 +70,9 @@ export function TraceList() {
           {filtered
             ? 'Loosen the filters or widen the time window.'
             : 'Every API request and session turn is traced: call the API or talk to an agent in the playground, or widen the time window.'}
+          {filters.project_id
+            ? ' Only traces naming this project (its agent turns) are shown: turn off “This project only” for every request.'
+            : ''}
         </Empty>
       ) : (
         <>
@@ -103,7 +110,7 @@ export function TraceList() {
                         style={{
                           flex: 1,
                           height: 6,
-                          background: 'var(--mantine-color-gray-1)',
+                          background: 'var(--mantine-color-default-border)',
                           borderRadius: 3,
                         }}
                       >
