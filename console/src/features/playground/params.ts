@@ -57,6 +57,11 @@ function writeTryChanges(p: URLSearchParams, t: TryChanges): void {
   if (t.parameters && Object.keys(t.parameters).length) p.set('try_params', JSON.stringify(t.parameters));
 }
 
+/** What `update` changes; the tried changes may be given as a function of the current ones. */
+export type ParamsUpdate = Partial<Omit<PlaygroundParams, 'tryChanges'>> & {
+  tryChanges?: TryChanges | ((current: TryChanges) => TryChanges);
+};
+
 /** Whether anything is being tried. */
 export const isTrying = (t: TryChanges) => Boolean(t.promptVersionId || t.modelId || t.parameters);
 
@@ -81,6 +86,13 @@ export function usePlaygroundParams() {
   useEffect(() => restoreLast(), []);
 
   const search = params.toString();
+  // The address the last update asked for, until a render shows it: updates made before then build on
+  // it (the search params a render holds would lose the earlier ones: quick edits in a row, or two
+  // updates in one handler).
+  const pending = useRef<string | undefined>(undefined);
+  useEffect(() => {
+    pending.current = undefined;
+  }, [search]);
   useEffect(() => {
     const current = new URLSearchParams(search);
     const keep = new URLSearchParams();
@@ -92,10 +104,10 @@ export function usePlaygroundParams() {
   }, [search]);
 
   const update = useCallback(
-    (next: Partial<PlaygroundParams>, opts: { push?: boolean } = {}) =>
+    (next: ParamsUpdate, opts: { push?: boolean } = {}) =>
       setParams(
         (prev) => {
-          const p = new URLSearchParams(prev);
+          const p = new URLSearchParams(pending.current ?? prev);
           p.delete('project');
           const set = (k: string, v: string | undefined) => (v ? p.set(k, v) : p.delete(k));
           if ('agentId' in next) set('agent', next.agentId);
@@ -104,7 +116,9 @@ export function usePlaygroundParams() {
           if ('promptName' in next) set('prompt', next.promptName);
           if ('promptVersion' in next)
             set('version', next.promptVersion ? String(next.promptVersion) : undefined);
-          if (next.tryChanges) writeTryChanges(p, next.tryChanges);
+          const tried = next.tryChanges;
+          if (tried) writeTryChanges(p, typeof tried === 'function' ? tried(readTryChanges(p)) : tried);
+          pending.current = p.toString();
           return p;
         },
         { replace: !opts.push },

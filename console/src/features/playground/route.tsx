@@ -173,7 +173,7 @@ export function Component() {
         linked={linked}
         linkedPromptId={prompts.data?.find((x) => x.name === linkedName)?.id}
         triedVersionId={p.tryChanges.promptVersionId}
-        onTry={(promptVersionId) => p.update({ tryChanges: { ...p.tryChanges, promptVersionId } })}
+        onTry={(promptVersionId) => p.update({ tryChanges: (t) => ({ ...t, promptVersionId }) })}
         // Another agent has other prompt versions: what was being tried does not carry over.
         onAgent={(id) => p.update({ agentId: id, conversationId: undefined, tryChanges: {} }, { push: true })}
         onNew={() => p.update({ conversationId: undefined }, { push: true })}
@@ -184,7 +184,7 @@ export function Component() {
           versions={knownVersions}
           models={models.data ?? []}
           value={p.tryChanges}
-          onChange={(tryChanges) => p.update({ tryChanges })}
+          onChange={(change) => p.update({ tryChanges: change })}
         />
       )}
       <ErrorAlert error={agents.error ?? history.error} />

@@ -67,7 +67,8 @@ export function TryChangesPanel({
   versions: PromptVersion[];
   models: Model[];
   value: TryChanges;
-  onChange: (next: TryChanges) => void;
+  /** Given how to change the current ones (quick edits in a row each build on the one before). */
+  onChange: (change: (current: TryChanges) => TryChanges) => void;
 }) {
   const active = isTrying(value);
   const [open, setOpen] = useState(false);
@@ -91,16 +92,17 @@ export function TryChangesPanel({
       return;
     }
     setOtherError(undefined);
-    const kept = Object.fromEntries(
-      Object.entries(value.parameters ?? {}).filter(([k]) => NUMBER_KEYS.has(k)),
-    );
-    const parameters = { ...kept, ...(parsed as Record<string, unknown>) };
-    onChange({ ...value, parameters: Object.keys(parameters).length ? parameters : undefined });
+    const other = parsed as Record<string, unknown>;
+    onChange((t) => {
+      const kept = Object.fromEntries(Object.entries(t.parameters ?? {}).filter(([k]) => NUMBER_KEYS.has(k)));
+      const parameters = { ...kept, ...other };
+      return { ...t, parameters: Object.keys(parameters).length ? parameters : undefined };
+    });
   };
   const reset = () => {
     setOtherText('');
     setOtherError(undefined);
-    onChange({});
+    onChange(() => ({}));
   };
 
   return (
@@ -152,7 +154,7 @@ export function TryChangesPanel({
                 placeholder={`As the agent: ${current ? `v${current.version}` : label}`}
                 data={versions.map((v) => ({ value: v.id, label: versionLabel(v) }))}
                 value={value.promptVersionId ?? null}
-                onChange={(v) => onChange({ ...value, promptVersionId: v ?? undefined })}
+                onChange={(v) => onChange((t) => ({ ...t, promptVersionId: v ?? undefined }))}
                 clearable
               />
               <Select
@@ -161,7 +163,7 @@ export function TryChangesPanel({
                 placeholder={`As the agent: ${agentModel?.name ?? '…'}`}
                 data={models.map((m) => ({ value: m.id, label: `${m.name} (${m.model_id})` }))}
                 value={value.modelId ?? null}
-                onChange={(v) => onChange({ ...value, modelId: v ?? undefined })}
+                onChange={(v) => onChange((t) => ({ ...t, modelId: v ?? undefined }))}
                 clearable
                 searchable
               />
@@ -185,7 +187,7 @@ export function TryChangesPanel({
                     allowDecimal={n.decimals}
                     value={typeof v === 'number' ? v : ''}
                     onChange={(x) =>
-                      onChange(withParameter(value, n.key, typeof x === 'number' ? x : undefined))
+                      onChange((t) => withParameter(t, n.key, typeof x === 'number' ? x : undefined))
                     }
                   />
                 );

@@ -48,7 +48,11 @@ export function TurnStats({
   if (run) {
     items.push(['cost', formatUsd(run.cost_usd, 'no price')]);
     if (run.first_token_ms != null) items.push(['first token', formatMs(run.first_token_ms)]);
-    if (run.approval_wait_ms != null) items.push(['waiting for approval', formatMs(run.approval_wait_ms)]);
+    // While it waits, since when (a figure fetched once would stand still); after, for how long.
+    if (run.pause?.since)
+      items.push(['waiting for approval since', new Date(run.pause.since).toLocaleTimeString()]);
+    else if (run.approval_wait_ms != null)
+      items.push(['waiting for approval', formatMs(run.approval_wait_ms)]);
     items.push(['latency', formatMs(run.duration_ms)]);
     if (run.model) items.push(['model', run.model]);
     if (run.prompt_version_id)

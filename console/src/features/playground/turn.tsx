@@ -110,7 +110,7 @@ export function Turn({
   };
   const structured = view.output?.structured ?? run.data?.output?.structured;
   // A run whose step events were pruned (RUN_EVENTS_RETENTION_DAYS) still has its answer on the run.
-  const answer = view.steps.length === 0 && run.data?.output?.content;
+  const answer = view.steps.length === 0 && (view.output?.content ?? run.data?.output?.content);
 
   return (
     <Stack gap="xs" component="article" aria-label={`Turn ${index}`}>
