@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { currentTelemetry } from '../../../core/telemetry/telemetry.js';
 import { startAuthenticatedMcpServer, type RunningMcp } from '../../fixtures/mcp-servers.js';
@@ -144,5 +145,35 @@ describe.skipIf(noTemporal())("content recording follows the project's record_co
     );
     // (Workflow spans that end with the session's termination land after the delete, content-free;
     // the deletion's late sweeps take them: test/integration/sessions/conversation-delete.test.ts.)
+  });
+
+  it('deleting a project deletes the traces that name it, content included', async () => {
+    const project = await world.fx.api.request<{ id: string }>('POST', P, { name: uniqueName('gone') });
+    const projectId = project.body.data.id;
+    const hex = (n: number) => randomBytes(n).toString('hex');
+    const [gone, kept] = [hex(16), hex(16)];
+    const span = (traceId: string, attributes: Record<string, unknown>, parent: string | null = null) => ({
+      trace_id: traceId,
+      span_id: hex(8),
+      parent_span_id: parent,
+      name: 'chat gpt-test',
+      kind: 'CLIENT',
+      service_name: 'agent-server-worker',
+      start_time: new Date(),
+      end_time: new Date(),
+      duration_ms: 1,
+      status_code: 'UNSET',
+      attributes: JSON.stringify(attributes),
+      project_id: (attributes['agent_server.project.id'] as string | undefined) ?? null,
+    });
+    // A turn's spans that outlived its conversation (exported late), and another project's.
+    await db()('spans').insert([
+      span(gone, { 'agent_server.project.id': projectId, 'gen_ai.input.messages': 'orphan-4242' }),
+      span(gone, {}, hex(8)),
+      span(kept, { 'agent_server.project.id': world.fx.projectId }),
+    ]);
+    expect((await world.fx.api.request('DELETE', `${P}/${projectId}`)).status).toBe(200);
+    const left = await db()('spans').whereIn('trace_id', [gone, kept]).pluck('trace_id');
+    expect(left).toEqual([kept]);
   });
 });
