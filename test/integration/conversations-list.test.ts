@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunStatus } from '../../core/db/tables/index.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createProject } from '../helpers/factories.js';
 import {
@@ -35,7 +36,7 @@ describe('the conversation list', () => {
   /** A run of the thread as a finished turn leaves it: its plan's model and its usage. */
   async function insertRun(
     threadId: string,
-    fields: { agentId: string; modelRowId: string; status: string; usage: object; at: string },
+    fields: { agentId: string; modelRowId: string; status: RunStatus; usage: object; at: string },
   ) {
     const thread = await db(api)('threads as t')
       .join('conversations as c', 'c.pk', 't.conversation_pk')
@@ -54,7 +55,7 @@ describe('the conversation list', () => {
       status: fields.status,
       usage: JSON.stringify(fields.usage),
       plan: JSON.stringify({ model: { id: fields.modelRowId, model_id: 'gpt-test' } }),
-      created_at: fields.at,
+      created_at: new Date(fields.at),
     });
     return id;
   }
