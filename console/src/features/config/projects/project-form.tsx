@@ -1,4 +1,4 @@
-import { Select, Textarea, TextInput } from '@mantine/core';
+import { Select, Switch, Textarea, TextInput } from '@mantine/core';
 import { api, unwrap } from '../../../api/client.js';
 import type { Project } from '../../../api/types.js';
 import { ResourceForm, useFields } from '../../../components/resource-form.js';
@@ -11,6 +11,7 @@ interface ProjectDraft {
   name: string;
   description: string;
   virtual_key_id: string | null;
+  record_content: boolean;
 }
 
 function useSaveProject(id: string | undefined) {
@@ -19,6 +20,7 @@ function useSaveProject(id: string | undefined) {
       name: d.name.trim(),
       description: d.description || null,
       virtual_key_id: d.virtual_key_id,
+      record_content: d.record_content,
     };
     return id
       ? unwrap<Project>(api.PATCH('/api/agent-server/projects/{id}', { params: { path: { id } }, body }))
@@ -41,6 +43,7 @@ export function ProjectForm({ project, onDone }: { project?: Project; onDone: (p
       name: project?.name ?? '',
       description: project?.description ?? '',
       virtual_key_id: project?.virtual_key_id ?? null,
+      record_content: project?.record_content ?? false,
     }),
     save.error,
   );
@@ -48,7 +51,7 @@ export function ProjectForm({ project, onDone }: { project?: Project; onDone: (p
     <ResourceForm
       onSubmit={() => save.mutate(f.values, { onSuccess: onDone })}
       save={save}
-      placed={['name', 'description', 'virtual_key_id']}
+      placed={['name', 'description', 'virtual_key_id', 'record_content']}
       submitLabel={project ? 'Save project' : 'Create project'}
     >
       <TextInput label="Name" required {...f.text('name')} data-autofocus />
@@ -60,6 +63,12 @@ export function ProjectForm({ project, onDone }: { project?: Project; onDone: (p
         clearable
         data={(keys.data ?? []).map((k) => ({ value: k.id, label: k.name }))}
         {...f.value('virtual_key_id')}
+      />
+      <Switch
+        label="Record content"
+        description="Prompts, completions, tool arguments and results on this project's trace spans (deleted with their conversation)"
+        checked={f.values.record_content}
+        onChange={(e) => f.set({ record_content: e.currentTarget.checked })}
       />
     </ResourceForm>
   );
