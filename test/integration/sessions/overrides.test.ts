@@ -129,6 +129,26 @@ describe.skipIf(noTemporal())('converse overrides', () => {
     });
   });
 
+  it('makes overrides part of what a message_id stands for: a retry with others is a 409', async () => {
+    const agent = await world.fx.agent();
+    world.fx.vendor.script({ reply: { text: 'once' } });
+    const body = {
+      agent_id: agent.id,
+      message: 'Hi',
+      message_id: 'tried-once',
+      overrides: { parameters: { temperature: 0.5 } },
+    };
+    const first = await world.fx.converse(body);
+    expect(first.status).toBe(200);
+    const conversation_id = first.body.data.conversation_id;
+    const again = await world.fx.converse({ ...body, conversation_id });
+    expect(again.status).toBe(200);
+    expect(again.body.data.run_id).toBe(first.body.data.run_id);
+    const other = await world.fx.converse({ ...body, conversation_id, overrides: undefined });
+    expect(other.status).toBe(409);
+    expect(world.fx.vendor.received).toHaveLength(1);
+  });
+
   it('answers 400 naming the field for ids that are not the project’s, a model without a provider, bad parameters', async () => {
     const agent = await world.fx.agent();
     const elsewhere = await createProject(world.fx.api);
