@@ -92,10 +92,18 @@ describe.skipIf(noTemporal() || noBrowser())('console: sessions and approvals', 
       { reply: { text: 'First answer.' } },
       { reply: { text: 'Second answer, in the playground.' } },
     );
-    const run = await world.converse({ agent_id: agent.id, message: 'First question' });
+    const run = await world.converse({
+      agent_id: agent.id,
+      message: 'First question',
+      overrides: { parameters: { temperature: 0.2 } },
+    });
     expect(run.status).toBe('completed');
 
     const page = await world.open(`/sessions/${run.conversation_id}`);
+    // The run's details say what it was tried with.
+    await page.locator(`tr[data-run-id="${run.run_id}"]`).getByRole('button', { name: 'Details' }).click();
+    await page.getByText('Run with changes (overrides)').waitFor();
+    await page.getByText('{"temperature":0.2}').waitFor();
     await page.getByRole('link', { name: 'Continue in playground' }).click();
     await page.waitForURL(/\/console\/playground\?/);
     const turn = (n: number) => page.getByRole('article', { name: `Turn ${n}` });
