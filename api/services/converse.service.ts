@@ -6,7 +6,7 @@ import {
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { isTerminal, TERMINAL_EVENTS, type DbRun } from '../../core/db/tables/index.js';
+import { isTerminal, TERMINAL_EVENTS, type DbRun, type RunOverrides } from '../../core/db/tables/index.js';
 import type { RunEvent } from '../../core/repositories/run-events.repository.js';
 import {
   approvalUpdate,
@@ -115,6 +115,7 @@ export class ConverseService {
           workflow_id: sessionWorkflowId(agent.id, conversationId),
           trace_id: traceId ?? null,
           content: body.message,
+          overrides: body.overrides,
         });
       } catch (err) {
         // The agent (or project) was deleted since the read.
