@@ -25,7 +25,7 @@ import { buildSampler, RecordOnlySampler, StorageSampler } from './sampler.js';
 import { redactSpan } from './span-redaction.js';
 import { spanToCopyLine, type AnyReadableSpan } from './span-row.js';
 import { TraceKeeper, type KeeperStats } from './trace-keeper.js';
-import { stampInherited, stampWorkflowSpan } from './turn-context.js';
+import { recordContentEverywhere, stampInherited, stampWorkflowSpan } from './turn-context.js';
 
 export type Role = 'api' | 'worker';
 
@@ -97,6 +97,7 @@ export class Telemetry {
     };
     const onError = (name: string) => (err: unknown, lost: number) => this.logExportError(name, err, lost);
     this.tracing = !otel.disabled;
+    recordContentEverywhere(otel.recordContent);
     this.rollupsRepo = new TraceRollupsRepository(this.db);
     if (config.metrics.enabled)
       this.rollups = new TraceRollups(this.rollupsRepo, {

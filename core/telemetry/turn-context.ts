@@ -1,7 +1,6 @@
 import { context, createContextKey, type Attributes, type Context } from '@opentelemetry/api';
 import type { ReadableSpan, Span } from '@opentelemetry/sdk-trace';
 import { ATTR } from './attributes.js';
-import { currentTelemetry } from './telemetry.js';
 
 /**
  * What spans inherit from the context they start in. An agent turn's ids are
@@ -69,14 +68,20 @@ export function withTurn(ctx: Context, turn: TurnScope): Context {
   return withInheritedAttributes(ctx, turnAttributes(turn)).setValue(RECORD_CONTENT, turn.recordContent);
 }
 
+/** OTEL_RECORD_CONTENT, the server-wide switch (set when telemetry is installed). */
+let everywhere = false;
+
+export function recordContentEverywhere(on: boolean): void {
+  everywhere = on;
+}
+
 /**
  * Whether prompts, completions, tool arguments and results are recorded on
  * spans started now: always with OTEL_RECORD_CONTENT=true (the server-wide
  * switch), otherwise as the turn's project says; never outside a turn.
  */
 export function recordsContent(ctx: Context = context.active()): boolean {
-  if (currentTelemetry()?.config.otel.recordContent) return true;
-  return ctx.getValue(RECORD_CONTENT) === true;
+  return everywhere || ctx.getValue(RECORD_CONTENT) === true;
 }
 
 /** Called by the span processor when a span starts: the attributes its context carries. */
