@@ -36,6 +36,10 @@ function fail(code: string, message: string): Fail {
   return { kind: 'fail', error: { code, message } };
 }
 
+/** A model naming no provider is served by the only one of its type; with none, or several, it cannot be called. */
+const noProvider = (name: string) =>
+  `model "${name}" names no provider and there is not exactly one provider of its type: set its provider_id`;
+
 /**
  * The turn's model as the plan records it (the agent's, or the one the run's
  * overrides name, with their parameters over the model's), or why it cannot be called.
@@ -46,7 +50,7 @@ function turnModel(
   overrides: RunOverrides | null,
 ): PlanModel | Fail {
   if (!m) return fail('model_unavailable', `model ${overrides?.model_id ?? agent.model_id} no longer exists`);
-  if (!m.provider_id) return fail('model_unavailable', `model "${m.name}" has no provider`);
+  if (!m.provider_id) return fail('model_unavailable', noProvider(m.name));
   const parameters = overrides?.parameters ? { ...m.parameters, ...overrides.parameters } : m.parameters;
   return { id: m.id, model_id: m.model_id, provider_id: m.provider_id, parameters };
 }
@@ -60,13 +64,15 @@ function noPromptVersion(agent: Agent, overrides: RunOverrides | null): Fail {
 
 /** The summarizer's model (the agent's unless it names one): the model, or why it cannot be called. */
 async function summarizerModel(db: Db, modelId: string): Promise<PlanModel | string> {
-  const model = await new ModelsRepository(db).findById(modelId);
+  const models = new ModelsRepository(db);
+  const model = await models.findById(modelId);
   if (!model) return `model ${modelId} no longer exists`;
-  if (!model.provider_id) return `model "${model.name}" has no provider`;
+  const providerId = await models.servingProviderId(model);
+  if (!providerId) return noProvider(model.name);
   return {
     id: model.id,
     model_id: model.model_id,
-    provider_id: model.provider_id,
+    provider_id: providerId,
     parameters: model.parameters,
   };
 }

@@ -64,6 +64,18 @@ export class ModelsRepository {
     return { total: Number(rows[0]?.total ?? 0), first: rows.map(({ id, name }) => ({ id, name })) };
   }
 
+  /**
+   * The provider that serves a model: the one it names, else the only
+   * provider of its type (undefined while there are none, or several).
+   */
+  async servingProviderId(
+    model: Pick<DbModel, 'provider_id' | 'provider_type'>,
+  ): Promise<string | undefined> {
+    if (model.provider_id) return model.provider_id;
+    const { total, first } = await this.providersOfType(model.provider_type, 1);
+    return total === 1 ? first[0]!.id : undefined;
+  }
+
   async update(id: string, patch: DbModelUpdate): Promise<DbModel | undefined> {
     const [updated] = await this.db(ModelsTableName)
       .where({ id })

@@ -305,7 +305,11 @@ export class RunsRepository {
         version: OverrideTargets['promptVersion'] | null;
       }>;
     }>(
-      `select (select jsonb_build_object('id', m.id, 'name', m.name, 'provider_id', m.provider_id)
+      // provider_id: the model's own, else the only provider of its type (who serves it at call time).
+      `select (select jsonb_build_object('id', m.id, 'name', m.name, 'provider_id',
+                        coalesce(m.provider_id,
+                                 (select (array_agg(o.id))[1] from providers o
+                                   where o.provider_type = m.provider_type having count(*) = 1)))
                  from models m where m.id = :model and m.project_id = :project) as model,
               (select jsonb_build_object('id', v.id, 'prompt_id', p.id, 'prompt_name', p.name, 'version', v.version)
                  from prompt_versions v join prompts p on p.id = v.prompt_id

@@ -69,6 +69,8 @@ export class TurnsRepository {
    * by label, schema) and the provider of the model it calls: one round trip
    * on the turn's critical path instead of one per table. The run's
    * `overrides` name the model and prompt version instead, when they do.
+   * `j_model.provider_id` is the provider that serves the model: its own, or
+   * the only provider of its type when it names none.
    */
   async startRow(runId: string): Promise<TurnStartRow | undefined> {
     const { rows } = await this.db.raw<{ rows: TurnStartRow[] }>(
@@ -76,7 +78,7 @@ export class TurnsRepository {
               to_jsonb(a) as j_agent,
               c.id as j_conversation_id, c.context as j_context,
               p.virtual_key_id as j_virtual_key_id,
-              to_jsonb(m) as j_model,
+              to_jsonb(m) || jsonb_build_object('provider_id', mp.id) as j_model,
               (select jsonb_build_object('id', v.id, 'version', v.version, 'template', v.template)
                  from prompt_versions v
                 where a.id is not null
@@ -94,7 +96,13 @@ export class TurnsRepository {
          left join conversations c on c.pk = r.conversation_pk and r.plan is null
          left join projects p on p.id = r.project_id and r.plan is null
          left join models m on m.id = coalesce((r.overrides->>'model_id')::uuid, a.model_id) and a.id is not null
-         left join providers pr on pr.id = coalesce((r.plan->'model'->>'provider_id')::uuid, m.provider_id)
+         -- A model naming no provider is served by the only provider of its type, while there is one.
+         left join lateral (
+           select coalesce(m.provider_id,
+                           (select (array_agg(o.id))[1] from providers o
+                             where o.provider_type = m.provider_type having count(*) = 1)) as id
+         ) mp on true
+         left join providers pr on pr.id = coalesce((r.plan->'model'->>'provider_id')::uuid, mp.id)
         where r.id = ?`,
       [runId],
     );
