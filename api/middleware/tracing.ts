@@ -11,7 +11,7 @@ import {
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import type { Context, Next } from 'koa';
 import { redactQuery } from '../../core/security/redact.js';
-import { ATTR } from '../../core/telemetry/attributes.js';
+import { ATTR, CONSOLE_CLIENT } from '../../core/telemetry/attributes.js';
 import type { Telemetry } from '../../core/telemetry/telemetry.js';
 import { withInheritedAttributes } from '../../core/telemetry/turn-context.js';
 
@@ -56,6 +56,9 @@ export function routeTemplate(koaPath: string): string {
  * name, so the target says what happened instead. No `http.route` is set.
  */
 export const UNROUTED = '(unrouted)';
+
+/** The routes of the console's static files (api/http/console.ts). */
+const CONSOLE_ROUTES: ReadonlySet<string> = new Set(['/console/*', '/']);
 
 /** The `x-agent-server-client` header as an attribute value: bounded, as every span of the request carries it. */
 function clientOf(ctx: Context): string | undefined {
@@ -120,6 +123,8 @@ export function tracing(telemetry: Telemetry | undefined) {
         const template = routeTemplate(route);
         span.setAttribute('http.route', template);
         span.updateName(`${method} ${template}`);
+        // Loading the console's pages and files is the console's own traffic too (a browser sends no header for it).
+        if (!client && CONSOLE_ROUTES.has(template)) span.setAttribute(ATTR.client, CONSOLE_CLIENT);
       }
       const status = ctx.status;
       span.setAttribute('http.response.status_code', status);

@@ -165,6 +165,16 @@ describe.skipIf(noTemporal() || noBrowser())('console: traces', () => {
     // Another window keeps working.
     await page.getByText('Last 15m').click();
     await endpoints.getByRole('row').filter({ hasText: 'POST /api/agent-server/converse' }).first().waitFor();
+    // The page's own requests are left out, until asked for.
+    const own = endpoints
+      .getByRole('row')
+      .filter({ hasText: 'GET /api/agent-server/traces/stats/endpoints' });
+    expect(await own.count()).toBe(0);
+    const toggle = page.getByRole('switch', { name: "Console's own requests" });
+    await toggle.check({ force: true });
+    await own.first().waitFor();
+    await toggle.uncheck({ force: true });
+    await poll(async () => ((await own.count()) === 0 ? true : undefined), "the console's requests left out");
     await stack.screenshot(page, 'trace-stats');
     expect(world.problems()).toEqual([]);
   });

@@ -36,13 +36,17 @@ export function useTrace(traceId: string) {
   });
 }
 
+/** `withConsole`: count the console's own requests too (include_console). */
+const consoleQuery = (withConsole: boolean) => (withConsole ? { include_console: true } : {});
+
 export function useEndpointStats(
   window: TimeWindow,
   spanKind: string | undefined,
   service: string | undefined,
+  withConsole = false,
 ) {
   return useQuery({
-    queryKey: ['trace-stats', 'endpoints', window, spanKind, service],
+    queryKey: ['trace-stats', 'endpoints', window, spanKind, service, withConsole],
     placeholderData: keepPreviousData,
     queryFn: () =>
       unwrap<EndpointStat[]>(
@@ -52,6 +56,7 @@ export function useEndpointStats(
               ...window,
               ...(spanKind ? { span_kind: spanKind as 'SERVER' } : {}),
               ...(service ? { service_name: service } : {}),
+              ...consoleQuery(withConsole),
               limit: 200,
             },
           },
@@ -60,25 +65,33 @@ export function useEndpointStats(
   });
 }
 
-export function useServiceStats(window: TimeWindow) {
+export function useServiceStats(window: TimeWindow, withConsole = false) {
   return useQuery({
-    queryKey: ['trace-stats', 'services', window],
+    queryKey: ['trace-stats', 'services', window, withConsole],
     placeholderData: keepPreviousData,
     queryFn: () =>
       unwrap<ServiceStat[]>(
-        api.GET('/api/agent-server/traces/stats/services', { params: { query: window } }),
+        api.GET('/api/agent-server/traces/stats/services', {
+          params: { query: { ...window, ...consoleQuery(withConsole) } },
+        }),
       ),
   });
 }
 
-export function useModelStats(window: TimeWindow, projectId: string | undefined) {
+export function useModelStats(window: TimeWindow, projectId: string | undefined, withConsole = false) {
   return useQuery({
-    queryKey: ['trace-stats', 'models', window, projectId],
+    queryKey: ['trace-stats', 'models', window, projectId, withConsole],
     placeholderData: keepPreviousData,
     queryFn: () =>
       unwrap<ModelStat[]>(
         api.GET('/api/agent-server/traces/stats/models', {
-          params: { query: { ...window, ...(projectId ? { project_id: projectId } : {}) } },
+          params: {
+            query: {
+              ...window,
+              ...(projectId ? { project_id: projectId } : {}),
+              ...consoleQuery(withConsole),
+            },
+          },
         }),
       ),
   });

@@ -20,15 +20,30 @@ export function StatsPage() {
   const [service, setService] = useState('');
   const [serviceQ] = useDebouncedValue(service.trim(), 300);
   const [projectOnly, setProjectOnly] = useState(false);
-  const endpoints = useEndpointStats(window, kind === 'any' ? undefined : kind, serviceQ || undefined);
-  const services = useServiceStats(window);
-  const models = useModelStats(window, projectOnly ? project?.id : undefined);
+  // The console's own requests (this page's among them) are left out unless asked.
+  const [withConsole, setWithConsole] = useState(false);
+  const endpoints = useEndpointStats(
+    window,
+    kind === 'any' ? undefined : kind,
+    serviceQ || undefined,
+    withConsole,
+  );
+  const services = useServiceStats(window, withConsole);
+  const models = useModelStats(window, projectOnly ? project?.id : undefined, withConsole);
 
   return (
     <Stack gap="md">
       <Group justify="space-between">
         <Title order={3}>Trace statistics</Title>
-        {control}
+        <Group gap="md">
+          <Switch
+            label="Console's own requests"
+            checked={withConsole}
+            onChange={(e) => setWithConsole(e.currentTarget.checked)}
+            size="xs"
+          />
+          {control}
+        </Group>
       </Group>
       <AreaNav />
 
