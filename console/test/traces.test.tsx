@@ -189,3 +189,38 @@ describe('the waterfall', () => {
     expect(indentOf('late export')).toBe(indentOf('POST /api/agent-server/converse'));
   });
 });
+
+describe('the "LLM and tools" view', () => {
+  // A query under the turn, an HTTP call under the tool with a query under it.
+  const plumbing: Span[] = [
+    ...SPANS,
+    span('s-query', 's-turn', 'pg.query:SELECT', 12, 2, {
+      kind: 'CLIENT',
+      attributes: { 'db.system': 'postgresql' } as never,
+    }),
+    span('s-http', 's-fail', 'POST', 76, 3, {
+      kind: 'CLIENT',
+      attributes: { 'http.request.method': 'POST' } as never,
+    }),
+    span('s-inner', 's-http', 'pg.query:INSERT', 77, 1, { kind: 'CLIENT' }),
+    span('s-deep', 's-http', 'sandbox.exec', 77, 1),
+  ];
+
+  it('folds queries and HTTP calls, hangs what ran under them on the nearest span shown, and remembers the view', async () => {
+    localStorage.removeItem('agent-server.traces.view');
+    const user = userEvent.setup();
+    const page = renderPage(<Waterfall spans={plumbing} selectedId={null} onSelect={() => {}} />);
+    expect(rowOf('pg.query:SELECT')).not.toBeNull();
+    await user.click(screen.getByText('LLM and tools'));
+    for (const name of ['pg.query:SELECT', 'POST', 'pg.query:INSERT']) expect(rowOf(name)).toBeNull();
+    expect(screen.getByText('3 database and HTTP spans folded')).toBeTruthy();
+    // The model call stays; the sandbox span under the folded HTTP call hangs under the tool span.
+    expect(rowOf('chat gpt-test')).not.toBeNull();
+    expect(indentOf('sandbox.exec')).toBeGreaterThan(indentOf('execute_bash_commands'));
+    page.unmount();
+    renderPage(<Waterfall spans={plumbing} selectedId={null} onSelect={() => {}} />);
+    expect(rowOf('pg.query:SELECT')).toBeNull();
+    await user.click(screen.getByText('All spans'));
+    expect(rowOf('pg.query:SELECT')).not.toBeNull();
+  });
+});
