@@ -82,6 +82,8 @@ describe.skipIf(noTemporal() || noBrowser())('console: the documentation screens
       for (const scheme of SCHEMES) {
         const file = await shoot(page, shot.name, scheme);
         await shot.ready(page);
+        // No spinner in the picture: every request of the page answered.
+        await page.waitForLoadState('networkidle');
         await save(page, file);
       }
       await page.close();
