@@ -230,47 +230,4 @@ export const runResponse = Joi.object({
     ),
 });
 
-export interface RunPause {
-  reason: 'approval';
-  since: string | null;
-  timeout_at: string | null;
-  details: { pending_call_ids: string[] };
-}
-
-export interface RunView {
-  run_id: string;
-  project_id: string;
-  agent_id: string | null;
-  agent_name: string | null;
-  conversation_id: string;
-  thread_id: string;
-  message_id: string;
-  status: (typeof RUN_STATUSES)[number];
-  output: { role: 'assistant'; content: string; structured?: unknown } | null;
-  tool_calls: Array<Record<string, unknown>>;
-  usage: {
-    input_tokens: number;
-    output_tokens: number;
-    cache_read_tokens?: number;
-    cache_write_tokens?: number;
-  };
-  model: string | null;
-  cost_usd: number | null;
-  error: { code: string; message: string; details?: unknown } | null;
-  warnings: string[];
-  prompt_version_id: string | null;
-  overrides: RunOverrides | null;
-  trace_id: string | null;
-  workflow_id: string;
-  temporal_ui_url: string | null;
-  tools: Record<string, unknown> | null;
-  pending_approvals: Array<Record<string, unknown>>;
-  approvals: Array<Record<string, unknown>>;
-  pause: RunPause | null;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-  duration_ms: number | null;
-  first_token_ms: number | null;
-  approval_wait_ms: number | null;
-}
+export type { RunPause, RunView } from '../../core/runs/run-view.js';
