@@ -19,6 +19,7 @@ import { SecretBox } from '../core/crypto/secrets.js';
 import { GatewayPolicyService } from '../core/metering/gateway-policy.js';
 import { UsageWriter } from '../core/metering/usage-writer.js';
 import { createActivities } from './index.js';
+import { installRunWebhooks } from './webhooks/run-webhooks.js';
 import { RunEventsRepository } from '../core/repositories/run-events.repository.js';
 import { ConversationsRepository } from '../core/repositories/conversations.repository.js';
 import { createSandboxManager } from './sandbox/create-sandbox-manager.js';
@@ -121,6 +122,8 @@ export async function startWorker(
   if (!config.secretsKey) throw new Error('SECRETS_KEY is not set');
   const temporal = new Client({ connection, namespace: settings.namespace });
   const usage = new UsageWriter(db, logger);
+  // Run events are announced to webhooks through this worker's client (activities/webhooks/run-webhooks.ts).
+  const uninstallWebhooks = installRunWebhooks({ config, logger, temporal });
   const activities =
     options.activities ??
     createActivities({
@@ -142,13 +145,14 @@ export async function startWorker(
     activities,
     shutdownGraceTime: `${config.shutdownTimeoutMs} ms`,
     // Recovery from a killed worker (target: another worker takes over its call in under 10 s
-    // at the median, 15 s at most): heartbeats reach the server at least every 2 s (the SDK
+    // at the median, 15 s at most): heartbeats reach the server often (the SDK
     // would otherwise hold them for 80% of the heartbeat timeout), and a workflow task waiting
     // on a dead worker's sticky queue moves to the shared queue after 1 s rather than 10: a
     // live worker takes its sticky tasks in milliseconds, and one too busy for a second only
     // costs a history replay elsewhere (measured: a tool call's takeover 8.7–8.9 s at 2 s,
-    // 7.7 s at 1 s; test/integration/sessions/worker-kill-recovery).
-    maxHeartbeatThrottleInterval: '2 seconds',
+    // 7.7 s at 1 s; test/integration/sessions/worker-kill-recovery). A cancelled run's
+    // activity learns of it in a heartbeat's answer: 400 ms keeps a cancel under a second.
+    maxHeartbeatThrottleInterval: '400 ms',
     stickyQueueScheduleToStartTimeout: '1 second',
     // Each activity of a turn runs in the turn's context: its spans name the turn (turn-scope.ts).
     plugins: telemetry ? [temporalWorkerPlugin(telemetry, sessionTurnOf(db))] : [],
@@ -174,6 +178,7 @@ export async function startWorker(
   }
   const done = worker.run().finally(async () => {
     clearInterval(pruneTimer);
+    uninstallWebhooks();
     unobserveApprovals();
     await metricsServer?.close();
     await usage.close().catch((err: unknown) => logger.error({ err }, 'final usage flush failed'));

@@ -81,6 +81,23 @@ export interface ApprovalResult {
 }
 
 export const approvalUpdate = defineUpdate<ApprovalResult, [ApprovalArgs]>('approve');
+
+/** How a cancelled run ends: `interrupt` keeps what it produced, `rollback` removes it from the conversation. */
+export const CANCEL_ACTIONS = ['interrupt', 'rollback'] as const;
+export type CancelAction = (typeof CANCEL_ACTIONS)[number];
+
+/** POST /runs/{id}/cancel: stop the run in any state. */
+export interface CancelRunArgs {
+  runId: string;
+  action: CancelAction;
+}
+
+/** Returned once the run has ended (cancelled, or finished on its own just before). */
+export interface CancelRunResult {
+  runId: string;
+}
+
+export const cancelRunUpdate = defineUpdate<CancelRunResult, [CancelRunArgs]>('cancelRun');
 export const sessionStateQuery = defineQuery<SessionState>('state');
 
 /** What one model call produced, in a few fields. */
@@ -139,6 +156,11 @@ export interface ApprovalDecision {
   decision: 'approved' | 'rejected';
   /** `user`, or `timeout` when approval_timeout_ms declined it. */
   by: 'user' | 'timeout';
+}
+
+export interface CancelTurnArgs {
+  runId: string;
+  action: CancelAction;
 }
 
 export interface FinishTurnArgs {

@@ -1,4 +1,5 @@
 import {
+  ActivityCancellationType,
   allHandlersFinished,
   condition,
   continueAsNew,
@@ -12,9 +13,11 @@ import type { SessionActivities } from '../activities/session/session-activities
 import { activityDefaults } from '../temporal.config.js';
 import {
   approvalUpdate,
+  cancelRunUpdate,
   converseUpdate,
   sessionStateQuery,
   type ApprovalArgs,
+  type CancelRunArgs,
   type ConverseUpdateArgs,
   type SessionInput,
   type SessionSettings,
@@ -51,6 +54,13 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ turns: num
   setHandler(approvalUpdate, (args) => session.approve(args), {
     validator: (args: ApprovalArgs | undefined) => session.validateApproval(args),
   });
+  /*
+   * POST /runs/{id}/cancel: stops the run in any state (running, waiting for
+   * approval, queued) and answers once it has ended.
+   */
+  setHandler(cancelRunUpdate, (args) => session.cancelRun(args), {
+    validator: (args: CancelRunArgs | undefined) => session.validateCancel(args),
+  });
   setHandler(sessionStateQuery, () => session.state());
 
   for (;;) {
@@ -72,26 +82,40 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ turns: num
   }
 }
 
+/**
+ * A cancelled turn waits until its running activity has stopped (the model
+ * call aborted, the tool call cancelled), so nothing it writes lands after the
+ * run's cancelled outcome. Not a command: histories replay the same.
+ */
+const untilStopped = { cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED };
+
 /** The session's activities with their options; model and tool heartbeats come from the session's settings. */
 function activityStubs(settings: SessionSettings): SessionActivityStubs {
   // Bookkeeping in Postgres: retried until it works (an outage delays the turn, never fails the session).
-  const { answerToolCalls, finishTurn, pauseForApproval, recordApprovals } =
+  const { answerToolCalls, finishTurn, pauseForApproval, recordApprovals, cancelTurn } =
     proxyLocalActivities<SessionActivities>({
       startToCloseTimeout: '30 seconds',
       retry: { initialInterval: '500 ms', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+      ...untilStopped,
     });
   const { summarizeHistory } = proxyActivities<SessionActivities>({
     ...activityDefaults.modelCall,
     heartbeatTimeout: settings.modelHeartbeatTimeoutMs,
+    ...untilStopped,
   });
   const { callModel } = proxyActivities<SessionActivities>({
     ...activityDefaults.modelCall,
     heartbeatTimeout: settings.modelHeartbeatTimeoutMs,
+    ...untilStopped,
   });
-  const { runToolCalls, listTools } = proxyActivities<SessionActivities>(activityDefaults.toolCall);
+  const { runToolCalls, listTools } = proxyActivities<SessionActivities>({
+    ...activityDefaults.toolCall,
+    ...untilStopped,
+  });
   const toolCallOptions = {
     ...activityDefaults.toolCall,
     heartbeatTimeout: settings.toolHeartbeatTimeoutMs ?? settings.modelHeartbeatTimeoutMs,
+    ...untilStopped,
   };
   const { runMcpTool, runSandboxCommand } = proxyActivities<SessionActivities>(toolCallOptions);
   return {
@@ -104,6 +128,7 @@ function activityStubs(settings: SessionSettings): SessionActivityStubs {
     toolCallOptions,
     answerToolCalls,
     finishTurn,
+    cancelTurn,
     pauseForApproval,
     recordApprovals,
   };

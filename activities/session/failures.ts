@@ -3,7 +3,7 @@
  * the workflow reads and what retry policies match: these strings are part of
  * the contract with running workflows and must not change.
  */
-import { ApplicationFailure } from '@temporalio/activity';
+import { ApplicationFailure, asyncLocalStorage } from '@temporalio/activity';
 import { InvalidLlmRequestError, UnsupportedFeatureError, UpstreamError } from '../../core/llm/errors.js';
 import {
   BudgetExceededError,
@@ -37,8 +37,20 @@ function upstreamFailure(err: UpstreamError): ApplicationFailure {
   return nonRetryable(code, err.message, { status: err.status });
 }
 
+/**
+ * The activity's cancellation (a CancelledFailure) once the workflow has
+ * cancelled it: whatever the aborted call threw, Temporal must see the
+ * activity as cancelled, not failed. Undefined outside a cancelled activity.
+ */
+export function cancellation(): unknown {
+  const signal = asyncLocalStorage.getStore()?.cancellationSignal;
+  return signal?.aborted ? signal.reason : undefined;
+}
+
 /** A failed model call as Temporal should treat it: retry transient trouble, stop on the caller's mistakes. */
 export function modelFailure(err: unknown): unknown {
+  const cancelled = cancellation();
+  if (cancelled !== undefined) return cancelled;
   if (err instanceof ApplicationFailure) return err;
   if (err instanceof UnsupportedFeatureError || err instanceof InvalidLlmRequestError)
     return nonRetryable('invalid_model_request', err.message);

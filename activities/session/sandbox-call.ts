@@ -106,6 +106,21 @@ async function sandboxSpec(deps: SessionDeps, plan: TurnPlan): Promise<SandboxSp
   };
 }
 
+/**
+ * The command's result, or the activity's cancellation as soon as the run is
+ * cancelled: the turn stops waiting for it. The daemon has no way to stop a
+ * command yet, so it runs on in the sandbox until it ends or times out.
+ */
+function untilCancelled<T>(running: Promise<T>): Promise<T> {
+  const signal = Context.current().cancellationSignal;
+  running.catch(() => undefined); // abandoned on cancellation: its late failure is nobody's
+  const cancelled = new Promise<never>((_, reject) => {
+    if (signal.aborted) reject(signal.reason as Error);
+    signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
+  });
+  return Promise.race([running, cancelled]);
+}
+
 /** Ensures the sandbox and runs the command in it, or attaches to the execution an earlier attempt started. */
 async function runCommand(
   events: RunEventsRepository,
@@ -132,7 +147,7 @@ async function runCommand(
   let result: CommandResult;
   try {
     const execution = { command, id: `${runId}:${step}:${callId}`, ...(first ? {} : { attachOnly: true }) };
-    result = await sandbox.exec(c.session, execution, c.spec);
+    result = await untilCancelled(sandbox.exec(c.session, execution, c.spec));
   } catch (err) {
     if (err instanceof SandboxExecutionUnknownError) return storeInterrupted(c.store, handle.id);
     throw err;
@@ -178,6 +193,8 @@ export function createSandboxCallActivities(deps: SessionDeps) {
         return result;
       } catch (err) {
         metrics().session.toolCall('sandbox', took(), errorName(err));
+        // Cancelled (the run was): not a result for the model.
+        if (ctx.cancellationSignal.aborted) throw err;
         // Sandbox trouble (cannot start, daemon gone): retried; the last attempt tells the model.
         // Permanent trouble (no image, bad request, token mismatch) goes to the model at once.
         const permanent =

@@ -8,6 +8,7 @@
  * call: renaming one breaks their replay.
  */
 import { createApprovalActivities } from './approvals.js';
+import { createCancelActivities } from './cancel.js';
 import { createFinishActivities } from './finish.js';
 import { createListToolsActivities } from './list-tools.js';
 import { createMcpCallActivities } from './mcp-call.js';
@@ -27,6 +28,7 @@ export function createSessionActivities(deps: SessionDeps) {
     ...createSandboxCallActivities(deps), // runSandboxCommand
     ...createApprovalActivities(deps), // pauseForApproval, recordApprovals
     ...createFinishActivities(deps), // finishTurn
+    ...createCancelActivities(deps), // cancelTurn
   };
 }
 

@@ -16,10 +16,18 @@ export async function loadTurnRun(db: Db, runId: string): Promise<{ run: DbRun; 
   return { run, plan: run.plan as unknown as TurnPlan };
 }
 
-/** Heartbeats the current activity every second (with `details()` when given) until the returned stop is called. */
+/**
+ * How often a running activity heartbeats. Temporal tells an activity it was
+ * cancelled in the answer to a heartbeat, so this (with the worker's
+ * `maxHeartbeatThrottleInterval`) bounds how soon POST /runs/{id}/cancel
+ * aborts a model call or a tool call: well within a second.
+ */
+export const HEARTBEAT_INTERVAL_MS = 400;
+
+/** Heartbeats the current activity every HEARTBEAT_INTERVAL_MS (with `details()` when given) until the returned stop is called. */
 export function heartbeating(details?: () => unknown): () => void {
   const ctx = Context.current();
-  const timer = setInterval(() => ctx.heartbeat(details?.()), 1_000);
+  const timer = setInterval(() => ctx.heartbeat(details?.()), HEARTBEAT_INTERVAL_MS);
   ctx.heartbeat(details?.());
   return () => clearInterval(timer);
 }

@@ -3,7 +3,9 @@ import { ApiRouter } from '../http/api-router.js';
 import { ok } from '../http/envelope.js';
 import type { Validated } from '../middleware/validate.js';
 import type { Page } from '../schemas/common.schemas.js';
+import { runResponse } from '../schemas/converse.schemas.js';
 import * as s from '../schemas/runs.schemas.js';
+import { RunCancelService } from '../services/run-cancel.service.js';
 import { RunsService } from '../services/runs.service.js';
 
 const LIST =
@@ -75,5 +77,28 @@ export function runListRoutes(deps: AppDeps): ApiRouter[] {
     async (ctx, { query }) => ok(ctx, await runs.pendingApprovals(query.project_id, query.agent_id, query)),
   );
 
-  return [byProject, byConversation, byAgent, inbox];
+  const cancels = new RunCancelService(deps);
+  const cancel = new ApiRouter('/api/agent-server/runs', 'Runs').route<
+    Validated<{ run_id: string }, { project_id?: string }, s.CancelBody>
+  >(
+    {
+      method: 'post',
+      path: '/:run_id/cancel',
+      summary: 'Cancel a run: stop its turn in any state, keeping or removing what it produced',
+      description:
+        'Stops the run whether it is queued, running or awaiting approval: the model call is aborted and running ' +
+        'tool calls are cancelled; the run ends `cancelled` (event `run.cancelled {action}`), within a second. ' +
+        '`interrupt` keeps what the turn produced (a cut-off answer as far as it streamed; tool calls without a ' +
+        'result are answered "cancelled", so the next turn is valid for every vendor). `rollback` removes the ' +
+        "run's messages (its user message too), summaries and events from the conversation; the run stays, " +
+        'with `rolled_back: true`. Answers with the run once it has ended; a cancelled run again answers 200; ' +
+        'a run that completed or failed answers 409.',
+      request: s.runCancel,
+      response: runResponse,
+    },
+    async (ctx, { params, query, body }) =>
+      ok(ctx, await cancels.cancel(params.run_id, query.project_id, body.action)),
+  );
+
+  return [byProject, byConversation, byAgent, inbox, cancel];
 }

@@ -9,6 +9,7 @@ import {
   timestamp,
   uuid,
 } from './common.schemas.js';
+import { CANCEL_ACTIONS, type CancelAction } from '../../workflows/session.definitions.js';
 import { conversationId } from './conversations.schemas.js';
 import { RUN_STATUSES, runResponse, type RunView } from './converse.schemas.js';
 
@@ -111,3 +112,21 @@ export interface PendingApproval {
 }
 
 export type { RunView };
+
+export const runCancel = {
+  params: Joi.object({ run_id: uuid.required() }),
+  query: Joi.object({ ...optionalProjectQuery }),
+  body: Joi.object({
+    action: Joi.string()
+      .valid(...CANCEL_ACTIONS)
+      .required()
+      .description(
+        '`interrupt`: keep what the turn produced so far (tool calls without a result are answered "cancelled"); ' +
+          '`rollback`: remove its messages, summaries and events from the conversation, as if it had not happened',
+      ),
+  }),
+};
+
+export interface CancelBody {
+  action: CancelAction;
+}

@@ -89,6 +89,7 @@ const VIEW_COLUMNS = [
   'r.pending_approvals',
   'r.approvals',
   'r.overrides',
+  'r.rolled_back',
   'r.last_event_seq',
   'r.created_at',
   'r.started_at',

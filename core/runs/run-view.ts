@@ -38,6 +38,8 @@ export interface RunView {
   warnings: string[];
   prompt_version_id: string | null;
   overrides: RunOverrides | null;
+  /** Cancelled with `rollback`: its messages, summaries and events were removed from the conversation. */
+  rolled_back: boolean;
   trace_id: string | null;
   workflow_id: string;
   temporal_ui_url: string | null;
@@ -115,6 +117,7 @@ export function toRunView(row: RunViewRow, config: Config): RunView {
     warnings: row.warnings,
     prompt_version_id: row.prompt_version_id,
     overrides: row.overrides,
+    rolled_back: row.rolled_back,
     trace_id: row.trace_id,
     workflow_id: row.workflow_id,
     temporal_ui_url: temporalUiUrl(config, row.workflow_id),

@@ -29,8 +29,15 @@ export interface ApprovalActivities {
  */
 export class ApprovalGate {
   private paused: Paused | null = null;
+  /** Approval handlers still writing their decisions, whatever pause they belong to. */
+  private writing = 0;
 
   constructor(private readonly local: ApprovalActivities) {}
+
+  /** No decision is being written: a cancelled turn's outcome may be stored after them. */
+  settled(): boolean {
+    return this.writing === 0;
+  }
 
   /** Tool calls of the current run waiting for a person's decision. */
   awaiting(): string[] {
@@ -98,10 +105,12 @@ export class ApprovalGate {
     for (const d of decided) p.decisions.set(d.id, d);
     const remaining = p.calls.filter((c) => !p.decisions.has(c.id)).map((c) => c.id);
     p.recording++;
+    this.writing++;
     try {
       await this.local.recordApprovals({ runId, step: p.step, decisions: decided, remaining });
     } finally {
       p.recording--;
+      this.writing--;
     }
     return { status: remaining.length ? 'awaiting_approval' : 'running', pending_call_ids: remaining };
   }

@@ -1,15 +1,24 @@
-import type {
-  ApprovalArgs,
-  ApprovalResult,
-  ConverseUpdateArgs,
-  ConverseUpdateResult,
-  SessionState,
+import { condition, patched } from '@temporalio/workflow';
+import {
+  CANCEL_ACTIONS,
+  type ApprovalArgs,
+  type ApprovalResult,
+  type CancelRunArgs,
+  type CancelRunResult,
+  type ConverseUpdateArgs,
+  type ConverseUpdateResult,
+  type SessionState,
 } from '../session.definitions.js';
 import { ApprovalGate, type ApprovalActivities } from './approval-gate.js';
 import { TurnQueue } from './turn-queue.js';
 import { TurnRunner, type TurnActivities } from './turn-runner.js';
 
 export type SessionActivityStubs = TurnActivities & ApprovalActivities;
+
+/** Marks sessions that cancelled a run (a cancelled activity, `cancelTurn`); see `patched`. */
+const RUN_CANCEL_PATCH = 'run-cancel';
+
+const UUID = /^[0-9a-f-]{36}$/;
 
 /**
  * One agent session's state and message handling, without Temporal's wiring
@@ -25,7 +34,10 @@ export class SessionEntity {
   /** Turns in this workflow run, which decide when to continue as new. */
   turnsThisRun = 0;
 
-  constructor(activities: SessionActivityStubs, turnsCompleted: number) {
+  constructor(
+    private readonly activities: SessionActivityStubs,
+    turnsCompleted: number,
+  ) {
     this.approvals = new ApprovalGate(activities);
     this.turn = new TurnRunner(activities, this.approvals);
     this.turns = turnsCompleted;
@@ -33,8 +45,7 @@ export class SessionEntity {
 
   /** The converse Update's validator. */
   validateConverse(args: ConverseUpdateArgs | undefined): void {
-    if (typeof args?.runId !== 'string' || !/^[0-9a-f-]{36}$/.test(args.runId))
-      throw new Error('runId must be a uuid');
+    if (typeof args?.runId !== 'string' || !UUID.test(args.runId)) throw new Error('runId must be a uuid');
   }
 
   /**
@@ -57,6 +68,31 @@ export class SessionEntity {
 
   approve(args: ApprovalArgs): Promise<ApprovalResult> {
     return this.approvals.decide(args);
+  }
+
+  /** The cancelRun Update's validator. */
+  validateCancel(args: CancelRunArgs | undefined): void {
+    if (typeof args?.runId !== 'string' || !UUID.test(args.runId)) throw new Error('runId must be a uuid');
+    if (!(CANCEL_ACTIONS as readonly string[]).includes(args.action))
+      throw new Error(`action must be one of ${CANCEL_ACTIONS.join(', ')}`);
+  }
+
+  /**
+   * The cancelRun Update's handler: returns once the run has ended. The turn
+   * in progress is stopped where it is (its activity cancelled) and ends
+   * itself; a run waiting in the queue, or one this workflow run does not
+   * know (not delivered yet), is closed here and never runs.
+   */
+  async cancelRun({ runId, action }: CancelRunArgs): Promise<CancelRunResult> {
+    // Only sessions that cancel take these paths; every history before them replays as it ran.
+    if (patched(RUN_CANCEL_PATCH)) {
+      if (this.turn.cancel(runId, action)) await condition(() => this.queue.current !== runId);
+      else {
+        this.queue.drop(runId);
+        await this.activities.cancelTurn({ runId, action });
+      }
+    }
+    return { runId };
   }
 
   state(): SessionState {

@@ -13,6 +13,8 @@ export class TurnQueue {
   /** Runs accepted and not yet finished, in arrival order; the first one is running. */
   private readonly queue: string[] = [];
   private readonly done = new Set<string>();
+  /** Runs cancelled while they waited: their handlers return without a turn. */
+  private readonly dropped = new Set<string>();
   /** The run whose turn is in progress. */
   current: string | null = null;
 
@@ -38,16 +40,36 @@ export class TurnQueue {
   async take(runId: string, turn: () => Promise<void>): Promise<number> {
     this.queue.push(runId);
     const position = this.queue.length - 1;
-    await condition(() => this.queue[0] === runId);
+    await condition(() => this.queue[0] === runId || this.dropped.has(runId));
+    if (this.dropped.delete(runId)) return position;
     this.current = runId;
     try {
       await turn();
     } finally {
       this.current = null;
       this.queue.shift();
-      this.done.add(runId);
-      if (this.done.size > MAX_REMEMBERED) this.done.delete(this.done.values().next().value!);
+      this.remember(runId);
     }
     return position;
+  }
+
+  /**
+   * A run cancelled before its turn: out of the queue (its handler returns
+   * without a turn) and remembered, so a re-sent Update does not run it.
+   * Not for the run in progress, which its turn ends.
+   */
+  drop(runId: string): void {
+    if (this.current === runId) return;
+    const at = this.queue.indexOf(runId);
+    if (at >= 0) {
+      this.queue.splice(at, 1);
+      this.dropped.add(runId);
+    }
+    this.remember(runId);
+  }
+
+  private remember(runId: string): void {
+    this.done.add(runId);
+    if (this.done.size > MAX_REMEMBERED) this.done.delete(this.done.values().next().value!);
   }
 }

@@ -1,11 +1,16 @@
 import {
   ApplicationFailure,
+  CancellationScope,
+  condition,
+  isCancellation,
   patched,
   type ActivityFunctionWithOptions,
   type ActivityOptions,
 } from '@temporalio/workflow';
 import type {
   ApprovalDecision,
+  CancelAction,
+  CancelTurnArgs,
   FinishTurnArgs,
   ModelStepResult,
   PendingStep,
@@ -33,6 +38,14 @@ export interface TurnActivities {
   /** Local activities: bookkeeping in Postgres. */
   answerToolCalls: (args: { runId: string; step: number; answers: ToolAnswer[] }) => Promise<void>;
   finishTurn: (args: FinishTurnArgs) => Promise<void>;
+  cancelTurn: (args: CancelTurnArgs) => Promise<void>;
+}
+
+/** The turn in progress: the scope its steps run in, and the cancel asked for it. */
+interface CurrentTurn {
+  runId: string;
+  scope: CancellationScope;
+  cancel?: CancelAction;
 }
 
 /**
@@ -45,61 +58,92 @@ export interface TurnActivities {
 export class TurnRunner {
   step = 0;
   pending: PendingStep = 'none';
+  private current: CurrentTurn | undefined;
 
   constructor(
     private readonly activities: TurnActivities,
     private readonly approvals: ApprovalGate,
   ) {}
 
+  /**
+   * Stops the turn of `runId` if it is the one running: its activity is
+   * cancelled (a model call, an MCP call, a sandbox command, a wait for
+   * approval) and the turn ends with `cancelTurn`. False when that run is not
+   * running here.
+   */
+  cancel(runId: string, action: CancelAction): boolean {
+    const turn = this.current;
+    if (turn?.runId !== runId) return false;
+    turn.cancel ??= action;
+    turn.scope.cancel();
+    return true;
+  }
+
+  /**
+   * The steps run in a cancellation scope of their own (which schedules
+   * nothing: histories recorded before cancelling existed replay as they ran);
+   * a cancelled turn ends with `cancelTurn`, once the approval decisions being
+   * written are stored, any other failure with `finishTurn`.
+   */
   async run(runId: string): Promise<void> {
-    const { callModel, listTools, summarizeHistory, runToolCalls } = this.activities;
     this.pending = 'starting';
     this.step = 0;
+    const turn: CurrentTurn = { runId, scope: new CancellationScope() };
+    this.current = turn;
     try {
-      let corrected = false;
-      let summarized = false;
-      for (this.step = 1; ; this.step++) {
-        this.pending = 'model_call';
-        // Step 1 also starts the turn: it pins the agent's plan on the run.
-        const result = await callModel(runId, this.step, summarized);
-        // The final answer's activity has already recorded the run as completed.
-        if (result.kind === 'final' || result.kind === 'over') return;
-        if (result.kind === 'list_tools') {
-          this.pending = 'list_tools';
-          await listTools(runId);
-          this.step--;
-          continue;
-        }
-        if (result.kind === 'summarize') {
-          this.pending = 'summarize';
-          await summarizeHistory(runId);
-          summarized = true;
-          this.step--;
-          continue;
-        }
-        if (result.kind === 'invalid_output') {
-          if (corrected) throw schemaMismatch(result.errors);
-          // One corrective retry, which does not count as an iteration.
-          corrected = true;
-          continue;
-        }
-        this.pending = 'tools';
-        if (this.step >= result.maxIterations) {
-          await runToolCalls(runId, this.step, 'maximum iterations reached');
-          throw ApplicationFailure.nonRetryable('maximum iterations reached', 'max_iterations', {
-            max_iterations: result.maxIterations,
-          });
-        }
-        // Histories written before agent tools answered every call in one activity: replay them as they ran.
-        if (patched(AGENT_TOOLS_PATCH))
-          await this.runTools(runId, this.step, result.calls, result.approvalTimeoutMs);
-        else await runToolCalls(runId, this.step);
-      }
+      await turn.scope.run(() => this.steps(runId));
     } catch (err) {
       this.pending = 'finishing';
-      await this.activities.finishTurn({ runId, status: 'failed', error: turnError(err) });
+      if (turn.cancel && isCancellation(err)) {
+        await condition(() => this.approvals.settled());
+        await this.activities.cancelTurn({ runId, action: turn.cancel });
+      } else await this.activities.finishTurn({ runId, status: 'failed', error: turnError(err) });
     } finally {
       this.pending = 'none';
+      this.current = undefined;
+    }
+  }
+
+  private async steps(runId: string): Promise<void> {
+    const { callModel, listTools, summarizeHistory, runToolCalls } = this.activities;
+    let corrected = false;
+    let summarized = false;
+    for (this.step = 1; ; this.step++) {
+      this.pending = 'model_call';
+      // Step 1 also starts the turn: it pins the agent's plan on the run.
+      const result = await callModel(runId, this.step, summarized);
+      // The final answer's activity has already recorded the run as completed.
+      if (result.kind === 'final' || result.kind === 'over') return;
+      if (result.kind === 'list_tools') {
+        this.pending = 'list_tools';
+        await listTools(runId);
+        this.step--;
+        continue;
+      }
+      if (result.kind === 'summarize') {
+        this.pending = 'summarize';
+        await summarizeHistory(runId);
+        summarized = true;
+        this.step--;
+        continue;
+      }
+      if (result.kind === 'invalid_output') {
+        if (corrected) throw schemaMismatch(result.errors);
+        // One corrective retry, which does not count as an iteration.
+        corrected = true;
+        continue;
+      }
+      this.pending = 'tools';
+      if (this.step >= result.maxIterations) {
+        await runToolCalls(runId, this.step, 'maximum iterations reached');
+        throw ApplicationFailure.nonRetryable('maximum iterations reached', 'max_iterations', {
+          max_iterations: result.maxIterations,
+        });
+      }
+      // Histories written before agent tools answered every call in one activity: replay them as they ran.
+      if (patched(AGENT_TOOLS_PATCH))
+        await this.runTools(runId, this.step, result.calls, result.approvalTimeoutMs);
+      else await runToolCalls(runId, this.step);
     }
   }
 

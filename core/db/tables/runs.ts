@@ -91,6 +91,8 @@ export type DbRun = {
   approvals: Array<Record<string, unknown>>;
   /** What this turn was asked to run with instead of the agent's configuration; null: nothing. */
   overrides: RunOverrides | null;
+  /** Cancelled with `rollback`: its messages, summaries and events were removed from the conversation. */
+  rolled_back: boolean;
   /** The seq of the run's latest event (run_events). */
   last_event_seq: number;
   created_at: Date;
@@ -121,6 +123,7 @@ export type DbRunInsert = {
   pending_approvals?: JsonText | null;
   approvals?: JsonText;
   overrides?: JsonText | null;
+  rolled_back?: boolean;
   last_event_seq?: number;
   created_at?: Timestamp;
   started_at?: Timestamp | null;
