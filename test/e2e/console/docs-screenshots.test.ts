@@ -32,13 +32,19 @@ describe.skipIf(noTemporal() || noBrowser())('console: the documentation screens
     await page.evaluate((s) => localStorage.setItem('mantine-color-scheme-value', s), scheme);
     await page.reload();
     await page.getByRole('navigation', { name: 'Pages' }).waitFor();
+    // A loaded CI machine can take seconds to reload the page.
     await expect
-      .poll(() =>
-        page.evaluate(
-          () =>
-            (globalThis as unknown as { document: { documentElement: { dataset: Record<string, string> } } })
-              .document.documentElement.dataset.mantineColorScheme,
-        ),
+      .poll(
+        () =>
+          page.evaluate(
+            () =>
+              (
+                globalThis as unknown as {
+                  document: { documentElement: { dataset: Record<string, string> } };
+                }
+              ).document.documentElement.dataset.mantineColorScheme,
+          ),
+        { timeout: 15_000 },
       )
       .toBe(scheme);
     return `${name}-${scheme}`;

@@ -90,18 +90,18 @@ describe.skipIf(noTemporal() || noBrowser())('console: navigation', () => {
     await page.emulateMedia({ colorScheme: 'light' });
     const toggle = page.getByRole('radiogroup', { name: 'Colour scheme' });
     await toggle.getByText('Dark').click();
-    await expect.poll(() => scheme(page)).toBe('dark');
+    await expect.poll(() => scheme(page), { timeout: 10_000 }).toBe('dark');
     await stack.screenshot(page, 'usage-dark');
     await page.reload();
     await page.getByRole('navigation', { name: 'Pages' }).waitFor();
     expect(await scheme(page)).toBe('dark');
 
     await page.getByRole('radiogroup', { name: 'Colour scheme' }).getByText('System').click();
-    await expect.poll(() => scheme(page)).toBe('light');
+    await expect.poll(() => scheme(page), { timeout: 10_000 }).toBe('light');
     await page.emulateMedia({ colorScheme: 'dark' });
-    await expect.poll(() => scheme(page)).toBe('dark');
+    await expect.poll(() => scheme(page), { timeout: 10_000 }).toBe('dark');
     await page.getByRole('radiogroup', { name: 'Colour scheme' }).getByText('Light').click();
-    await expect.poll(() => scheme(page)).toBe('light');
+    await expect.poll(() => scheme(page), { timeout: 10_000 }).toBe('light');
     expect(world.problems()).toEqual([]);
   });
 
@@ -118,8 +118,12 @@ describe.skipIf(noTemporal() || noBrowser())('console: navigation', () => {
     ).toBe(true);
     await page.keyboard.press('Enter');
     await expect
-      .poll(() =>
-        page.evaluate(() => (globalThis as unknown as { document: PageDocument }).document.activeElement?.id),
+      .poll(
+        () =>
+          page.evaluate(
+            () => (globalThis as unknown as { document: PageDocument }).document.activeElement?.id,
+          ),
+        { timeout: 10_000 },
       )
       .toBe('main');
     expect(stack.warnings.slice(before).filter((w) => /HydrateFallback/.test(w))).toEqual([]);
@@ -134,7 +138,7 @@ describe.skipIf(noTemporal() || noBrowser())('console: navigation', () => {
     const nav = page.getByRole('navigation', { name: 'Pages' });
     const menu = page.getByRole('button', { name: 'Menu' });
     await menu.waitFor();
-    await expect.poll(() => onScreen(nav)).toBe(false);
+    await expect.poll(() => onScreen(nav), { timeout: 10_000 }).toBe(false);
     await page.getByRole('table').first().waitFor();
     await page.goto(`${stack.api.url}/console/traces`);
     await page.getByRole('table').first().waitFor();
@@ -144,11 +148,11 @@ describe.skipIf(noTemporal() || noBrowser())('console: navigation', () => {
       ),
     ).toBeLessThanOrEqual(768);
     await menu.click();
-    await expect.poll(() => onScreen(nav)).toBe(true);
+    await expect.poll(() => onScreen(nav), { timeout: 10_000 }).toBe(true);
     await nav.getByRole('link', { name: 'Usage' }).click();
     await page.waitForURL(/\/console\/usage/);
     // Choosing a page closes the menu again.
-    await expect.poll(() => onScreen(nav)).toBe(false);
+    await expect.poll(() => onScreen(nav), { timeout: 10_000 }).toBe(false);
     expect(world.problems()).toEqual([]);
   });
 
@@ -161,10 +165,12 @@ describe.skipIf(noTemporal() || noBrowser())('console: navigation', () => {
     await page.keyboard.press('Escape');
     await dialog.waitFor({ state: 'detached' });
     await expect
-      .poll(() =>
-        add.evaluate(
-          (el) => el === (globalThis as unknown as { document: PageDocument }).document.activeElement,
-        ),
+      .poll(
+        () =>
+          add.evaluate(
+            (el) => el === (globalThis as unknown as { document: PageDocument }).document.activeElement,
+          ),
+        { timeout: 10_000 },
       )
       .toBe(true);
   });
