@@ -5,7 +5,9 @@
  * today's workflow code. Each covers a path the older fixture
  * (replay.test.ts) does not: per-call tool activities, approval pauses
  * (decided, timed out, on a sandbox command), the iteration cap,
- * summarization and continue-as-new (test/fixtures/histories/README.md).
+ * summarization and continue-as-new; and, recorded with the `run-cancel`
+ * patch, runs cancelled mid-stream and while awaiting approval
+ * (test/fixtures/histories/README.md).
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -45,6 +47,16 @@ const fixtures: Array<{ file: string; holds: string; marks: string[] }> = [
     holds: 'a run ending in continue-as-new',
     marks: ['continued as new'],
   },
+  {
+    file: 'session-cancel-streaming.bin',
+    holds: 'a run cancelled while its model call streamed, then a turn',
+    marks: ['update cancelRun', 'activity cancelled', 'cancelTurn', 'callModel'],
+  },
+  {
+    file: 'session-cancel-approval.bin',
+    holds: 'a run cancelled while it awaited approval, then a turn',
+    marks: ['pauseForApproval', 'update cancelRun', 'cancelTurn', 'listTools'],
+  },
 ];
 
 describe('session workflow: replaying histories of per-call tools, approvals and the life cycle', () => {
@@ -65,7 +77,7 @@ describe('session workflow: replaying histories of per-call tools, approvals and
   );
 });
 
-/** Activity types (local ones from their markers), accepted Update names, fired timers, continue-as-new. */
+/** Activity types (local ones from their markers), accepted Update names, fired timers, cancelled activities, continue-as-new. */
 function eventMarks(history: temporal.api.history.v1.IHistory): string[] {
   return (history.events ?? []).flatMap((e) => {
     const activity = e.activityTaskScheduledEventAttributes?.activityType?.name;
@@ -73,6 +85,7 @@ function eventMarks(history: temporal.api.history.v1.IHistory): string[] {
     const update = e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name;
     if (update) return [`update ${update}`];
     if (e.timerFiredEventAttributes) return ['timer fired'];
+    if (e.activityTaskCanceledEventAttributes) return ['activity cancelled'];
     if (e.workflowExecutionContinuedAsNewEventAttributes) return ['continued as new'];
     const data = e.markerRecordedEventAttributes?.details?.data?.payloads?.[0]?.data;
     if (data)
