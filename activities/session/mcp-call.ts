@@ -1,7 +1,9 @@
 /**
- * The `runMcpTool` activity: one MCP tool call. MCP calls have no execution
- * ids in the protocol: a worker crash mid-call repeats the call (at least
- * once), and only a call that never reached the server is retried otherwise.
+ * The `runMcpTool` activity: one MCP tool call. A worker crash mid-call
+ * repeats the call (at least once), and only a call that never reached the
+ * server is retried otherwise; every attempt carries the same idempotency key
+ * (`<run>:<step>:<call id>`, in the request's `_meta`), so a server that
+ * honours it performs the call's side effect once.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { McpConnectionError } from '../../core/mcp/errors.js';
@@ -26,6 +28,7 @@ async function callTool(
   target: McpTarget,
   call: ToolCall,
   args: Record<string, unknown>,
+  idempotencyKey: string,
 ): Promise<{ output: string; isError: boolean }> {
   const ctx = Context.current();
   let progress: unknown;
@@ -38,6 +41,7 @@ async function callTool(
         ctx.heartbeat(p);
       },
       signal: ctx.cancellationSignal,
+      idempotencyKey,
     });
   } catch (err) {
     // Cancelled (the workflow no longer wants it): not a result for the model.
@@ -100,7 +104,9 @@ export function createMcpCallActivities(deps: SessionDeps) {
         tool: offered.tool ?? call.name,
       };
       const started = performance.now();
-      const result = await callTool(deps, target, call, args).catch((err: unknown) => {
+      // Derived from the call alone, like the sandbox's execution id: the same on every retry.
+      const key = `${runId}:${step}:${call.id}`;
+      const result = await callTool(deps, target, call, args, key).catch((err: unknown) => {
         metrics().session.toolCall('mcp', (performance.now() - started) / 1000, errorName(err));
         throw err;
       });

@@ -37,6 +37,14 @@ export interface McpProgress {
 
 export const DEFAULT_CALL_TIMEOUT_MS = 60_000;
 
+/**
+ * The `_meta` key of a `tools/call` request that carries the call's
+ * idempotency key: the same on every attempt of one tool call, so a server
+ * can perform a side effect once although a worker that died mid-call makes
+ * the call arrive again (docs/api.md#idempotency-keys-for-mcp-server-authors).
+ */
+export const IDEMPOTENCY_KEY_META = 'io.agent-server/idempotency-key';
+
 const NOT_SENT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 /** fetch failed before anything was written: the server cannot have seen the request. */
@@ -52,6 +60,8 @@ export interface McpCallOptions {
   signal?: AbortSignal;
   /** Output beyond this many characters is cut with a note (default 100,000). */
   maxOutputChars?: number;
+  /** Sent as `_meta["io.agent-server/idempotency-key"]`: the same on every attempt of one call. */
+  idempotencyKey?: string;
 }
 
 /** What a call did before it ended: whether its request went out, and how many progress notifications came. */
@@ -91,12 +101,14 @@ function sendCall(
   opts: McpCallOptions & { timeoutMs: number },
   state: CallState,
 ) {
-  const { timeoutMs, signal } = opts;
+  const { timeoutMs, signal, idempotencyKey } = opts;
+  // The SDK adds its progress token to this `_meta`, keeping ours.
+  const meta = idempotencyKey === undefined ? {} : { _meta: { [IDEMPOTENCY_KEY_META]: idempotencyKey } };
   return withMcpClient(
     connectionOf(server.row, server.headers),
     (client) => {
       state.sent = true;
-      return client.callTool({ name, arguments: args }, undefined, {
+      return client.callTool({ name, arguments: args, ...meta }, undefined, {
         timeout: timeoutMs,
         resetTimeoutOnProgress: true,
         ...(signal ? { signal } : {}),
