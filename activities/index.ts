@@ -7,6 +7,7 @@ import type { Client } from '@temporalio/client';
 import type { SandboxManager } from './sandbox/sandbox-manager.js';
 import { createConversationDeleteActivities } from './session/conversation-delete.js';
 import { createSessionActivities } from './session/session-activities.js';
+import { createWebhookDeliveryActivities } from './webhooks/delivery.js';
 
 /** What activities close over; built once per worker process. */
 export interface ActivityDeps {
@@ -31,6 +32,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createSessionActivities(deps),
     ...createConversationDeleteActivities(deps),
+    ...createWebhookDeliveryActivities(deps),
   };
 }
 

@@ -13,6 +13,7 @@ import type { ApprovalDecision } from '../../workflows/session.definitions.js';
 import type { RunTools } from './tools.js';
 import { loadTurnRun } from './turn-run.js';
 import type { SessionDeps } from './types.js';
+import { emitRunWebhooks } from '../webhooks/run-webhooks.js';
 
 interface Decisions {
   runId: string;
@@ -87,6 +88,7 @@ export function createApprovalActivities(deps: SessionDeps) {
           trx,
         );
       });
+      await emitRunWebhooks(db, runId, 'run.paused', `${step}`);
     },
 
     /**

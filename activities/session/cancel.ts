@@ -21,6 +21,7 @@ import { TurnsRepository } from '../../core/repositories/turns.repository.js';
 import type { CancelTurnArgs } from '../../workflows/session.definitions.js';
 import { runCalls } from './run-outcome.js';
 import type { SessionDeps } from './types.js';
+import { emitRunWebhooks } from '../webhooks/run-webhooks.js';
 
 const cancels = new RunCancelRepository();
 
@@ -72,6 +73,7 @@ export function createCancelActivities(deps: SessionDeps) {
           trx,
         );
       });
+      await emitRunWebhooks(db, runId, 'run.cancelled', 'final');
     },
   };
 }

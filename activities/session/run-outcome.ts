@@ -13,6 +13,7 @@ import { metrics } from '../../core/telemetry/metrics.js';
 import type { FinishTurnArgs } from '../../workflows/session.definitions.js';
 import { messageText } from './context.js';
 import { validateStructured } from './structured-output.js';
+import { emitRunWebhooks, runEventOf } from '../webhooks/run-webhooks.js';
 import type { TurnPlan } from './types.js';
 
 /** The run's tool calls with their results, and its last visible answer. */
@@ -89,5 +90,8 @@ export async function closeRun(db: Db, args: FinishTurnArgs): Promise<boolean> {
   });
   // After the commit: a rolled-back close is not a turn's end.
   if (closed) metrics().session.turnEnded(args.status, closed.created_at, args.error?.code);
+  // Also when a retry finds the run closed already: its deliveries may not have been recorded yet.
+  const event = runEventOf(args.status);
+  if (event) await emitRunWebhooks(db, args.runId, event, 'final');
   return closed !== undefined;
 }

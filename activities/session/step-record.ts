@@ -12,6 +12,7 @@ import type { StreamedAnswer } from './model-stream.js';
 import { runCalls } from './run-outcome.js';
 import { validateStructured } from './structured-output.js';
 import type { SessionDeps, TurnPlan } from './types.js';
+import { emitRunWebhooks } from '../webhooks/run-webhooks.js';
 
 export interface RecordedStep {
   run: DbRun;
@@ -92,4 +93,6 @@ export async function recordStep(deps: SessionDeps, s: RecordedStep): Promise<vo
   });
   // Counted by the statement that stored the answer: a retry that finds it stored counts nothing.
   if (stored !== undefined && final) metrics().session.turnEnded('completed', run.created_at);
+  // Also on a retry that finds the answer stored: its deliveries may not have been recorded yet.
+  if (final) await emitRunWebhooks(deps.db, run.id, 'run.completed', 'final');
 }

@@ -76,14 +76,18 @@ export function converseRoutes(deps: AppDeps): ApiRouter[] {
         '`run.paused {pending}`) ends with `status: awaiting_approval` and `pending_approvals`; decide with ' +
         'POST /runs/{run_id}/approvals and follow GET /runs/{run_id}/events.',
       request: s.converseRequest,
-      response: s.runResponse,
+      response: s.converseResponse,
     },
     async (ctx, { query, body }) => {
       const traceId = ctx.response.get('X-Trace-Id') || undefined;
-      const { run } = await service.submit(query.project_id, body, traceId);
-      if (wantsStream(ctx, body)) return streamRun(ctx, service, run.id, 0, PAUSED);
+      const { run, webhookSecret } = await service.submit(query.project_id, body, traceId);
+      if (wantsStream(ctx, body)) {
+        if (webhookSecret) ctx.set('Webhook-Secret', webhookSecret);
+        return streamRun(ctx, service, run.id, 0, PAUSED);
+      }
       await service.wait(run.id, deps.config.session.converseWaitTimeoutMs);
-      ok(ctx, await service.view(run.id));
+      const view = await service.view(run.id);
+      ok(ctx, webhookSecret ? { ...view, webhook_secret: webhookSecret } : view);
     },
   );
 

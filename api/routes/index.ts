@@ -18,6 +18,7 @@ import { usageRoutes } from './usage.routes.js';
 import { virtualKeyRoutes } from './virtual-keys.routes.js';
 import { virtualKeyUsageRoutes } from './virtual-key-usage.routes.js';
 
+import { webhookRoutes } from './webhooks.routes.js';
 /**
  * Every router of the API, in one list: the app mounts them and the OpenAPI
  * document is generated from them. Add a resource's router here.
@@ -42,5 +43,6 @@ export function buildRouters(deps: AppDeps): ApiRouter[] {
     traceRoutes(deps),
   ];
   routers.push(docsRoutes(() => routers.flatMap((r) => r.routes)));
+    webhookRoutes(deps),
   return routers;
 }

@@ -3,6 +3,7 @@ import { name, optionalProjectQuery, projectQuery, timestamp, uuid } from './com
 import { context as templateContext, conversationId } from './conversations.schemas.js';
 import { modelCreate } from './models.schemas.js';
 import { RUN_STATUSES, type RunOverrides } from '../../core/db/tables/index.js';
+import { webhookUrl } from './webhooks.schemas.js';
 
 /** The same sampling parameters a Model takes (checked the same way; other keys go to the provider). */
 const modelParameters = modelCreate.body.extract('parameters') as Joi.ObjectSchema;
@@ -78,6 +79,11 @@ export const converseRequest = {
     ),
     stream: Joi.boolean().description('Answer as Server-Sent Events (also with `Accept: text/event-stream`)'),
     overrides,
+    webhook: webhookUrl.description(
+      "A one-off endpoint for this run's events (run.paused, run.completed, run.failed, run.cancelled), " +
+        'signed with a secret made for this run: `webhook_secret` in the answer (the `Webhook-Secret` header ' +
+        'when streaming)',
+    ),
   }).required(),
 };
 
@@ -90,6 +96,7 @@ export interface ConverseBody {
   context?: Record<string, unknown>;
   stream?: boolean;
   overrides?: RunOverrides;
+  webhook?: string;
 }
 
 export const runGet = {
@@ -231,3 +238,11 @@ export const runResponse = Joi.object({
 });
 
 export type { RunPause, RunView } from '../../core/runs/run-view.js';
+
+/** The converse answer: the run, and the secret of its one-off `webhook` when the request named one. */
+export const converseResponse = runResponse.keys({
+  webhook_secret: Joi.string().description(
+    "The secret signing this run's one-off `webhook` deliveries (Standard Webhooks `whsec_…`); " +
+      'answered again to a retry with the same message_id, never shown by GET /runs',
+  ),
+});

@@ -28,6 +28,8 @@ import { alwaysKeep } from '../../core/telemetry/sampler.js';
 import { RunsRepository, type ConverseLookup } from '../../core/repositories/runs.repository.js';
 import type { RunEventsHub } from './run-events-hub.js';
 import { RunsService } from './runs.service.js';
+import { WebhooksRepository } from '../../core/repositories/webhooks.repository.js';
+import { newWebhookSecret } from '../../core/webhooks/signing.js';
 
 const SA = {
   ProjectId: defineSearchAttributeKey('ProjectId', SearchAttributeType.KEYWORD),
@@ -46,6 +48,8 @@ interface Accepted {
   conversationId: string;
   namespace: string;
   agentName: string;
+  /** The secret of the run's one-off webhook, when the request named one. */
+  webhookSecret?: string;
 }
 
 /**
@@ -79,6 +83,7 @@ export class ConverseService {
       agent_id: agent.id,
       message: body.message,
       ...(body.overrides ? { overrides: body.overrides } : {}),
+      ...(body.webhook ? { webhook: body.webhook } : {}),
     };
     const requestHash = createHash('sha256').update(JSON.stringify(asked)).digest('hex');
     let state: ConverseLookup | undefined = found;
@@ -97,7 +102,8 @@ export class ConverseService {
             field: 'message_id',
             reason: 'this message_id was already used in the conversation for a different message',
           });
-        const result = { run: existing, conversationId, namespace, agentName: agent.name };
+        const webhookSecret = await this.oneOffWebhook(existing, body.webhook);
+        const result = { run: existing, conversationId, namespace, agentName: agent.name, webhookSecret };
         if (!isTerminal(existing.status)) await this.deliver(result);
         return result;
       }
@@ -123,13 +129,28 @@ export class ConverseService {
         if (!isUniqueViolation(err) || attempt > 1) throw err;
       }
       if (run) {
-        const result = { run, conversationId, namespace, agentName: agent.name };
+        // Before the turn starts: its events must find the URL.
+        const webhookSecret = await this.oneOffWebhook(run, body.webhook);
+        const result = { run, conversationId, namespace, agentName: agent.name, webhookSecret };
         await this.deliver(result);
         return result;
       }
       if (attempt > 1) throw new Error(`could not store the message in conversation "${conversationId}"`);
       state = await runs.lookup(projectId, agent.id, conversationId, messageId);
     }
+  }
+
+  /**
+   * The run's one-off webhook (`webhook`), with a secret made for it, stored
+   * once: a retry of the message finds it and answers the same secret.
+   */
+  private async oneOffWebhook(run: DbRun, url: string | undefined): Promise<string | undefined> {
+    if (!url) return undefined;
+    const hooks = new WebhooksRepository(this.deps.db);
+    const secret_enc = this.deps.secrets.encrypt(newWebhookSecret());
+    await hooks.insertRunWebhook({ run_id: run.id, project_id: run.project_id, url, secret_enc });
+    const stored = await hooks.findRunWebhook(run.id);
+    return stored ? this.deps.secrets.decrypt(stored.secret_enc) : undefined;
   }
 
   /**

@@ -75,6 +75,12 @@ export function buildConfig(v: Record<string, unknown>, resolved: ResolvedSettin
       runEventsRetentionDays: v.RUN_EVENTS_RETENTION_DAYS as number,
       runEventsPruneIntervalMs: v.RUN_EVENTS_PRUNE_INTERVAL_MS as number,
     },
+    webhooks: {
+      retryInitialMs: v.WEBHOOK_RETRY_INITIAL_MS as number,
+      retryMaxMs: v.WEBHOOK_RETRY_MAX_MS as number,
+      expireMs: v.WEBHOOK_EXPIRE_MS as number,
+      timeoutMs: v.WEBHOOK_TIMEOUT_MS as number,
+    },
     gateway: {
       responsesRetentionDays: v.GATEWAY_RESPONSES_RETENTION_DAYS as number,
       leases: v.GATEWAY_LEASES

@@ -88,6 +88,17 @@ export interface Config {
     /** RUN_EVENTS_PRUNE_INTERVAL_MS: how often the worker prunes them. */
     runEventsPruneIntervalMs: number;
   };
+  /** Webhook deliveries (core/webhooks/, workflows/webhook-delivery.workflow.ts). */
+  webhooks: {
+    /** WEBHOOK_RETRY_INITIAL_MS: the wait before the first retry of a failed delivery attempt. */
+    retryInitialMs: number;
+    /** WEBHOOK_RETRY_MAX_MS: the wait between attempts doubles up to this. */
+    retryMaxMs: number;
+    /** WEBHOOK_EXPIRE_MS: a delivery not acknowledged this long after its event has failed. */
+    expireMs: number;
+    /** WEBHOOK_TIMEOUT_MS: one attempt (connect, send, answer) is a failure after this long. */
+    timeoutMs: number;
+  };
   /** The LLM gateway (see api/gateway/README.md). */
   gateway: {
     /** GATEWAY_RESPONSES_RETENTION_DAYS: a stored Responses API answer is gone this long after it was written. */

@@ -12,6 +12,8 @@ import type { SecretBox } from './secrets.js';
 export const ENCRYPTED_COLUMNS: ReadonlyArray<{ table: string; columns: readonly string[] }> = [
   { table: 'providers', columns: ['api_key_enc', 'headers_enc'] },
   { table: 'mcp_servers', columns: ['headers_enc'] },
+  { table: 'webhooks', columns: ['secret_enc'] },
+  { table: 'run_webhooks', columns: ['secret_enc'] },
 ];
 
 export interface ColumnCounts {

@@ -34,6 +34,9 @@ import type { SkillFilesTable } from './agent-skill-files.js';
 import type { TraceRollupsTable } from './trace-rollups.js';
 import type { GatewayResponsesTable } from './gateway-responses.js';
 import type { GatewayBudgetLeasesTable } from './gateway-budget-leases.js';
+import type { WebhooksTable } from './webhooks.js';
+import type { RunWebhooksTable } from './webhooks-runs.js';
+import type { WebhookDeliveriesTable } from './webhooks-deliveries.js';
 
 export type * from './columns.js';
 export * from './projects.js';
@@ -65,6 +68,9 @@ export * from './agent-skill-files.js';
 export * from './trace-rollups.js';
 export * from './gateway-responses.js';
 export * from './gateway-budget-leases.js';
+export * from './webhooks.js';
+export * from './webhooks-runs.js';
+export * from './webhooks-deliveries.js';
 
 declare module 'knex/types/tables.js' {
   interface Tables {
@@ -97,5 +103,8 @@ declare module 'knex/types/tables.js' {
     trace_rollups: TraceRollupsTable;
     gateway_responses: GatewayResponsesTable;
     gateway_budget_leases: GatewayBudgetLeasesTable;
+    webhooks: WebhooksTable;
+    run_webhooks: RunWebhooksTable;
+    webhook_deliveries: WebhookDeliveriesTable;
   }
 }

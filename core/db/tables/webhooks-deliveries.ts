@@ -1,0 +1,49 @@
+import type { Knex } from 'knex';
+import type { JsonText, Timestamp } from './columns.js';
+
+export const WebhookDeliveriesTableName = 'webhook_deliveries';
+
+export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+/** One try at sending a delivery. */
+export type WebhookAttempt = {
+  at: string;
+  /** The endpoint's answer; null when none came (refused, unreachable, timed out). */
+  status_code: number | null;
+  /** Why the attempt failed (`egress_denied: …`, `timeout`, `HTTP 503`); null when acknowledged. */
+  error: string | null;
+  duration_ms: number;
+};
+
+/** One event for one endpoint: written when the event happens, sent until acknowledged or expired. */
+export type DbWebhookDelivery = {
+  id: string;
+  project_id: string;
+  /** null: the run's one-off URL. */
+  webhook_id: string | null;
+  run_id: string | null;
+  event_type: string;
+  event_key: string;
+  url: string;
+  /** The exact body sent, `{type, timestamp, data}`. */
+  payload: string;
+  status: WebhookDeliveryStatus;
+  attempts: WebhookAttempt[];
+  created_at: Date;
+  updated_at: Date;
+};
+export type DbWebhookDeliveryInsert = Pick<
+  DbWebhookDelivery,
+  'project_id' | 'webhook_id' | 'run_id' | 'event_type' | 'event_key' | 'url' | 'payload'
+>;
+export type DbWebhookDeliveryUpdate = {
+  status?: WebhookDeliveryStatus;
+  attempts?: JsonText | Knex.Raw;
+  updated_at?: Timestamp;
+};
+
+export type WebhookDeliveriesTable = Knex.CompositeTableType<
+  DbWebhookDelivery,
+  DbWebhookDeliveryInsert,
+  DbWebhookDeliveryUpdate
+>;

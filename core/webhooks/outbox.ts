@@ -1,0 +1,67 @@
+/**
+ * Deliveries written when an event happens (an outbox): one row per target,
+ * unique by target and event, so an activity retried after writing them
+ * writes nothing more. The body is fixed here, once: every attempt and
+ * redelivery sends the same bytes under the same `webhook-id`.
+ */
+import type { Config } from '../config.js';
+import type { Db } from '../db/knex.js';
+import type { DbWebhookDelivery, DbWebhookDeliveryInsert, RunStatus } from '../db/tables/index.js';
+import { RunsRepository } from '../repositories/runs.repository.js';
+import { WebhooksRepository } from '../repositories/webhooks.repository.js';
+import { toRunView } from '../runs/run-view.js';
+import type { WebhookEventType, WebhookPayload } from './events.js';
+
+export type RunWebhookEvent = Extract<WebhookEventType, `run.${string}`>;
+
+/** The event a run's status announces, if any. */
+export function runEventOf(status: RunStatus): RunWebhookEvent | undefined {
+  switch (status) {
+    case 'completed':
+      return 'run.completed';
+    case 'failed':
+      return 'run.failed';
+    case 'cancelled':
+      return 'run.cancelled';
+    case 'awaiting_approval':
+      return 'run.paused';
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The deliveries of a run's event (`key` tells its pauses apart): the
+ * project's enabled webhooks subscribed to it and the run's one-off URL.
+ * Returns those not attempted yet, to be started.
+ */
+export async function recordRunDeliveries(
+  db: Db,
+  config: Config,
+  runId: string,
+  type: RunWebhookEvent,
+  key: string,
+): Promise<DbWebhookDelivery[]> {
+  const hooks = new WebhooksRepository(db);
+  const row = await new RunsRepository(db).findView(runId);
+  // Only what the run's status says now: a retried close of a run cancelled meanwhile announces no completion.
+  if (!row || runEventOf(row.status) !== type) return [];
+  const [subscribed, oneOff] = await Promise.all([
+    hooks.subscribed(row.project_id, type),
+    hooks.findRunWebhook(runId),
+  ]);
+  if (subscribed.length === 0 && !oneOff) return [];
+  const payload: WebhookPayload = { type, timestamp: new Date().toISOString(), data: toRunView(row, config) };
+  const eventKey = `${runId}/${type}/${key}`;
+  const base = { project_id: row.project_id, run_id: runId, event_type: type, event_key: eventKey };
+  const body = JSON.stringify(payload);
+  const rows: DbWebhookDeliveryInsert[] = subscribed.map((w) => ({
+    ...base,
+    webhook_id: w.id,
+    url: w.url,
+    payload: body,
+  }));
+  if (oneOff) rows.push({ ...base, webhook_id: null, url: oneOff.url, payload: body });
+  await hooks.insertDeliveries(rows);
+  return hooks.unattempted(eventKey);
+}
