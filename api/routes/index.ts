@@ -17,8 +17,8 @@ import { traceRoutes } from './traces.routes.js';
 import { usageRoutes } from './usage.routes.js';
 import { virtualKeyRoutes } from './virtual-keys.routes.js';
 import { virtualKeyUsageRoutes } from './virtual-key-usage.routes.js';
-
 import { webhookRoutes } from './webhooks.routes.js';
+
 /**
  * Every router of the API, in one list: the app mounts them and the OpenAPI
  * document is generated from them. Add a resource's router here.
@@ -41,8 +41,8 @@ export function buildRouters(deps: AppDeps): ApiRouter[] {
     ...runListRoutes(deps),
     usageRoutes(deps),
     traceRoutes(deps),
+    webhookRoutes(deps),
   ];
   routers.push(docsRoutes(() => routers.flatMap((r) => r.routes)));
-    webhookRoutes(deps),
   return routers;
 }
