@@ -7,7 +7,11 @@
  * (`rollback`: the next turn's request does not contain it).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEverythingServer, type RunningMcp } from '../../fixtures/mcp-servers.js';
+import {
+  startAuthenticatedMcpServer,
+  startEverythingServer,
+  type RunningMcp,
+} from '../../fixtures/mcp-servers.js';
 import { startAnthropicVendor } from '../../fixtures/vendors/anthropic.js';
 import type { ScriptedVendor } from '../../fixtures/vendors/scripted-server.js';
 import { createModel, createProvider } from '../../helpers/factories/config.js';
@@ -29,11 +33,13 @@ interface CancelledRun extends RunData {
 describe('cancelling a run', () => {
   const world = useSessionWorld();
   let everything: RunningMcp;
+  let holding: Awaited<ReturnType<typeof startAuthenticatedMcpServer>>;
   let anthropic: ScriptedVendor;
   let anthropicModelId: string;
 
   beforeAll(async () => {
     everything = await startEverythingServer('streamableHttp');
+    holding = await startAuthenticatedMcpServer({ token: 'tok-c', tenant: 'initech', extraTools: true });
     anthropic = await startAnthropicVendor();
     const provider = await createProvider(world.fx.api, {
       provider_type: 'anthropic',
@@ -48,6 +54,7 @@ describe('cancelling a run', () => {
   }, 60_000);
   afterAll(async () => {
     await everything?.stop();
+    await holding?.stop();
     await anthropic?.close();
   });
 
@@ -70,14 +77,16 @@ describe('cancelling a run', () => {
       if (ev.event === 'message.delta') sawDelta();
     });
     await delta;
-    return { runId: events[0]!.data.run_id as string, events, stream };
+    const runId = events[0]!.data.run_id as string;
+    const workflowId = (await get(runId)).body.data.workflow_id;
+    return { runId, workflowId, events, stream };
   }
 
-  async function mcpServer(): Promise<string> {
+  async function mcpServer(endpoint = everything.url, fields: Record<string, unknown> = {}): Promise<string> {
     const res = await world.fx.api.request<{ id: string }>(
       'POST',
       `/api/agent-server/mcp-servers?project_id=${world.fx.projectId}`,
-      { name: uniqueName('mcp'), endpoint: everything.url },
+      { name: uniqueName('mcp'), endpoint, ...fields },
     );
     if (res.status !== 200) throw new Error(res.text);
     return res.body.data.id;
@@ -202,5 +211,70 @@ describe('cancelling a run', () => {
     expect(late.status).toBe(409);
     expect(late.body.error).toBe(true);
     expect((await cancel('00000000-0000-4000-8000-000000000000', { action: 'interrupt' })).status).toBe(404);
+  });
+
+  it('interrupt while an MCP call runs: the call is cancelled within a second and answered "cancelled"', async () => {
+    const serverId = await mcpServer(holding.url, {
+      headers: { Authorization: 'Bearer tok-c', 'x-tenant': 'initech' },
+    });
+    const agent = await world.fx.agent({
+      mcp_servers: [{ mcp_server_id: serverId, tool_filters: ['held'] }],
+    });
+    world.fx.vendor.script({ reply: { tool_calls: [{ name: 'held', arguments: {} }] } });
+    const turn = world.fx.converse({ agent_id: agent.id, message: 'wait for it', stream: false });
+    await holding.whenHeld();
+    const runId = await waitFor(async () => {
+      const list = await world.fx.api.request<CancelledRun[]>(
+        'GET',
+        `/api/agent-server/agents/${agent.id}/runs`,
+      );
+      return list.body.data[0]?.run_id;
+    });
+    const started = performance.now();
+    const res = await cancel(runId, { action: 'interrupt' });
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(res.body.data.status).toBe('cancelled');
+    expect(res.body.data.tool_calls).toEqual([expect.objectContaining({ name: 'held', is_error: true })]);
+    expect(String(res.body.data.tool_calls[0]!.output)).toContain('cancelled');
+    expect((await turn).body.data.status).toBe('cancelled');
+    holding.releaseHeld();
+  });
+
+  it('a run waiting behind another is cancelled at once and never runs', async () => {
+    const agent = await world.fx.agent();
+    const conversationId = uniqueName('conv');
+    const first = await heldTurn(agent.id, 'first', conversationId);
+    let created!: (runId: string) => void;
+    const secondRun = new Promise<string>((r) => (created = r));
+    const second = world.fx.stream(
+      { agent_id: agent.id, message: 'second', conversation_id: conversationId },
+      (ev) => {
+        if (ev.event === 'run.created') created(ev.data.run_id as string);
+      },
+    );
+    const secondId = await secondRun;
+    // Wait until the session holds it in its queue, behind the first turn.
+    await waitFor(async () => {
+      const desc = await world.client.workflow
+        .getHandle(first.workflowId)
+        .query<{ queued_run_ids: string[] }>('state');
+      return desc.queued_run_ids.includes(secondId) || undefined;
+    });
+    const res = await cancel(secondId, { action: 'rollback' });
+    expect(res.body.data).toMatchObject({ status: 'cancelled', rolled_back: true });
+    expect((await second).at(-1)!.event).toBe('run.cancelled');
+    world.fx.vendor.release();
+    const events = await first.stream;
+    expect(events.at(-1)!.event).toBe('run.completed');
+    // The model was called for the first turn only, and it did not see the cancelled message.
+    expect(world.fx.vendor.received).toHaveLength(1);
+    const later = await world.fx.converse({
+      agent_id: agent.id,
+      message: 'third',
+      conversation_id: conversationId,
+    });
+    expect(later.body.data.status).toBe('completed');
+    const sent = sentMessages(world.fx.vendor, 1).filter((m) => m.role === 'user');
+    expect(sent.map((m) => m.content)).toEqual(['first', 'third']);
   });
 });
