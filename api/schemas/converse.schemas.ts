@@ -198,6 +198,9 @@ export const runResponse = Joi.object({
     .description(
       "What this turn was asked to run with instead of the agent's configuration (converse `overrides`)",
     ),
+  rolled_back: Joi.boolean().description(
+    "Cancelled with `rollback`: the run's messages, summaries and events were removed from the conversation",
+  ),
   trace_id: Joi.string().allow(null),
   workflow_id: Joi.string(),
   temporal_ui_url: Joi.string().allow(null),
