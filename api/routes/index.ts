@@ -3,6 +3,7 @@ import type { ApiRouter } from '../http/api-router.js';
 import { agentRoutes } from './agents.routes.js';
 import { conversationRoutes } from './conversations.routes.js';
 import { converseRoutes } from './converse.routes.js';
+import { datasetRoutes } from './datasets.routes.js';
 import { docsRoutes } from './docs.routes.js';
 import { healthRoutes } from './health.routes.js';
 import { mcpServerRoutes } from './mcp-servers.routes.js';
@@ -36,6 +37,7 @@ export function buildRouters(deps: AppDeps): ApiRouter[] {
     skillRoutes(deps),
     promptRoutes(deps),
     schemaRoutes(deps),
+    datasetRoutes(deps),
     ...conversationRoutes(deps),
     ...converseRoutes(deps),
     ...runListRoutes(deps),

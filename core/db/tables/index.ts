@@ -37,6 +37,7 @@ import type { GatewayBudgetLeasesTable } from './gateway-budget-leases.js';
 import type { WebhooksTable } from './webhooks.js';
 import type { RunWebhooksTable } from './webhooks-runs.js';
 import type { WebhookDeliveriesTable } from './webhooks-deliveries.js';
+import type { DatasetRowsTable, DatasetsTable } from './datasets.js';
 
 export type * from './columns.js';
 export * from './projects.js';
@@ -71,6 +72,7 @@ export * from './gateway-budget-leases.js';
 export * from './webhooks.js';
 export * from './webhooks-runs.js';
 export * from './webhooks-deliveries.js';
+export * from './datasets.js';
 
 declare module 'knex/types/tables.js' {
   interface Tables {
@@ -106,5 +108,7 @@ declare module 'knex/types/tables.js' {
     webhooks: WebhooksTable;
     run_webhooks: RunWebhooksTable;
     webhook_deliveries: WebhookDeliveriesTable;
+    datasets: DatasetsTable;
+    dataset_rows: DatasetRowsTable;
   }
 }
