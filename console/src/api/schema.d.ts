@@ -615,6 +615,84 @@ export interface paths {
         patch: operations["patchApiAgentServerSchemasId"];
         trace?: never;
     };
+    "/api/agent-server/datasets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a project's datasets, newest first, each with its row_count */
+        get: operations["getApiAgentServerDatasets"];
+        put?: never;
+        /**
+         * Create a dataset, optionally with its first rows
+         * @description Rows for evaluations: each an `input` (a user message, as converse takes it), an optional `context` (template variables) and an optional `expected_output` (text or any JSON). Names are unique per project (409). At most 10000 rows per request and 1048576 bytes of JSON per row (400 naming the row); the whole body at most MAX_BODY_BYTES (413).
+         */
+        post: operations["postApiAgentServerDatasets"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agent-server/datasets/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a dataset with its row_count */
+        get: operations["getApiAgentServerDatasetsId"];
+        put?: never;
+        post?: never;
+        /** Delete a dataset and all its rows */
+        delete: operations["deleteApiAgentServerDatasetsId"];
+        options?: never;
+        head?: never;
+        /** Rename a dataset or change its description (rows are added and deleted on their own) */
+        patch: operations["patchApiAgentServerDatasetsId"];
+        trace?: never;
+    };
+    "/api/agent-server/datasets/{id}/rows": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a dataset's rows in the order they were added (limit and offset) */
+        get: operations["getApiAgentServerDatasetsIdRows"];
+        put?: never;
+        /**
+         * Add rows to a dataset, all or none
+         * @description JSON `{rows: [...]}`, or JSON lines (`Content-Type: application/x-ndjson` or `application/jsonl`): one row object per line, blank lines skipped. Any bad row is a 400 naming it (`rows.<index>.<field>`, or `line <n>.<field>` for JSON lines, counting from 1) and nothing is written. At most 10000 rows per request and 1048576 bytes of JSON per row (400 naming the row); the whole body at most MAX_BODY_BYTES (413).
+         */
+        post: operations["postApiAgentServerDatasetsIdRows"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agent-server/datasets/{id}/rows/{row_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete one row of a dataset */
+        delete: operations["deleteApiAgentServerDatasetsIdRowsRowId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/agent-server/conversations": {
         parameters: {
             query?: never;
@@ -878,6 +956,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/agent-server/runs/{run_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a run: stop its turn in any state, keeping or removing what it produced
+         * @description Stops the run whether it is queued, running or awaiting approval: the model call is aborted and running tool calls are cancelled; the run ends `cancelled` (event `run.cancelled {action}`), within a second. `interrupt` keeps what the turn produced (a cut-off answer as far as it streamed; tool calls without a result are answered "cancelled", so the next turn is valid for every vendor). `rollback` removes the run's messages (its user message too), summaries and events from the conversation; the run stays, with `rolled_back: true`. Answers with the run once it has ended; a cancelled run again answers 200; a run that completed or failed answers 409.
+         */
+        post: operations["postApiAgentServerRunsRunIdCancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/agent-server/usage": {
         parameters: {
             query?: never;
@@ -980,6 +1078,89 @@ export interface paths {
         get: operations["getApiAgentServerTracesTraceId"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agent-server/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a project's webhooks, newest first */
+        get: operations["getApiAgentServerWebhooks"];
+        put?: never;
+        /**
+         * Register a webhook
+         * @description `secret` is returned in this response only (stored encrypted). Every delivery is a POST of `{type, timestamp, data}` signed the Standard Webhooks way: `webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`; retried with backoff until a 2xx answer or WEBHOOK_EXPIRE_MS.
+         */
+        post: operations["postApiAgentServerWebhooks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agent-server/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a webhook (without its secret) */
+        get: operations["getApiAgentServerWebhooksId"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook
+         * @description Its deliveries go with it; one being retried is not attempted again.
+         */
+        delete: operations["deleteApiAgentServerWebhooksId"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a webhook
+         * @description `events`, when given, replaces the list. The secret does not change.
+         */
+        patch: operations["patchApiAgentServerWebhooksId"];
+        trace?: never;
+    };
+    "/api/agent-server/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A webhook's deliveries with their attempts, newest first */
+        get: operations["getApiAgentServerWebhooksIdDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agent-server/webhooks/{id}/deliveries/{delivery_id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery again
+         * @description The same body and `webhook-id`, with a new round of attempts. 409 while the delivery is still being attempted or the webhook is disabled.
+         */
+        post: operations["postApiAgentServerWebhooksIdDeliveriesDeliveryIdRedeliver"];
         delete?: never;
         options?: never;
         head?: never;
@@ -6125,6 +6306,678 @@ export interface operations {
             };
         };
     };
+    getApiAgentServerDatasets: {
+        parameters: {
+            query: {
+                project_id: string;
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** Format: uuid */
+                            id?: string;
+                            /** Format: uuid */
+                            project_id?: string;
+                            name?: string;
+                            description?: string | null;
+                            /** @description How many rows the dataset holds */
+                            row_count?: number;
+                            /** Format: date-time */
+                            created_at?: string;
+                            /**
+                             * Format: date-time
+                             * @description Changed by an update and by rows added or deleted
+                             */
+                            updated_at?: string;
+                        }[];
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postApiAgentServerDatasets: {
+        parameters: {
+            query: {
+                project_id: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    description?: string | null;
+                    /** @description Rows to start with (at most 10000) */
+                    rows?: {
+                        /** @description The user message: text, or content parts as converse takes them (`{type: "text", text}`, `{type: "image_url", image_url: {url}}`) */
+                        input: string | ({
+                            /** @constant */
+                            type: "image_url";
+                            image_url: {
+                                url: string;
+                            };
+                        } | {
+                            /** @constant */
+                            type: "text";
+                            text: string;
+                        })[];
+                        /** @description Template variables, as a conversation's `context` */
+                        context?: {
+                            "/^[A-Za-z_][A-Za-z0-9_.]*$/"?: unknown[] | boolean | number | Record<string, never> | string | null;
+                        } & {
+                            [key: string]: unknown[] | boolean | number | Record<string, never> | string | null;
+                        };
+                        /** @description What a good answer is: text or any JSON value */
+                        expected_output?: unknown[] | boolean | number | Record<string, never> | string | null;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** Format: uuid */
+                            id?: string;
+                            /** Format: uuid */
+                            project_id?: string;
+                            name?: string;
+                            description?: string | null;
+                            /** @description How many rows the dataset holds */
+                            row_count?: number;
+                            /** Format: date-time */
+                            created_at?: string;
+                            /**
+                             * Format: date-time
+                             * @description Changed by an update and by rows added or deleted
+                             */
+                            updated_at?: string;
+                        };
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getApiAgentServerDatasetsId: {
+        parameters: {
+            query?: {
+                project_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** Format: uuid */
+                            id?: string;
+                            /** Format: uuid */
+                            project_id?: string;
+                            name?: string;
+                            description?: string | null;
+                            /** @description How many rows the dataset holds */
+                            row_count?: number;
+                            /** Format: date-time */
+                            created_at?: string;
+                            /**
+                             * Format: date-time
+                             * @description Changed by an update and by rows added or deleted
+                             */
+                            updated_at?: string;
+                        };
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteApiAgentServerDatasetsId: {
+        parameters: {
+            query?: {
+                project_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: Record<string, never>;
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    patchApiAgentServerDatasetsId: {
+        parameters: {
+            query?: {
+                project_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    description?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** Format: uuid */
+                            id?: string;
+                            /** Format: uuid */
+                            project_id?: string;
+                            name?: string;
+                            description?: string | null;
+                            /** @description How many rows the dataset holds */
+                            row_count?: number;
+                            /** Format: date-time */
+                            created_at?: string;
+                            /**
+                             * Format: date-time
+                             * @description Changed by an update and by rows added or deleted
+                             */
+                            updated_at?: string;
+                        };
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getApiAgentServerDatasetsIdRows: {
+        parameters: {
+            query?: {
+                project_id?: string;
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** Format: uuid */
+                            id?: string;
+                            /** Format: uuid */
+                            dataset_id?: string;
+                            input?: string | {
+                                [key: string]: unknown;
+                            }[];
+                            context?: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @description null when the row has none */
+                            expected_output?: unknown[] | boolean | number | Record<string, never> | string | null;
+                            /** Format: date-time */
+                            created_at?: string;
+                        }[];
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postApiAgentServerDatasetsIdRows: {
+        parameters: {
+            query?: {
+                project_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The rows to add, in order (1 to 10000) */
+                    rows: {
+                        /** @description The user message: text, or content parts as converse takes them (`{type: "text", text}`, `{type: "image_url", image_url: {url}}`) */
+                        input: string | ({
+                            /** @constant */
+                            type: "image_url";
+                            image_url: {
+                                url: string;
+                            };
+                        } | {
+                            /** @constant */
+                            type: "text";
+                            text: string;
+                        })[];
+                        /** @description Template variables, as a conversation's `context` */
+                        context?: {
+                            "/^[A-Za-z_][A-Za-z0-9_.]*$/"?: unknown[] | boolean | number | Record<string, never> | string | null;
+                        } & {
+                            [key: string]: unknown[] | boolean | number | Record<string, never> | string | null;
+                        };
+                        /** @description What a good answer is: text or any JSON value */
+                        expected_output?: unknown[] | boolean | number | Record<string, never> | string | null;
+                    }[];
+                };
+                "application/x-ndjson": unknown;
+                "application/jsonl": unknown;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** Format: uuid */
+                            dataset_id?: string;
+                            /** @description Rows this request added */
+                            added?: number;
+                            /** @description Rows the dataset holds now */
+                            row_count?: number;
+                        };
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteApiAgentServerDatasetsIdRowsRowId: {
+        parameters: {
+            query?: {
+                project_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+                row_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: Record<string, never>;
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     getApiAgentServerConversations: {
         parameters: {
             query: {
@@ -6870,6 +7723,11 @@ export interface operations {
                             [key: string]: unknown;
                         };
                     };
+                    /**
+                     * Format: uri
+                     * @description A one-off endpoint for this run's events (run.paused, run.completed, run.failed, run.cancelled), signed with a secret made for this run: `webhook_secret` in the answer (the `Webhook-Secret` header when streaming)
+                     */
+                    webhook?: string;
                 };
             };
         };
@@ -6939,6 +7797,8 @@ export interface operations {
                                     [key: string]: unknown;
                                 };
                             } | null;
+                            /** @description Cancelled with `rollback`: the run's messages, summaries and events were removed from the conversation */
+                            rolled_back?: boolean;
                             trace_id?: string | null;
                             workflow_id?: string;
                             temporal_ui_url?: string | null;
@@ -6988,6 +7848,8 @@ export interface operations {
                             first_token_ms?: number | null;
                             /** @description Time spent paused for approval, every pause of the turn (a pause under way counts until now); null when it never paused, or once the run events are pruned */
                             approval_wait_ms?: number | null;
+                            /** @description The secret signing this run's one-off `webhook` deliveries (Standard Webhooks `whsec_…`); answered again to a retry with the same message_id, never shown by GET /runs */
+                            webhook_secret?: string;
                         };
                         status: number;
                         errorDetails: Record<string, never>;
@@ -7101,6 +7963,8 @@ export interface operations {
                                     [key: string]: unknown;
                                 };
                             } | null;
+                            /** @description Cancelled with `rollback`: the run's messages, summaries and events were removed from the conversation */
+                            rolled_back?: boolean;
                             trace_id?: string | null;
                             workflow_id?: string;
                             temporal_ui_url?: string | null;
@@ -7353,6 +8217,8 @@ export interface operations {
                                     [key: string]: unknown;
                                 };
                             } | null;
+                            /** @description Cancelled with `rollback`: the run's messages, summaries and events were removed from the conversation */
+                            rolled_back?: boolean;
                             trace_id?: string | null;
                             workflow_id?: string;
                             temporal_ui_url?: string | null;
@@ -7528,6 +8394,8 @@ export interface operations {
                                     [key: string]: unknown;
                                 };
                             } | null;
+                            /** @description Cancelled with `rollback`: the run's messages, summaries and events were removed from the conversation */
+                            rolled_back?: boolean;
                             trace_id?: string | null;
                             workflow_id?: string;
                             temporal_ui_url?: string | null;
@@ -7695,6 +8563,8 @@ export interface operations {
                                     [key: string]: unknown;
                                 };
                             } | null;
+                            /** @description Cancelled with `rollback`: the run's messages, summaries and events were removed from the conversation */
+                            rolled_back?: boolean;
                             trace_id?: string | null;
                             workflow_id?: string;
                             temporal_ui_url?: string | null;
@@ -7871,6 +8741,8 @@ export interface operations {
                                     [key: string]: unknown;
                                 };
                             } | null;
+                            /** @description Cancelled with `rollback`: the run's messages, summaries and events were removed from the conversation */
+                            rolled_back?: boolean;
                             trace_id?: string | null;
                             workflow_id?: string;
                             temporal_ui_url?: string | null;
@@ -8055,6 +8927,189 @@ export interface operations {
             };
             /** @description Unauthorized */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postApiAgentServerRunsRunIdCancel: {
+        parameters: {
+            query?: {
+                project_id?: string;
+            };
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description `interrupt`: keep what the turn produced so far (tool calls without a result are answered "cancelled"); `rollback`: remove its messages, summaries and events from the conversation, as if it had not happened
+                     * @enum {string}
+                     */
+                    action: "interrupt" | "rollback";
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** Format: uuid */
+                            run_id?: string;
+                            /** Format: uuid */
+                            project_id?: string;
+                            /** Format: uuid */
+                            agent_id?: string | null;
+                            agent_name?: string | null;
+                            conversation_id?: string;
+                            /** Format: uuid */
+                            thread_id?: string;
+                            message_id?: string;
+                            /** @enum {string} */
+                            status?: "queued" | "running" | "awaiting_approval" | "completed" | "failed" | "cancelled";
+                            output?: {
+                                /** @constant */
+                                role?: "assistant";
+                                content?: string;
+                                /** @description The answer parsed and validated against the agent's schema */
+                                structured?: unknown[] | boolean | number | Record<string, never> | string | null;
+                            } | null;
+                            tool_calls?: {
+                                [key: string]: unknown;
+                            }[];
+                            usage?: {
+                                /** @description Every prompt token of the turn's model calls */
+                                input_tokens?: number;
+                                output_tokens?: number;
+                                /** @description Of input_tokens, read from the prompt cache; present once a call reported some */
+                                cache_read_tokens?: number;
+                                /** @description Of input_tokens, written to the prompt cache; present once a call reported some */
+                                cache_write_tokens?: number;
+                            };
+                            /** @description The provider-side model id the turn called */
+                            model?: string | null;
+                            /** @description What the run's model calls cost (summaries included), each at its model's price (its Model's `pricing`, else the shipped list price): the figures on their spans and in the usage endpoints. Runs stored before costs were recorded show their tokens at today's price. Null when no price is known. */
+                            cost_usd?: number | null;
+                            error?: {
+                                code?: string;
+                                message?: string;
+                                details?: unknown[] | boolean | number | Record<string, never> | string | null;
+                            } | null;
+                            warnings?: string[];
+                            /** Format: uuid */
+                            prompt_version_id?: string | null;
+                            /** @description What this turn was asked to run with instead of the agent's configuration (converse `overrides`) */
+                            overrides?: {
+                                /** Format: uuid */
+                                prompt_version_id?: string;
+                                /** Format: uuid */
+                                model_id?: string;
+                                parameters?: {
+                                    [key: string]: unknown;
+                                };
+                            } | null;
+                            /** @description Cancelled with `rollback`: the run's messages, summaries and events were removed from the conversation */
+                            rolled_back?: boolean;
+                            trace_id?: string | null;
+                            workflow_id?: string;
+                            temporal_ui_url?: string | null;
+                            /** @description What the model could see this turn: offered tools (and their MCP server), servers listed, the sandbox tool and why */
+                            tools?: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @description While status is awaiting_approval: the tool calls waiting for a decision */
+                            pending_approvals?: {
+                                [key: string]: unknown;
+                            }[];
+                            /** @description Decisions taken on this run's tool calls: id, step, decision, by (user or timeout), at */
+                            approvals?: {
+                                [key: string]: unknown;
+                            }[];
+                            /** @description While the run waits for someone: why, since when, until when */
+                            pause?: {
+                                /** @constant */
+                                reason?: "approval";
+                                /**
+                                 * Format: date-time
+                                 * @description When the run paused
+                                 */
+                                since?: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the wait ends by itself (the agent's approval_timeout_ms declines what is undecided)
+                                 */
+                                timeout_at?: string | null;
+                                details?: {
+                                    /** @description The tool calls still waiting for a decision */
+                                    pending_call_ids?: string[];
+                                };
+                            } | null;
+                            /** Format: date-time */
+                            created_at?: string;
+                            /**
+                             * Format: date-time
+                             * @description When a worker began the turn
+                             */
+                            started_at?: string | null;
+                            /** Format: date-time */
+                            finished_at?: string | null;
+                            /** @description From created_at to finished_at (waits included); null until the run ends */
+                            duration_ms?: number | null;
+                            /** @description From created_at to the turn's first output (streamed text, or a tool call); null before it and once the run events are pruned (RUN_EVENTS_RETENTION_DAYS) */
+                            first_token_ms?: number | null;
+                            /** @description Time spent paused for approval, every pause of the turn (a pause under way counts until now); null when it never paused, or once the run events are pruned */
+                            approval_wait_ms?: number | null;
+                        };
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -8533,6 +9588,606 @@ export interface operations {
                                 status_code?: string;
                                 children?: Record<string, never>[];
                             }[];
+                        };
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getApiAgentServerWebhooks: {
+        parameters: {
+            query: {
+                project_id: string;
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** Format: uuid */
+                            id?: string;
+                            /** Format: uuid */
+                            project_id?: string;
+                            url?: string;
+                            events?: string[];
+                            enabled?: boolean;
+                            /** Format: date-time */
+                            created_at?: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                        }[];
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postApiAgentServerWebhooks: {
+        parameters: {
+            query: {
+                project_id: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uri
+                     * @description Where deliveries are POSTed; sent through the egress policy (EGRESS_ALLOW / EGRESS_DENY)
+                     */
+                    url: string;
+                    /** @description The events delivered: one or more of run.paused, run.completed, run.failed, run.cancelled, eval.completed, budget.threshold */
+                    events: ("run.paused" | "run.completed" | "run.failed" | "run.cancelled" | "eval.completed" | "budget.threshold")[];
+                    /**
+                     * @description A disabled webhook receives nothing
+                     * @default true
+                     */
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** Format: uuid */
+                            id?: string;
+                            /** Format: uuid */
+                            project_id?: string;
+                            url?: string;
+                            events?: string[];
+                            enabled?: boolean;
+                            /** Format: date-time */
+                            created_at?: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                            /** @description Shown once: `whsec_` + base64 of 32 random bytes (the HMAC-SHA256 key is the decoded bytes), for verifying `webhook-signature` (Standard Webhooks) */
+                            secret?: string;
+                        };
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getApiAgentServerWebhooksId: {
+        parameters: {
+            query?: {
+                project_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** Format: uuid */
+                            id?: string;
+                            /** Format: uuid */
+                            project_id?: string;
+                            url?: string;
+                            events?: string[];
+                            enabled?: boolean;
+                            /** Format: date-time */
+                            created_at?: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                        };
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteApiAgentServerWebhooksId: {
+        parameters: {
+            query?: {
+                project_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: Record<string, never>;
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    patchApiAgentServerWebhooksId: {
+        parameters: {
+            query?: {
+                project_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uri
+                     * @description Where deliveries are POSTed; sent through the egress policy (EGRESS_ALLOW / EGRESS_DENY)
+                     */
+                    url?: string;
+                    /** @description The events delivered: one or more of run.paused, run.completed, run.failed, run.cancelled, eval.completed, budget.threshold */
+                    events?: ("run.paused" | "run.completed" | "run.failed" | "run.cancelled" | "eval.completed" | "budget.threshold")[];
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** Format: uuid */
+                            id?: string;
+                            /** Format: uuid */
+                            project_id?: string;
+                            url?: string;
+                            events?: string[];
+                            enabled?: boolean;
+                            /** Format: date-time */
+                            created_at?: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                        };
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getApiAgentServerWebhooksIdDeliveries: {
+        parameters: {
+            query?: {
+                project_id?: string;
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description Also the `webhook-id` header of every attempt (receivers deduplicate on it)
+                             */
+                            id?: string;
+                            /** Format: uuid */
+                            webhook_id?: string | null;
+                            /** Format: uuid */
+                            run_id?: string | null;
+                            event_type?: string;
+                            url?: string;
+                            /**
+                             * @description pending: being attempted; delivered: acknowledged (2xx); failed: expired unacknowledged
+                             * @enum {string}
+                             */
+                            status?: "pending" | "delivered" | "failed";
+                            attempts?: {
+                                /** Format: date-time */
+                                at?: string;
+                                /** @description The endpoint's HTTP status; null: no answer */
+                                status_code?: number | null;
+                                /** @description Why the attempt failed (`HTTP 503`, `timeout`, `egress_denied: …`, `connection_failed: …`) */
+                                error?: string | null;
+                                duration_ms?: number;
+                            }[];
+                            /** @description The body sent: `{type, timestamp, data}` */
+                            payload?: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            created_at?: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                        }[];
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postApiAgentServerWebhooksIdDeliveriesDeliveryIdRedeliver: {
+        parameters: {
+            query?: {
+                project_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description Also the `webhook-id` header of every attempt (receivers deduplicate on it)
+                             */
+                            id?: string;
+                            /** Format: uuid */
+                            webhook_id?: string | null;
+                            /** Format: uuid */
+                            run_id?: string | null;
+                            event_type?: string;
+                            url?: string;
+                            /**
+                             * @description pending: being attempted; delivered: acknowledged (2xx); failed: expired unacknowledged
+                             * @enum {string}
+                             */
+                            status?: "pending" | "delivered" | "failed";
+                            attempts?: {
+                                /** Format: date-time */
+                                at?: string;
+                                /** @description The endpoint's HTTP status; null: no answer */
+                                status_code?: number | null;
+                                /** @description Why the attempt failed (`HTTP 503`, `timeout`, `egress_denied: …`, `connection_failed: …`) */
+                                error?: string | null;
+                                duration_ms?: number;
+                            }[];
+                            /** @description The body sent: `{type, timestamp, data}` */
+                            payload?: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            created_at?: string;
+                            /** Format: date-time */
+                            updated_at?: string;
                         };
                         status: number;
                         errorDetails: Record<string, never>;

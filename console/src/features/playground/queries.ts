@@ -100,6 +100,22 @@ export function useSend(projectId: string | undefined) {
 }
 
 /** Approves or declines paused tool calls; the run's stream shows the turn going on. */
+/**
+ * Cancels the turn, keeping what it produced (`interrupt`): the model call or
+ * tool call is stopped on the server, and the stream ends with `run.cancelled`.
+ */
+export function useCancel(runId: string, projectId: string | undefined) {
+  return useMutation({
+    mutationFn: () =>
+      unwrap<Run>(
+        api.POST('/api/agent-server/runs/{run_id}/cancel', {
+          params: { path: { run_id: runId }, query: { project_id: projectId! } },
+          body: { action: 'interrupt' },
+        }),
+      ),
+  });
+}
+
 export function useDecide(runId: string, projectId: string | undefined) {
   const client = useQueryClient();
   return useMutation({

@@ -3,8 +3,8 @@ import { useQueryClient } from '@tanstack/react-query';
 import { useMemo, type ReactNode } from 'react';
 import { ErrorAlert } from '../../components/error-alert.js';
 import type { Model, PromptVersion } from '../../api/types.js';
-import { useDecide, useRun } from './queries.js';
-import { followAgain, stopFollowing, useRunEvents } from './run-events.js';
+import { useCancel, useDecide, useRun } from './queries.js';
+import { followAgain, useRunEvents } from './run-events.js';
 import { StructuredOutput } from './structured.js';
 import { ToolCall } from './tool-call.js';
 import { foldRun, isLive, type StepView, type ToolCallView, type TurnStatus } from './transcript.js';
@@ -90,6 +90,7 @@ export function Turn({
   const live = isLive(view.status) && !stopped;
   const run = useRun(runId, ctx.projectId, view.status, !live || view.status === 'awaiting_approval');
   const decide = useDecide(runId, ctx.projectId);
+  const cancel = useCancel(runId, ctx.projectId);
   const decided = new Map((run.data?.approvals ?? []).map((a) => [String(a.id), String(a.decision)]));
 
   const renderCall = (c: ToolCallView) => {
@@ -146,23 +147,23 @@ export function Turn({
         </Stack>
       )}
       <ErrorAlert error={decide.error} />
+      <ErrorAlert error={cancel.error} />
       {stopped && <StoppedNotice onFollow={() => void followAgain(client, runId)} />}
       <Group gap="sm">
         <Badge size="sm" variant="light" color={STATUS_COLOR[view.status]}>
           {view.status.replace('_', ' ')}
         </Badge>
-        {live && view.status !== 'awaiting_approval' && (
-          <>
-            <Loader size="xs" aria-label="Streaming" />
-            <Button
-              size="compact-xs"
-              variant="default"
-              title="Stop following this turn's stream (the run goes on on the server)"
-              onClick={() => stopFollowing(client, runId)}
-            >
-              Stop
-            </Button>
-          </>
+        {live && view.status !== 'awaiting_approval' && <Loader size="xs" aria-label="Streaming" />}
+        {live && (
+          <Button
+            size="compact-xs"
+            variant="default"
+            title="Cancel this turn: the model call or tool call stops; what it produced so far stays"
+            loading={cancel.isPending}
+            onClick={() => cancel.mutate()}
+          >
+            Stop
+          </Button>
         )}
         <TurnStats run={run.data} view={view} versions={ctx.versions} models={ctx.models} />
       </Group>
