@@ -35,6 +35,8 @@ interface Made {
   model: string;
   mcpId: string;
   mcpToken: string;
+  webhookId: string;
+  webhookSecret: string;
 }
 
 describe('rotating SECRETS_KEY', () => {
@@ -94,6 +96,12 @@ describe('rotating SECRETS_KEY', () => {
       },
     );
     expect(mcp.status).toBe(200);
+    const hook = await api.request<{ id: string; secret: string }>(
+      'POST',
+      `/api/agent-server/webhooks?project_id=${project.id}`,
+      { url: 'http://127.0.0.1:9/hook', events: ['run.completed'] },
+    );
+    expect(hook.status).toBe(200);
     return {
       apiKey,
       tenant,
@@ -101,6 +109,8 @@ describe('rotating SECRETS_KEY', () => {
       model: `${provider.name}/m`,
       mcpId: mcp.body.data.id,
       mcpToken,
+      webhookId: hook.body.data.id,
+      webhookSecret: hook.body.data.secret,
     };
   }
 
@@ -126,6 +136,9 @@ describe('rotating SECRETS_KEY', () => {
       expect(api.server.deps.secrets.decryptJson(row.headers_enc)).toMatchObject({
         Authorization: `Bearer ${m.mcpToken}`,
       });
+      // A webhook's secret, as its deliveries are signed with it.
+      const hook = (await db('webhooks').where({ id: m.webhookId }).first()) as { secret_enc: string };
+      expect(api.server.deps.secrets.decrypt(hook.secret_enc)).toBe(m.webhookSecret);
     }
   }
 
@@ -182,6 +195,8 @@ describe('rotating SECRETS_KEY', () => {
       'providers.api_key_enc': { reEncrypted: 2, alreadyCurrent: 1, undecryptable: 0 },
       'providers.headers_enc': { reEncrypted: 2, alreadyCurrent: 1, undecryptable: 0 },
       'mcp_servers.headers_enc': { reEncrypted: 2, alreadyCurrent: 1, undecryptable: 1 },
+      'webhooks.secret_enc': { reEncrypted: 2, alreadyCurrent: 1, undecryptable: 0 },
+      'run_webhooks.secret_enc': { reEncrypted: 0, alreadyCurrent: 0, undecryptable: 0 },
     });
     expect(first.undecryptable).toEqual([{ table: 'mcp_servers', id: lost!.id, column: 'headers_enc' }]);
     expect(first.check).toBe('left under the previous key');
@@ -200,6 +215,8 @@ describe('rotating SECRETS_KEY', () => {
       'providers.api_key_enc': { reEncrypted: 0, alreadyCurrent: 3, undecryptable: 0 },
       'providers.headers_enc': { reEncrypted: 0, alreadyCurrent: 3, undecryptable: 0 },
       'mcp_servers.headers_enc': { reEncrypted: 0, alreadyCurrent: 3, undecryptable: 0 },
+      'webhooks.secret_enc': { reEncrypted: 0, alreadyCurrent: 3, undecryptable: 0 },
+      'run_webhooks.secret_enc': { reEncrypted: 0, alreadyCurrent: 0, undecryptable: 0 },
     });
     expect(second.check).toBe('rotated');
     await expectReadable(mid, [...underA, underB]);
@@ -217,6 +234,8 @@ describe('rotating SECRETS_KEY', () => {
       'providers.api_key_enc: 0 re-encrypted, 3 already under SECRETS_KEY',
       'providers.headers_enc: 0 re-encrypted, 3 already under SECRETS_KEY',
       'mcp_servers.headers_enc: 0 re-encrypted, 3 already under SECRETS_KEY',
+      'webhooks.secret_enc: 0 re-encrypted, 3 already under SECRETS_KEY',
+      'run_webhooks.secret_enc: 0 re-encrypted, 0 already under SECRETS_KEY',
       'secrets check: already current',
       'rotation finished: remove SECRETS_KEY_PREVIOUS from every api and worker, then restart them',
     ]);
