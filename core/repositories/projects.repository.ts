@@ -20,6 +20,7 @@ const PROJECT_CONTENTS = [
   { table: 'mcp_servers', type: 'mcp_server', label: 'name' },
   { table: 'agents', type: 'agent', label: 'name' },
   { table: 'conversations', type: 'conversation', label: null },
+  { table: 'datasets', type: 'dataset', label: 'name' },
 ] as const;
 /** Enough to tell the caller what is left without turning the error into a dump. */
 const CONTENTS_PER_TABLE = 20;

@@ -281,10 +281,13 @@ describe('Datasets API over real HTTP and Postgres', () => {
     expect((await api.request('PATCH', `${D}/${second.id}`, { name })).status).toBe(409);
   });
 
-  it('goes with its project', async () => {
+  it('keeps its project from being deleted until it is deleted itself', async () => {
     const project = await createProject(api);
     const dataset = await createDataset(project.id, { rows: [{ input: 'x' }] });
+    const refused = await api.request('DELETE', `/api/agent-server/projects/${project.id}`);
+    expect(refused.status).toBe(409);
+    expect(refused.text).toContain(dataset.id);
+    expect((await api.request('DELETE', `${D}/${dataset.id}`)).status).toBe(200);
     expect((await api.request('DELETE', `/api/agent-server/projects/${project.id}`)).status).toBe(200);
-    expect((await api.request('GET', `${D}/${dataset.id}`)).status).toBe(404);
   });
 });
