@@ -10,6 +10,8 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { startEverythingServer, type RunningMcp } from '../../fixtures/mcp-servers.js';
+import { uniqueName } from '../../helpers/factories.js';
 import { noTemporal } from '../../helpers/services.js';
 import { useSessionWorld, waitFor } from './session-harness.js';
 
@@ -243,6 +245,68 @@ describe.skipIf(noTemporal())('webhooks', () => {
       `${WEBHOOKS}/${hook.id}/deliveries/00000000-0000-4000-8000-000000000000/redeliver`,
     );
     expect(unknown.status).toBe(404);
+  });
+
+  it('announces a pause for approval, its cancellation and a failed turn, each once', async () => {
+    const everything: RunningMcp = await startEverythingServer('streamableHttp');
+    try {
+      const hook = await register({
+        url: receiver.url,
+        events: ['run.paused', 'run.cancelled', 'run.failed'],
+      });
+      const mcp = await world.fx.api.request<{ id: string }>(
+        'POST',
+        `/api/agent-server/mcp-servers?project_id=${world.fx.projectId}`,
+        { name: uniqueName('mcp'), endpoint: everything.url },
+      );
+      expect(mcp.status, mcp.text).toBe(200);
+      const agent = await world.fx.agent({
+        mcp_servers: [
+          { mcp_server_id: mcp.body.data.id, tool_filters: ['echo'], tools_requiring_approval: ['echo'] },
+        ],
+      });
+      world.fx.vendor.script({ reply: { tool_calls: [{ name: 'echo', arguments: { message: 'x' } }] } });
+      const paused = await world.fx.converse({
+        agent_id: agent.id,
+        message: 'echo x',
+        context: { role: 'a helper' },
+      });
+      expect(paused.body.data.status).toBe('awaiting_approval');
+      const runId = paused.body.data.run_id;
+      const cancelled = await world.fx.api.request('POST', `/api/agent-server/runs/${runId}/cancel`, {
+        action: 'interrupt',
+      });
+      expect(cancelled.status, cancelled.text).toBe(200);
+
+      const got = await waitFor(() => {
+        const r = receiver.forRun(runId);
+        return r.length >= 2 ? r : undefined;
+      });
+      expect(got.map((r) => r.payload.type)).toEqual(['run.paused', 'run.cancelled']);
+      expect(verify(hook.secret!, got[0]!)).toMatchObject({
+        data: { status: 'awaiting_approval', pause: { reason: 'approval' } },
+      });
+      expect(verify(hook.secret!, got[1]!)).toMatchObject({ data: { status: 'cancelled' } });
+
+      world.fx.vendor.script({ error: { status: 400, message: 'no such thing' } });
+      const failed = await world.fx.converse({
+        agent_id: agent.id,
+        message: 'fail',
+        context: { role: 'a helper' },
+      });
+      expect(failed.body.data.status).toBe('failed');
+      const [f] = await waitFor(() => {
+        const r = receiver.forRun(failed.body.data.run_id);
+        return r.length ? r : undefined;
+      });
+      expect(verify(hook.secret!, f!)).toMatchObject({ type: 'run.failed', data: { status: 'failed' } });
+      // Nothing was announced twice.
+      await new Promise((r) => setTimeout(r, 500));
+      expect(receiver.forRun(runId)).toHaveLength(2);
+      expect(receiver.forRun(failed.body.data.run_id)).toHaveLength(1);
+    } finally {
+      await everything.stop();
+    }
   });
 
   it('never dials an address the egress policy refuses: each attempt fails saying so, then the delivery fails', async () => {
