@@ -172,4 +172,37 @@ describe.skipIf(noTemporal() || noBrowser())('console: sessions and approvals', 
     expect(await calls.textContent()).toContain('approved words');
     expect(world.problems()).toEqual([]);
   });
+
+  it("a waiting run's details cancel it and roll it back: the transcript loses the turn, the run says so", async () => {
+    const srv = await stack.api.request<{ id: string }>(
+      'POST',
+      `/api/agent-server/mcp-servers?project_id=${world.projectId}`,
+      { name: uniqueName('mcp'), endpoint: everything.url },
+    );
+    const agent = await world.agent({
+      mcp_servers: [
+        { mcp_server_id: srv.body.data.id, tool_filters: ['echo'], tools_requiring_approval: ['echo'] },
+      ],
+    });
+    stack.vendor.reset();
+    stack.vendor.script({ reply: { tool_calls: [{ name: 'echo', arguments: { message: 'regret' } }] } });
+    const run = await world.converse({ agent_id: agent.id, message: 'Something to take back' });
+    expect(run.status).toBe('awaiting_approval');
+
+    const page = await world.open(`/sessions/${run.conversation_id}`);
+    await page.getByText('Something to take back').first().waitFor();
+    const runRow = page.locator(`tr[data-run-id="${run.run_id}"]`);
+    await runRow.getByRole('button', { name: 'Details' }).click();
+    await page.getByRole('button', { name: 'Cancel and roll back' }).click();
+    await page.getByText('Rolled back', { exact: true }).waitFor();
+    await runRow.getByText('cancelled').waitFor();
+    await page.getByText('Something to take back').waitFor({ state: 'detached' });
+    expect(await page.getByRole('button', { name: 'Cancel and roll back' }).count()).toBe(0);
+    const after = await stack.api.request<RunView & { rolled_back: boolean }>(
+      'GET',
+      `/api/agent-server/runs/${run.run_id}`,
+    );
+    expect(after.body.data).toMatchObject({ status: 'cancelled', rolled_back: true });
+    expect(world.problems()).toEqual([]);
+  });
 });

@@ -1,4 +1,10 @@
-import { keepPreviousData, useInfiniteQuery, useQuery } from '@tanstack/react-query';
+import {
+  keepPreviousData,
+  useInfiniteQuery,
+  useMutation,
+  useQuery,
+  useQueryClient,
+} from '@tanstack/react-query';
 import { api, unwrap } from '../../api/client.js';
 import type { Conversation, ConversationDetail, Message, Run, Summary, Thread } from '../../api/types.js';
 
@@ -105,5 +111,25 @@ export function useSummaries(threadId: string, live: boolean) {
       unwrap<Summary[]>(
         api.GET('/api/agent-server/threads/{id}/summaries', { params: { path: { id: threadId } } }),
       ),
+  });
+}
+
+/**
+ * Cancels a run in any state: `interrupt` keeps what it produced, `rollback`
+ * removes its messages and summaries from the conversation. The run lists,
+ * messages and summaries are read again once it has ended.
+ */
+export function useCancelRun(runId: string, projectId: string | undefined) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (action: 'interrupt' | 'rollback') =>
+      unwrap<Run>(
+        api.POST('/api/agent-server/runs/{run_id}/cancel', {
+          params: { path: { run_id: runId }, query: projectId ? { project_id: projectId } : {} },
+          body: { action },
+        }),
+      ),
+    onSuccess: () =>
+      Promise.all(['runs', 'messages', 'summaries'].map((k) => client.invalidateQueries({ queryKey: [k] }))),
   });
 }

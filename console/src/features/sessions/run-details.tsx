@@ -1,6 +1,8 @@
-import { Alert, Badge, Code, Group, Stack, Table, Text, Title } from '@mantine/core';
+import { Alert, Badge, Button, Code, Group, Stack, Table, Text, Title } from '@mantine/core';
 import type { Run } from '../../api/types.js';
+import { ErrorAlert } from '../../components/error-alert.js';
 import { fmtDate, fmtDuration, prettyJson } from './format.js';
+import { LIVE, useCancelRun } from './queries.js';
 
 interface ToolCall {
   id?: string;
@@ -33,6 +35,40 @@ function Overrides({ overrides }: { overrides: NonNullable<Run['overrides']> }) 
         )}
       </Group>
     </Alert>
+  );
+}
+
+/** Stops a run that has not ended: keeping what it produced, or removing it from the conversation. */
+function CancelRun({ run }: { run: Run }) {
+  const cancel = useCancelRun(run.run_id ?? '', run.project_id);
+  return (
+    <Stack gap={4}>
+      <Group gap="xs">
+        <Button
+          size="compact-xs"
+          variant="default"
+          color="red"
+          loading={cancel.isPending && cancel.variables === 'interrupt'}
+          disabled={cancel.isPending}
+          title="Stop the turn where it is; what it produced so far stays in the conversation"
+          onClick={() => cancel.mutate('interrupt')}
+        >
+          Cancel
+        </Button>
+        <Button
+          size="compact-xs"
+          variant="default"
+          color="red"
+          loading={cancel.isPending && cancel.variables === 'rollback'}
+          disabled={cancel.isPending}
+          title="Stop the turn and remove its messages from the conversation, as if it had not happened"
+          onClick={() => cancel.mutate('rollback')}
+        >
+          Cancel and roll back
+        </Button>
+      </Group>
+      <ErrorAlert error={cancel.error} />
+    </Stack>
   );
 }
 
@@ -70,6 +106,13 @@ export function RunDetails({ run }: { run: Run }) {
           </Text>
         )}
       </Group>
+      {LIVE.has(run.status ?? '') && <CancelRun run={run} />}
+      {run.rolled_back && (
+        <Alert color="gray" variant="light" p="xs" title="Rolled back">
+          This run was cancelled and its messages removed from the conversation; the run is kept for the
+          record.
+        </Alert>
+      )}
       {run.overrides && <Overrides overrides={run.overrides} />}
       {run.error && (
         <Alert color="red" title={run.error.code ?? 'Error'}>
