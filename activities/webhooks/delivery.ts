@@ -22,32 +22,39 @@ export type AttemptOutcome = 'delivered' | 'failed' | 'stopped';
 export function createWebhookDeliveryActivities(deps: WebhookDeliveryDeps) {
   const hooks = new WebhooksRepository(deps.db);
 
-  /** The secret the delivery is signed with: its webhook's, or the one made for its run's one-off URL. */
-  async function secretOf(delivery: { webhook_id: string | null; run_id: string | null }) {
+  /**
+   * Where the delivery goes and the secret it is signed with: its webhook's
+   * as they are now (a URL corrected meanwhile is used at the next attempt),
+   * or its run's one-off URL and the secret made for it.
+   */
+  async function targetOf(delivery: {
+    webhook_id: string | null;
+    run_id: string | null;
+  }): Promise<{ url: string; secret: string } | undefined> {
     if (delivery.webhook_id) {
       const hook = await hooks.findById(delivery.webhook_id);
-      return hook?.enabled ? deps.secrets.decrypt(hook.secret_enc) : undefined;
+      return hook?.enabled ? { url: hook.url, secret: deps.secrets.decrypt(hook.secret_enc) } : undefined;
     }
     const oneOff = delivery.run_id ? await hooks.findRunWebhook(delivery.run_id) : undefined;
-    return oneOff ? deps.secrets.decrypt(oneOff.secret_enc) : undefined;
+    return oneOff ? { url: oneOff.url, secret: deps.secrets.decrypt(oneOff.secret_enc) } : undefined;
   }
 
   return {
     async attemptWebhookDelivery(args: { deliveryId: string; timeoutMs: number }): Promise<AttemptOutcome> {
       const delivery = await hooks.findDelivery(args.deliveryId);
       if (!delivery || delivery.status === 'delivered') return 'stopped';
-      const secret = await secretOf(delivery);
-      if (!secret) {
+      const target = await targetOf(delivery);
+      if (!target) {
         await hooks.setStatus(delivery.id, 'failed');
         return 'stopped';
       }
-      const headers = signedHeaders(secret, delivery.id, delivery.payload);
-      const attempt = await sendWebhook(delivery.url, headers, delivery.payload, args.timeoutMs);
+      const headers = signedHeaders(target.secret, delivery.id, delivery.payload);
+      const attempt = await sendWebhook(target.url, headers, delivery.payload, args.timeoutMs);
       const delivered = attempt.error === null;
-      await hooks.recordAttempt(delivery.id, attempt, delivered ? 'delivered' : 'pending');
+      await hooks.recordAttempt(delivery.id, target.url, attempt, delivered ? 'delivered' : 'pending');
       if (!delivered)
         deps.logger.info(
-          { deliveryId: delivery.id, url: delivery.url, error: attempt.error },
+          { deliveryId: delivery.id, url: target.url, error: attempt.error },
           'webhook delivery attempt failed',
         );
       return delivered ? 'delivered' : 'failed';

@@ -94,12 +94,18 @@ export class WebhooksRepository {
       .offset(page.offset);
   }
 
-  /** One more attempt, and the delivery's status after it. */
-  async recordAttempt(id: string, attempt: WebhookAttempt, status: WebhookDeliveryStatus): Promise<void> {
+  /** One more attempt (made to `url`), and the delivery's status after it. */
+  async recordAttempt(
+    id: string,
+    url: string,
+    attempt: WebhookAttempt,
+    status: WebhookDeliveryStatus,
+  ): Promise<void> {
     await this.db(WebhookDeliveriesTableName)
       .where({ id })
       .update({
         status,
+        url,
         attempts: this.db.raw('attempts || ?::jsonb', [JSON.stringify([attempt])]),
         updated_at: this.db.fn.now(),
       });

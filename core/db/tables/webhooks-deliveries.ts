@@ -24,6 +24,7 @@ export type DbWebhookDelivery = {
   run_id: string | null;
   event_type: string;
   event_key: string;
+  /** Where it was last sent (its webhook's URL at that attempt). */
   url: string;
   /** The exact body sent, `{type, timestamp, data}`. */
   payload: string;
@@ -37,6 +38,7 @@ export type DbWebhookDeliveryInsert = Pick<
   'project_id' | 'webhook_id' | 'run_id' | 'event_type' | 'event_key' | 'url' | 'payload'
 >;
 export type DbWebhookDeliveryUpdate = {
+  url?: string;
   status?: WebhookDeliveryStatus;
   attempts?: JsonText | Knex.Raw;
   updated_at?: Timestamp;

@@ -62,6 +62,7 @@ interface WebhookData {
 }
 interface DeliveryData {
   id: string;
+  url: string;
   run_id: string;
   event_type: string;
   status: string;
@@ -245,6 +246,28 @@ describe.skipIf(noTemporal())('webhooks', () => {
       `${WEBHOOKS}/${hook.id}/deliveries/00000000-0000-4000-8000-000000000000/redeliver`,
     );
     expect(unknown.status).toBe(404);
+  });
+
+  it('sends the retries of a delivery to the URL its webhook was corrected to', async () => {
+    const hook = await register({ url: 'http://127.0.0.1:9/nobody-listens', events: ['run.completed'] });
+    const run = await completedTurn();
+    await waitFor(async () => {
+      const d = (await deliveries(hook.id)).find((x) => x.run_id === run.run_id);
+      return d && d.attempts.length > 0 ? d : undefined;
+    });
+    const fixed = await world.fx.api.request('PATCH', `${WEBHOOKS}/${hook.id}`, { url: receiver.url });
+    expect(fixed.status).toBe(200);
+    const d = await waitFor(async () => {
+      const x = (await deliveries(hook.id)).find((y) => y.run_id === run.run_id);
+      return x?.status === 'delivered' ? x : undefined;
+    });
+    expect(d.attempts[0]).toMatchObject({
+      status_code: null,
+      error: expect.stringMatching(/^connection_failed/) as unknown,
+    });
+    expect(d.attempts.at(-1)).toMatchObject({ status_code: 200, error: null });
+    expect(d.url).toBe(receiver.url);
+    expect(verify(hook.secret!, receiver.forRun(run.run_id)[0]!)).toMatchObject({ type: 'run.completed' });
   });
 
   it('announces a pause for approval, its cancellation and a failed turn, each once', async () => {
