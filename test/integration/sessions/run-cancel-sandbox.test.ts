@@ -1,0 +1,79 @@
+/**
+ * Cancelling a run while its sandbox command runs (the process backend: the
+ * daemon runs commands as local processes, no Docker needed): the turn stops
+ * waiting within a second, the call is answered "cancelled", and the next
+ * turn goes on in the same session.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { uniqueName } from '../../helpers/factories.js';
+import { useSessionWorld, type RunData } from './session-harness.js';
+
+const dataDir = mkdtempSync(path.join(os.tmpdir(), 'run-cancel-sandbox-'));
+
+describe('cancelling a run while a sandbox command runs', () => {
+  beforeAll(() => {
+    execFileSync(
+      process.execPath,
+      [path.resolve(import.meta.dirname, '../../../sandbox-daemon/bundle.mjs')],
+      {
+        stdio: 'ignore',
+      },
+    );
+  });
+  const world = useSessionWorld({
+    SANDBOX_ENABLED: 'true',
+    SANDBOX_BACKEND: 'process',
+    DATA_DIR: dataDir,
+    SANDBOX_IDLE_TIMEOUT_MS: '60000',
+  });
+  afterAll(() => rm(dataDir, { recursive: true, force: true }));
+
+  it('interrupt: the turn stops within a second and the command is answered "cancelled"', async () => {
+    const agent = await world.fx.agent({ sandbox: { enabled: true } }, 'Use the sandbox.');
+    world.fx.vendor.script({
+      reply: { tool_calls: [{ name: 'execute_bash_commands', arguments: { code: 'sleep 30; echo late' } }] },
+    });
+    const conversationId = uniqueName('conv');
+    let started!: (runId: string) => void;
+    const commandStarted = new Promise<string>((r) => (started = r));
+    let runId = '';
+    const stream = world.fx.stream(
+      { agent_id: agent.id, message: 'sleep', conversation_id: conversationId },
+      (ev) => {
+        if (ev.event === 'run.created') runId = ev.data.run_id as string;
+        if (ev.event === 'tool_call.started') started(runId);
+      },
+    );
+    await commandStarted;
+    // The daemon has the command once the activity announced it; give the request a moment to arrive.
+    await new Promise((r) => setTimeout(r, 300));
+
+    const before = performance.now();
+    const res = await world.fx.api.request<RunData>(
+      'POST',
+      `/api/agent-server/runs/${runId}/cancel?project_id=${world.fx.projectId}`,
+      { action: 'interrupt' },
+    );
+    expect(performance.now() - before).toBeLessThan(1_000);
+    expect(res.body.data.status).toBe('cancelled');
+    expect(res.body.data.tool_calls).toEqual([
+      expect.objectContaining({ name: 'execute_bash_commands', is_error: true }),
+    ]);
+    expect(String(res.body.data.tool_calls[0]!.output)).toContain('cancelled');
+    expect((await stream).at(-1)!.event).toBe('run.cancelled');
+
+    world.fx.vendor.script({ reply: { text: 'ok' } });
+    const next = await world.fx.converse({
+      agent_id: agent.id,
+      message: 'again',
+      conversation_id: conversationId,
+    });
+    expect(next.body.data.status).toBe('completed');
+    expect(next.body.data.output?.content).toBe('ok');
+  });
+});
