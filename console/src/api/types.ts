@@ -46,6 +46,8 @@ export type Agent = Row<'getApiAgentServerAgents'>;
 export type Skill = Row<'getApiAgentServerAgentsIdSkills'>;
 export type VirtualKey = Row<'getApiAgentServerVirtualKeys'>;
 export type VirtualKeyWithSecret = Required<Data<'postApiAgentServerVirtualKeys'>>;
+export type Webhook = Row<'getApiAgentServerWebhooks'>;
+export type WebhookWithSecret = Required<Data<'postApiAgentServerWebhooks'>>;
 /** A warning about an agent's configuration, with the field it is about. */
 export type AgentWarning = Required<Item<NonNullable<Data<'postApiAgentServerAgentsCheck'>['warnings']>>>;
 
@@ -56,6 +58,7 @@ export type McpServerBody = Body<'postApiAgentServerMcpServers'>;
 export type AgentBody = Body<'postApiAgentServerAgents'>;
 export type AgentCheckBody = Body<'postApiAgentServerAgentsCheck'>;
 export type VirtualKeyBody = Body<'postApiAgentServerVirtualKeys'>;
+export type WebhookBody = Body<'postApiAgentServerWebhooks'>;
 
 // Prompts
 /** The labels a prompt version can carry, which agents choose their version by. */

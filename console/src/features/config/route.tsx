@@ -8,6 +8,7 @@ import { ModelsPage } from './models/models-page.js';
 import { ProjectsPage } from './projects/projects-page.js';
 import { ProvidersPage } from './providers/providers-page.js';
 import { SchemasPage } from './schemas/schemas-page.js';
+import { WebhooksPage } from './webhooks/webhooks-page.js';
 
 const TABS = [
   { path: 'providers', label: 'Providers', page: <ProvidersPage /> },
@@ -16,6 +17,7 @@ const TABS = [
   { path: 'mcp-servers', label: 'MCP servers', page: <McpPage /> },
   { path: 'agents', label: 'Agents', page: <AgentsPage /> },
   { path: 'virtual-keys', label: 'Virtual keys', page: <KeysPage /> },
+  { path: 'webhooks', label: 'Webhooks', page: <WebhooksPage /> },
   { path: 'projects', label: 'Projects', page: <ProjectsPage /> },
 ];
 

@@ -1,0 +1,91 @@
+import { Alert, Badge, Button, Code, CopyButton, Group, Modal, Stack, Text } from '@mantine/core';
+import { useState } from 'react';
+import type { Webhook } from '../../../api/types.js';
+import { NeedProject } from '../shared/need-project.js';
+import { ResourcePage } from '../shared/resource-page.js';
+import { useDeleteWebhook, useWebhooks } from './queries.js';
+import { WebhookForm } from './webhook-form.js';
+
+/** The signing secret, shown exactly once after create; the console keeps it only while this is open. */
+function WebhookSecret({ secret, onClose }: { secret: string | null; onClose: () => void }) {
+  return (
+    <Modal
+      opened={secret !== null}
+      onClose={onClose}
+      title="Webhook secret"
+      size="lg"
+      closeOnClickOutside={false}
+    >
+      <Stack>
+        <Alert color="yellow" title="Copy it now">
+          This is the only time the secret is shown. Verify each delivery&apos;s{' '}
+          <Code>webhook-signature</Code> with it (any Standard Webhooks library does).
+        </Alert>
+        <Group wrap="nowrap" align="center">
+          <Code block style={{ flex: 1, wordBreak: 'break-all' }} data-testid="webhook-secret">
+            {secret}
+          </Code>
+          <CopyButton value={secret ?? ''}>
+            {({ copied, copy }) => (
+              <Button color={copied ? 'teal' : undefined} onClick={copy} variant="light">
+                {copied ? 'Copied' : 'Copy'}
+              </Button>
+            )}
+          </CopyButton>
+        </Group>
+        <Group justify="flex-end">
+          <Button onClick={onClose}>I have copied it</Button>
+        </Group>
+      </Stack>
+    </Modal>
+  );
+}
+
+function Webhooks({ projectId }: { projectId: string }) {
+  const [secret, setSecret] = useState<string | null>(null);
+  return (
+    <ResourcePage<Webhook & { name: string }>
+      title="Webhooks"
+      what="webhook"
+      intro="Endpoints that receive this project's run events as signed POSTs, retried until they answer 2xx. The secret is shown once."
+      query={useWebhooks(projectId)}
+      empty={{
+        title: 'No webhook in this project',
+        body: 'Register an endpoint to be told when runs complete, fail, pause or are cancelled.',
+      }}
+      name={(w) => <Code>{w.url}</Code>}
+      columns={[
+        { header: 'Events', cell: (w) => <Text size="sm">{w.events.join(', ')}</Text> },
+        {
+          header: 'State',
+          cell: (w) =>
+            w.enabled ? (
+              <Badge variant="light">enabled</Badge>
+            ) : (
+              <Badge variant="light" color="gray">
+                disabled
+              </Badge>
+            ),
+        },
+      ]}
+      remove={useDeleteWebhook(projectId)}
+      form={(item, close) => (
+        <WebhookForm
+          projectId={projectId}
+          webhook={item}
+          onDone={close}
+          onCreated={(w) => {
+            close();
+            setSecret(w.secret);
+          }}
+        />
+      )}
+    >
+      <WebhookSecret secret={secret} onClose={() => setSecret(null)} />
+    </ResourcePage>
+  );
+}
+
+export function WebhooksPage() {
+  return <NeedProject>{(p) => <Webhooks key={p.id} projectId={p.id} />}</NeedProject>;
+}
