@@ -75,10 +75,10 @@ export class WebhooksRepository {
     await q(WebhookDeliveriesTableName).insert(rows).onConflict().ignore();
   }
 
-  /** The deliveries of one event not yet attempted: those whose sending may not have started. */
-  unattempted(eventKey: string, q: Knex = this.db): Promise<DbWebhookDelivery[]> {
+  /** The deliveries of one event of a run not yet attempted: those whose sending may not have started. */
+  unattempted(runId: string, eventKey: string, q: Knex = this.db): Promise<DbWebhookDelivery[]> {
     return q(WebhookDeliveriesTableName)
-      .where({ event_key: eventKey, status: 'pending' })
+      .where({ run_id: runId, event_key: eventKey, status: 'pending' })
       .whereRaw(`attempts = '[]'::jsonb`);
   }
 

@@ -63,5 +63,5 @@ export async function recordRunDeliveries(
   }));
   if (oneOff) rows.push({ ...base, webhook_id: null, url: oneOff.url, payload: body });
   await hooks.insertDeliveries(rows);
-  return hooks.unattempted(eventKey);
+  return hooks.unattempted(runId, eventKey);
 }
