@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { DaemonError, MethodNotAllowedError } from './errors.js';
-import { execRoute, type ExecDeps } from './handlers/exec.js';
+import { cancelExecRoute, execRoute, type ExecDeps } from './handlers/exec.js';
 import { filesRoute } from './handlers/files.js';
 import { CLAIM_MAX_BYTES, readJson } from './http/body.js';
 import type { RouteResult } from './http/respond.js';
@@ -27,6 +27,10 @@ export async function route(req: IncomingMessage, deps: RouteDeps): Promise<Rout
   if (rawPath === '/exec/bash' || rawPath === '/exec/python') {
     if (method !== 'POST') throw new MethodNotAllowedError('POST');
     return execRoute(req, rawPath === '/exec/bash' ? 'bash' : 'python', deps);
+  }
+  if (rawPath === '/exec/cancel') {
+    if (method !== 'POST') throw new MethodNotAllowedError('POST');
+    return cancelExecRoute(req, deps);
   }
   if (rawPath === '/claim') {
     if (method !== 'POST') throw new MethodNotAllowedError('POST');

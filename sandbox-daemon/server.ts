@@ -61,6 +61,7 @@ export async function createDaemon(
       maxBytes: config.execRetentionMaxBytes,
     }),
     trackProcess: (kill) => idle.trackProcess(kill),
+    killers: new Map(),
     claim: (body) => pool.claim(body),
   };
   const server = createServer(

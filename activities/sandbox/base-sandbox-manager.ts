@@ -37,6 +37,8 @@ export type SandboxLogger = Pick<Logger, 'info' | 'warn' | 'error'>;
 /** Margin over a command's own timeout for the HTTP call carrying it. */
 const HTTP_MARGIN_MS = 15_000;
 const FILE_TIMEOUT_MS = 120_000;
+/** A cancel is a kill signal: the daemon answers at once when it is there at all. */
+const CANCEL_TIMEOUT_MS = 5_000;
 
 export abstract class BaseSandboxManager implements SandboxManager {
   abstract readonly backend: 'docker' | 'kubernetes' | 'process';
@@ -175,6 +177,23 @@ export abstract class BaseSandboxManager implements SandboxManager {
     return sandboxExecSpan(sandboxName(session), request.command, () =>
       this.runCommand('bash', session, request, spec),
     );
+  }
+
+  async cancelExec(session: SandboxSession, id: string): Promise<boolean> {
+    const handle = this.handles.get(sandboxName(session));
+    if (!handle) return false;
+    const res = await daemonRequest(handle.endpoint, {
+      method: 'POST',
+      path: '/exec/cancel',
+      token: handle.token,
+      body: JSON.stringify({ id }),
+      contentType: 'application/json',
+      timeoutMs: CANCEL_TIMEOUT_MS,
+    });
+    // A daemon from before POST /exec/cancel answers 404: its command runs to its end.
+    if (res.status === 404) return false;
+    raiseForStatus(res, `cancel execution ${id}`);
+    return (JSON.parse(res.body.toString('utf8')) as { cancelled?: boolean }).cancelled === true;
   }
 
   execPython(session: SandboxSession, request: PythonRequest, spec?: SandboxSpec): Promise<CommandResult> {

@@ -99,6 +99,12 @@ export interface SandboxManager {
   ensure(session: SandboxSession, spec?: SandboxSpec): Promise<SandboxHandle>;
   exec(session: SandboxSession, request: ExecRequest, spec?: SandboxSpec): Promise<CommandResult>;
   execPython(session: SandboxSession, request: PythonRequest, spec?: SandboxSpec): Promise<CommandResult>;
+  /**
+   * Kills a running execution by its id (a cancelled run's command); false
+   * when the sandbox is not running here or the execution is not running.
+   * Never starts a sandbox. Absent on backends without sandboxes.
+   */
+  cancelExec?(session: SandboxSession, id: string): Promise<boolean>;
   readFile(session: SandboxSession, path: string, spec?: SandboxSpec): Promise<Buffer>;
   writeFile(
     session: SandboxSession,

@@ -108,15 +108,19 @@ async function sandboxSpec(deps: SessionDeps, plan: TurnPlan): Promise<SandboxSp
 
 /**
  * The command's result, or the activity's cancellation as soon as the run is
- * cancelled: the turn stops waiting for it. The daemon has no way to stop a
- * command yet, so it runs on in the sandbox until it ends or times out.
+ * cancelled: the turn stops waiting for it and `kill` stops the command in
+ * the sandbox (its late result or failure is nobody's).
  */
-function untilCancelled<T>(running: Promise<T>): Promise<T> {
+function untilCancelled<T>(running: Promise<T>, kill: () => Promise<unknown>): Promise<T> {
   const signal = Context.current().cancellationSignal;
-  running.catch(() => undefined); // abandoned on cancellation: its late failure is nobody's
+  running.catch(() => undefined);
   const cancelled = new Promise<never>((_, reject) => {
-    if (signal.aborted) reject(signal.reason as Error);
-    signal.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
+    const stop = () => {
+      kill().catch(() => undefined);
+      reject(signal.reason as Error);
+    };
+    if (signal.aborted) stop();
+    else signal.addEventListener('abort', stop, { once: true });
   });
   return Promise.race([running, cancelled]);
 }
@@ -147,7 +151,8 @@ async function runCommand(
   let result: CommandResult;
   try {
     const execution = { command, id: `${runId}:${step}:${callId}`, ...(first ? {} : { attachOnly: true }) };
-    result = await untilCancelled(sandbox.exec(c.session, execution, c.spec));
+    const kill = async () => sandbox.cancelExec?.(c.session, execution.id);
+    result = await untilCancelled(sandbox.exec(c.session, execution, c.spec), kill);
   } catch (err) {
     if (err instanceof SandboxExecutionUnknownError) return storeInterrupted(c.store, handle.id);
     throw err;

@@ -1,11 +1,12 @@
 /**
  * Cancelling a run while its sandbox command runs (the process backend: the
  * daemon runs commands as local processes, no Docker needed): the turn stops
- * waiting within a second, the call is answered "cancelled", and the next
- * turn goes on in the same session.
+ * within a second, the command is killed in the sandbox, the call is
+ * answered "cancelled", and the next turn goes on in the same session.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -33,10 +34,12 @@ describe('cancelling a run while a sandbox command runs', () => {
   });
   afterAll(() => rm(dataDir, { recursive: true, force: true }));
 
-  it('interrupt: the turn stops within a second and the command is answered "cancelled"', async () => {
+  it('interrupt: the turn stops within a second, the command is killed and answered "cancelled"', async () => {
     const agent = await world.fx.agent({ sandbox: { enabled: true } }, 'Use the sandbox.');
     world.fx.vendor.script({
-      reply: { tool_calls: [{ name: 'execute_bash_commands', arguments: { code: 'sleep 30; echo late' } }] },
+      reply: {
+        tool_calls: [{ name: 'execute_bash_commands', arguments: { code: 'sleep 2; echo late > late.txt' } }],
+      },
     });
     const conversationId = uniqueName('conv');
     let started!: (runId: string) => void;
@@ -66,6 +69,10 @@ describe('cancelling a run while a sandbox command runs', () => {
     ]);
     expect(String(res.body.data.tool_calls[0]!.output)).toContain('cancelled');
     expect((await stream).at(-1)!.event).toBe('run.cancelled');
+    // Killed: it never got to write its file.
+    await new Promise((r) => setTimeout(r, 2_500));
+    const files = await readdir(dataDir, { recursive: true });
+    expect(files.filter((f) => f.endsWith('late.txt'))).toEqual([]);
 
     world.fx.vendor.script({ reply: { text: 'ok' } });
     const next = await world.fx.converse({
