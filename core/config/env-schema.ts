@@ -105,7 +105,11 @@ export const envSchema = Joi.object({
   // given up WEBHOOK_EXPIRE_MS after the event (3 days by default, like most webhook senders).
   WEBHOOK_RETRY_INITIAL_MS: Joi.number().integer().min(100).max(3_600_000).default(5_000),
   WEBHOOK_RETRY_MAX_MS: Joi.number().integer().min(100).max(86_400_000).default(3_600_000),
-  WEBHOOK_EXPIRE_MS: Joi.number().integer().min(1_000).max(30 * 86_400_000).default(3 * 86_400_000),
+  WEBHOOK_EXPIRE_MS: Joi.number()
+    .integer()
+    .min(1_000)
+    .max(30 * 86_400_000)
+    .default(3 * 86_400_000),
   WEBHOOK_TIMEOUT_MS: Joi.number().integer().min(100).max(300_000).default(15_000),
   GATEWAY_RESPONSES_RETENTION_DAYS: Joi.number().min(0.001).max(3650).default(30),
   GATEWAY_LEASES: Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off').default(true),
