@@ -57,6 +57,12 @@ export type RunViewRow = Omit<DbRun, 'plan' | 'request_hash'> & {
   approval_wait_ms: number | null;
 };
 
+export type RunWithConversation = DbRun & {
+  conversation_client_id: string;
+  conversation_namespace: string;
+  agent_name: string | null;
+};
+
 /** Which runs a list shows; every field narrows it. */
 export interface RunFilter {
   projectId?: string;
@@ -325,14 +331,17 @@ export class RunsRepository {
     return this.db(RunsTableName).where({ id: runId }).first();
   }
 
-  /** A run with its conversation's client id. */
-  findWithConversation(runId: string): Promise<(DbRun & { conversation_client_id: string }) | undefined> {
+  /** A run with its conversation's client id and namespace, and its agent's name (now, or at the turn's start). */
+  findWithConversation(runId: string): Promise<RunWithConversation | undefined> {
     return this.db('runs as r')
       .join('conversations as c', 'c.pk', 'r.conversation_pk')
+      .leftJoin('agents as a', 'a.id', 'r.agent_id')
       .where('r.id', runId)
-      .first<(DbRun & { conversation_client_id: string }) | undefined>(
+      .first<RunWithConversation | undefined>(
         'r.*',
         'c.id as conversation_client_id',
+        'c.namespace as conversation_namespace',
+        this.db.raw(`coalesce(a.name, r.plan->>'agent_name') as agent_name`),
       );
   }
 }

@@ -277,4 +277,21 @@ describe('cancelling a run', () => {
     const sent = sentMessages(world.fx.vendor, 1).filter((m) => m.role === 'user');
     expect(sent.map((m) => m.content)).toEqual(['first', 'third']);
   });
+
+  it('a run whose session is no longer running is still cancelled (a session is started to close it)', async () => {
+    const serverId = await mcpServer();
+    const agent = await world.fx.agent({
+      mcp_servers: [{ mcp_server_id: serverId, tool_filters: ['echo'], tools_requiring_approval: ['echo'] }],
+    });
+    world.fx.vendor.script({ reply: { tool_calls: [{ name: 'echo', arguments: { message: 'x' } }] } });
+    const paused = await world.fx.converse({ agent_id: agent.id, message: 'echo x' });
+    expect(paused.body.data.status).toBe('awaiting_approval');
+    // An operator terminated the session: nothing will ever end this run by itself.
+    await world.client.workflow.getHandle(paused.body.data.workflow_id).terminate('operator');
+
+    const res = await cancel(paused.body.data.run_id, { action: 'interrupt' });
+    expect(res.status).toBe(200);
+    expect(res.body.data.status).toBe('cancelled');
+    expect(String(res.body.data.tool_calls[0]!.output)).toContain('cancelled');
+  });
 });
