@@ -189,6 +189,23 @@ describe('cancelling a run', () => {
     ).messages;
     expect(JSON.stringify(messages)).toContain('tool_result');
     expect(JSON.stringify(messages)).toContain('cancelled');
+    // Without that result the vendor refuses the transcript, as Anthropic's API does.
+    const unanswered = messages.map((m) => ({
+      ...m,
+      content: Array.isArray(m.content)
+        ? (m.content as Array<{ type: string }>).filter((b) => b.type !== 'tool_result')
+        : m.content,
+    }));
+    const refused = await fetch(`${anthropic.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': 'k', 'anthropic-version': '2023-06-01' },
+      body: JSON.stringify({ model: 'claude-test', max_tokens: 10, messages: unanswered }),
+    });
+    expect(refused.status).toBe(400);
+    expect(await refused.json()).toMatchObject({
+      type: 'error',
+      error: { type: 'invalid_request_error', message: expect.stringContaining('tool_result') as unknown },
+    });
   });
 
   it('rollback while awaiting approval; a completed run answers 409, an unknown one 404, a bad action 400', async () => {
