@@ -95,9 +95,7 @@ export function Component() {
   ];
   const lastRunId = turns.at(-1)?.runId;
   const last = useRunEvents(lastRunId, projectId);
-  // A turn the page stopped following goes on on the server: the next message may be sent (it queues).
-  const lastLive =
-    turns.length > 0 && (!lastRunId || !last.data?.ended) && !last.error && !last.data?.stopped;
+  const lastLive = turns.length > 0 && (!lastRunId || !last.data?.ended) && !last.error;
   const lastPaused = last.data?.events.at(-1)?.type === 'run.paused';
 
   const end = useRef<HTMLDivElement>(null);

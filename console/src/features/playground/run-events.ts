@@ -4,8 +4,8 @@
  * this page just sent the message, else from GET /runs/{run_id}/events with
  * `Last-Event-ID` = the last event the cache holds. So leaving the page (the
  * stream stops, the turn goes on) and coming back resumes where it stopped,
- * and no text is shown twice. Following can be stopped (the page stops
- * reading; the run goes on on the server) and taken up again.
+ * and no text is shown twice. Stopping a turn cancels its run on the server
+ * (queries.ts `useCancel`): the stream then ends with `run.cancelled`.
  */
 import {
   experimental_streamedQuery as streamedQuery,
@@ -22,8 +22,6 @@ export interface RunEvents {
   lastSeq: number;
   /** The terminal event has arrived: nothing more will come. */
   ended: boolean;
-  /** The reader stopped following the run (it goes on on the server). */
-  stopped?: boolean;
 }
 
 export const EMPTY: RunEvents = { events: [], lastSeq: 0, ended: false };
@@ -77,20 +75,8 @@ function takeHandoff(runId: string): Handoff | undefined {
   return h;
 }
 
-/** How to stop the stream a run's query is reading now (one per run). */
+/** How to stop the stream a run's query is reading now (one per run): a new reader replaces the old. */
 const following = new Map<string, AbortController>();
-
-/** Stops reading the run's events: what arrived stays; the run goes on on the server. */
-export function stopFollowing(client: QueryClient, runId: string): void {
-  client.setQueryData<RunEvents>(runEventsKey(runId), (d) => ({ ...(d ?? EMPTY), stopped: true }));
-  following.get(runId)?.abort();
-}
-
-/** Reads the run's events again, from the last one held. */
-export async function followAgain(client: QueryClient, runId: string): Promise<void> {
-  client.setQueryData<RunEvents>(runEventsKey(runId), (d) => ({ ...(d ?? EMPTY), stopped: false }));
-  await client.refetchQueries({ queryKey: runEventsKey(runId), exact: true });
-}
 
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -128,7 +114,7 @@ async function* read(
   let failures = 0;
   while (!signal.aborted) {
     const held = client.getQueryData<RunEvents>(runEventsKey(runId)) ?? EMPTY;
-    if (held.ended || held.stopped) return;
+    if (held.ended) return;
     const handoff = takeHandoff(runId);
     let received = 0;
     try {
@@ -142,7 +128,7 @@ async function* read(
         frames = await openSse(url, { headers, signal });
       }
       for await (const f of frames) {
-        if (signal.aborted) return; // stopped: frames already buffered are not shown
+        if (signal.aborted) return; // replaced or left: frames already buffered are not shown
         const ev = toEvent(f);
         if (!ev) continue;
         received++;

@@ -1,10 +1,9 @@
 import { Alert, Badge, Button, Group, Loader, Paper, Stack, Text } from '@mantine/core';
-import { useQueryClient } from '@tanstack/react-query';
 import { useMemo, type ReactNode } from 'react';
 import { ErrorAlert } from '../../components/error-alert.js';
 import type { Model, PromptVersion } from '../../api/types.js';
 import { useCancel, useDecide, useRun } from './queries.js';
-import { followAgain, useRunEvents } from './run-events.js';
+import { useRunEvents } from './run-events.js';
 import { StructuredOutput } from './structured.js';
 import { ToolCall } from './tool-call.js';
 import { foldRun, isLive, type StepView, type ToolCallView, type TurnStatus } from './transcript.js';
@@ -57,20 +56,6 @@ function Step({ step, renderCall }: { step: StepView; renderCall: (c: ToolCallVi
   );
 }
 
-/** The page stopped reading this turn's stream; the run itself goes on. */
-function StoppedNotice({ onFollow }: { onFollow: () => void }) {
-  return (
-    <Group gap="sm" role="status" aria-label="Stopped following">
-      <Text size="xs" c="orange">
-        Stopped following; the run continues on the server.
-      </Text>
-      <Button size="compact-xs" variant="default" onClick={onFollow}>
-        Follow again
-      </Button>
-    </Group>
-  );
-}
-
 /** One turn: the user's message, the streamed answer with its tool calls, approvals, and its numbers. */
 export function Turn({
   index,
@@ -83,11 +68,9 @@ export function Turn({
   userText: string;
   ctx: TurnContext;
 }) {
-  const client = useQueryClient();
   const events = useRunEvents(runId, ctx.projectId);
   const view = useMemo(() => foldRun(events.data?.events ?? []), [events.data]);
-  const stopped = Boolean(events.data?.stopped) && !events.data?.ended;
-  const live = isLive(view.status) && !stopped;
+  const live = isLive(view.status);
   const run = useRun(runId, ctx.projectId, view.status, !live || view.status === 'awaiting_approval');
   const decide = useDecide(runId, ctx.projectId);
   const cancel = useCancel(runId, ctx.projectId);
@@ -148,7 +131,6 @@ export function Turn({
       )}
       <ErrorAlert error={decide.error} />
       <ErrorAlert error={cancel.error} />
-      {stopped && <StoppedNotice onFollow={() => void followAgain(client, runId)} />}
       <Group gap="sm">
         <Badge size="sm" variant="light" color={STATUS_COLOR[view.status]}>
           {view.status.replace('_', ' ')}
