@@ -2,9 +2,11 @@ import type { AppDeps } from '../deps.js';
 import { ApiRouter } from '../http/api-router.js';
 import { ok } from '../http/envelope.js';
 import type { Validated } from '../middleware/validate.js';
+import { ConversationForkRepository } from '../../core/repositories/conversation-fork.repository.js';
 import { ConversationsRepository } from '../../core/repositories/conversations.repository.js';
 import type { Page } from '../schemas/common.schemas.js';
 import * as s from '../schemas/conversations.schemas.js';
+import { ConversationForkService } from '../services/conversation-fork.service.js';
 import { ConversationsService } from '../services/conversations.service.js';
 import { temporalUiUrl } from '../services/converse.service.js';
 
@@ -27,6 +29,10 @@ export function conversationRoutes(deps: AppDeps): ApiRouter[] {
       waitMs: DELETE_WAIT_MS,
       logger: deps.logger,
     },
+  );
+  const forks = new ConversationForkService(
+    new ConversationForkRepository(deps.db),
+    new ConversationsRepository(deps.db),
   );
   const byId = new ApiRouter('/api/agent-server/conversations', 'Conversations')
     .route<Validated<never, ProjectQ, s.ConversationCreateBody>>(
@@ -92,6 +98,20 @@ export function conversationRoutes(deps: AppDeps): ApiRouter[] {
       async (ctx, { params, query }) => {
         await conversations.delete(params.conversation_id, query.project_id);
         ok(ctx, {});
+      },
+    )
+    .route<Validated<s.ConversationParams, ScopeQ, s.ConversationForkBody>>(
+      {
+        method: 'post',
+        path: '/:conversation_id/fork',
+        summary: 'Fork a conversation: a new one holding the transcript up to a message',
+        description: `${BY_ID} Copies one agent's thread (its messages up to and including \`at_message_id\`, and the summaries that cover only those) into a new conversation with the same namespace and context, in one transaction. Runs and run events are not copied; the copied messages have no run. The fork starts with a fresh sandbox workspace. Answers the new conversation as GET does.`,
+        request: s.conversationFork,
+        response: s.conversationWithSessionsResponse,
+      },
+      async (ctx, { params, query, body }) => {
+        const created = await forks.fork(params.conversation_id, query.project_id, body);
+        ok(ctx, await conversations.get(created.id, created.project_id));
       },
     )
     .route<Validated<s.ConversationParams, ScopeQ & Page>>(

@@ -57,6 +57,22 @@ export const conversationUpdate = {
 
 export const conversationDelete = { params: idParams, query: scopeQuery };
 
+export const conversationFork = {
+  params: idParams,
+  query: scopeQuery,
+  body: Joi.object({
+    at_message_id: uuid.description(
+      'The last message copied (inclusive); the whole transcript when absent. A message of another conversation is a 400.',
+    ),
+    conversation_id: conversationId.description(
+      "The new conversation's id; a UUID is generated when absent (an existing one is a 409)",
+    ),
+    agent_id: uuid.description(
+      "Whose thread is copied when several agents spoke in the conversation (else 400 naming agent_id); defaults to at_message_id's thread",
+    ),
+  }).default({}),
+};
+
 export const threadList = { params: idParams, query: Joi.object({ ...optionalProjectQuery, ...pagination }) };
 
 export const messageList = {
@@ -74,6 +90,11 @@ export interface ConversationCreateBody {
   context?: Record<string, unknown>;
 }
 export type ConversationUpdateBody = Omit<ConversationCreateBody, 'id'>;
+export interface ConversationForkBody {
+  at_message_id?: string;
+  conversation_id?: string;
+  agent_id?: string;
+}
 export type { ConversationFilter, Message } from '../../core/repositories/types.js';
 export interface ConversationParams {
   conversation_id: string;

@@ -739,6 +739,26 @@ export interface paths {
         patch: operations["patchApiAgentServerConversationsConversationId"];
         trace?: never;
     };
+    "/api/agent-server/conversations/{conversation_id}/fork": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Fork a conversation: a new one holding the transcript up to a message
+         * @description Without `project_id` the id must be unique across projects (else 400 naming `project_id`). Copies one agent's thread (its messages up to and including `at_message_id`, and the summaries that cover only those) into a new conversation with the same namespace and context, in one transaction. Runs and run events are not copied; the copied messages have no run. The fork starts with a fresh sandbox workspace. Answers the new conversation as GET does.
+         */
+        post: operations["postApiAgentServerConversationsConversationIdFork"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/agent-server/conversations/{conversation_id}/threads": {
         parameters: {
             query?: never;
@@ -7356,6 +7376,114 @@ export interface operations {
                             created_at?: string;
                             /** Format: date-time */
                             updated_at?: string;
+                        };
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postApiAgentServerConversationsConversationIdFork: {
+        parameters: {
+            query?: {
+                project_id?: string;
+            };
+            header?: never;
+            path: {
+                conversation_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The last message copied (inclusive); the whole transcript when absent. A message of another conversation is a 400.
+                     */
+                    at_message_id?: string;
+                    /** @description The new conversation's id; a UUID is generated when absent (an existing one is a 409) */
+                    conversation_id?: string;
+                    /**
+                     * Format: uuid
+                     * @description Whose thread is copied when several agents spoke in the conversation (else 400 naming agent_id); defaults to at_message_id's thread
+                     */
+                    agent_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            id?: string;
+                            /** Format: uuid */
+                            project_id?: string;
+                            namespace?: string;
+                            context?: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            created_at?: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                            /** @description The most recently active session's Temporal workflow id (`session/<agent_id>/<conversation_id>`) */
+                            workflow_id?: string | null;
+                            /** @description Where an operator sees that workflow in the Temporal UI */
+                            temporal_ui_url?: string | null;
+                            sessions?: {
+                                /** Format: uuid */
+                                agent_id?: string;
+                                /** Format: uuid */
+                                thread_id?: string;
+                                workflow_id?: string;
+                                temporal_ui_url?: string;
+                            }[];
                         };
                         status: number;
                         errorDetails: Record<string, never>;
