@@ -1,6 +1,6 @@
 import { Anchor, Breadcrumbs, Button, Code, Group, Paper, Stack, Text, Title } from '@mantine/core';
 import { useState } from 'react';
-import { Link, useParams } from 'react-router';
+import { Link, useNavigate, useParams } from 'react-router';
 import { useProject } from '../../app/project.js';
 import { Empty } from '../../components/empty.js';
 import { ErrorAlert } from '../../components/error-alert.js';
@@ -8,9 +8,16 @@ import { Loading } from '../../components/loading.js';
 import { fmtDate } from './format.js';
 import { Pager } from './pager.js';
 import { useAgents } from '../config/agents/queries.js';
-import { LIVE, PAGE, useConversation, useConversationRuns, useThreads } from './queries.js';
+import {
+  LIVE,
+  PAGE,
+  useConversation,
+  useConversationRuns,
+  useForkConversation,
+  useThreads,
+} from './queries.js';
 import { RunsTable } from './runs-table.js';
-import { Transcript } from './transcript.js';
+import { Transcript, type ForkAction } from './transcript.js';
 
 /**
  * Where the playground takes the conversation up: its transcript, and the
@@ -35,6 +42,16 @@ export function ConversationPage() {
   const names = new Map((agents.data ?? []).map((a) => [a.id, a.name]));
   const agentName = (aid: string | null | undefined) => (aid ? (names.get(aid) ?? aid) : 'no agent');
   const live = (runs.data ?? []).some((r) => LIVE.has(r.status ?? ''));
+  const navigate = useNavigate();
+  const forking = useForkConversation(id, project?.id);
+  // The fork opens at once: it is an ordinary conversation, continued from its own page.
+  const fork: ForkAction = {
+    fork: (messageId) =>
+      forking.mutate(messageId, {
+        onSuccess: (created) => void navigate(`/sessions/${encodeURIComponent(created.id ?? '')}`),
+      }),
+    pendingId: forking.isPending ? forking.variables : undefined,
+  };
 
   const header = (
     <Breadcrumbs>
@@ -120,10 +137,11 @@ export function ConversationPage() {
       <Stack gap="xs">
         <Title order={4}>Transcript</Title>
         <ErrorAlert error={threads.error} />
+        <ErrorAlert error={forking.error} />
         {threads.isLoading ? (
           <Loading what="Loading threads" />
         ) : (
-          <Transcript threads={threads.data ?? []} agentName={agentName} live={live} />
+          <Transcript threads={threads.data ?? []} agentName={agentName} live={live} fork={fork} />
         )}
       </Stack>
     </Stack>

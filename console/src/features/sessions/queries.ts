@@ -133,3 +133,25 @@ export function useCancelRun(runId: string, projectId: string | undefined) {
       Promise.all(['runs', 'messages', 'summaries'].map((k) => client.invalidateQueries({ queryKey: [k] }))),
   });
 }
+
+/**
+ * Forks the conversation at a message: a new conversation holding the
+ * transcript up to and including it (the message's thread), answered like
+ * GET /conversations/{id}. The conversation list is read again.
+ */
+export function useForkConversation(conversationId: string, projectId: string | undefined) {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (atMessageId: string) =>
+      unwrap<ConversationDetail>(
+        api.POST('/api/agent-server/conversations/{conversation_id}/fork', {
+          params: {
+            path: { conversation_id: conversationId },
+            query: projectId ? { project_id: projectId } : {},
+          },
+          body: { at_message_id: atMessageId },
+        }),
+      ),
+    onSuccess: () => client.invalidateQueries({ queryKey: ['conversations'] }),
+  });
+}

@@ -13,7 +13,14 @@ const ROLE_COLOURS: Record<string, string> = {
   system: 'gray',
 };
 
-function MessageItem({ m }: { m: Message }) {
+/** What the transcript offers on each message: a new conversation holding the transcript up to it. */
+export interface ForkAction {
+  fork: (messageId: string) => void;
+  /** The message being forked at while the request is under way. */
+  pendingId?: string;
+}
+
+function MessageItem({ m, fork }: { m: Message; fork?: ForkAction }) {
   const calls = (m.tool_calls ?? []) as Array<{ id?: string; name?: string; arguments?: string }>;
   const usage = m.usage as { input_tokens?: number; output_tokens?: number } | undefined;
   const text = contentText(m.content);
@@ -30,10 +37,23 @@ function MessageItem({ m }: { m: Message }) {
             </Text>
           )}
         </Group>
-        <Text size="xs" c="dimmed">
-          {usage ? `${fmtInt(usage.input_tokens)} in / ${fmtInt(usage.output_tokens)} out · ` : ''}
-          {fmtDate(m.created_at)}
-        </Text>
+        <Group gap="xs">
+          <Text size="xs" c="dimmed">
+            {usage ? `${fmtInt(usage.input_tokens)} in / ${fmtInt(usage.output_tokens)} out · ` : ''}
+            {fmtDate(m.created_at)}
+          </Text>
+          {fork && m.id && (
+            <Button
+              variant="subtle"
+              size="compact-xs"
+              loading={fork.pendingId === m.id}
+              disabled={fork.pendingId !== undefined && fork.pendingId !== m.id}
+              onClick={() => fork.fork(m.id!)}
+            >
+              Fork from here
+            </Button>
+          )}
+        </Group>
       </Group>
       {text && (
         <Text size="sm" style={{ whiteSpace: 'pre-wrap', overflowWrap: 'anywhere' }}>
@@ -76,7 +96,7 @@ function SummaryItem({ s }: { s: Summary }) {
   );
 }
 
-function ThreadMessages({ threadId, live }: { threadId: string; live: boolean }) {
+function ThreadMessages({ threadId, live, fork }: { threadId: string; live: boolean; fork?: ForkAction }) {
   const q = useMessages(threadId, live);
   const summaries = useSummaries(threadId, live).data ?? [];
   if (q.isLoading) return <Loading what="Loading messages" />;
@@ -92,7 +112,7 @@ function ThreadMessages({ threadId, live }: { threadId: string; live: boolean })
     <Stack gap="xs">
       {messages.map((m) => (
         <Stack key={m.id} gap="xs">
-          <MessageItem m={m} />
+          <MessageItem m={m} fork={fork} />
           {summaries
             .filter((s) => s.through_message_id === m.id)
             .map((s) => (
@@ -114,15 +134,21 @@ function ThreadMessages({ threadId, live }: { threadId: string; live: boolean })
   );
 }
 
-/** The transcript: one tab per thread (one thread per agent that took part), messages oldest first, each summary after the last message it stands for. */
+/**
+ * The transcript: one tab per thread (one thread per agent that took part),
+ * messages oldest first, each summary after the last message it stands for;
+ * with `fork`, each message offers "Fork from here".
+ */
 export function Transcript({
   threads,
   agentName,
   live,
+  fork,
 }: {
   threads: Thread[];
   agentName: (id: string | null | undefined) => string;
   live: boolean;
+  fork?: ForkAction;
 }) {
   if (!threads.length)
     return (
@@ -140,7 +166,7 @@ export function Transcript({
       </Tabs.List>
       {threads.map((t) => (
         <Tabs.Panel key={t.id} value={t.id ?? ''} pt="sm">
-          <ThreadMessages threadId={t.id ?? ''} live={live} />
+          <ThreadMessages threadId={t.id ?? ''} live={live} fork={fork} />
         </Tabs.Panel>
       ))}
     </Tabs>
