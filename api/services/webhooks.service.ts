@@ -1,10 +1,15 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
 import type { Config } from '../../core/config.js';
 import type { SecretBox } from '../../core/crypto/secrets.js';
 import type { DbWebhook, DbWebhookDelivery } from '../../core/db/tables/index.js';
 import { ConflictError, NotFoundError } from '../../core/errors.js';
 import type { WebhooksRepository } from '../../core/repositories/webhooks.repository.js';
-import { deliveryInput, startWebhookDelivery } from '../../core/webhooks/delivery-start.js';
+import {
+  deliveryInput,
+  startWebhookDelivery,
+  webhookDeliveryWorkflowId,
+} from '../../core/webhooks/delivery-start.js';
 import { newWebhookSecret } from '../../core/webhooks/signing.js';
 import type { Page } from '../schemas/common.schemas.js';
 import type {
@@ -15,6 +20,9 @@ import type {
   WebhookWithSecret,
 } from '../schemas/webhooks.schemas.js';
 import { assertInProject, requireProject } from './project-scope.js';
+
+/** How long a redelivery waits for the last round's workflow to close after it recorded its outcome. */
+const REDELIVER_WAIT_MS = 5_000;
 
 function toWebhook(row: DbWebhook): Webhook {
   return {
@@ -119,6 +127,8 @@ export class WebhooksService {
     if (!hook.enabled) throw new ConflictError({ field: 'enabled', reason: 'the webhook is disabled' });
     if (delivery.status === 'pending')
       throw new ConflictError({ status: delivery.status, reason: 'the delivery is still being attempted' });
+    // The last round records its outcome just before its workflow closes: let it close first.
+    await this.previousRoundClosed(deliveryId);
     await this.hooks.setStatus(deliveryId, 'pending');
     const started = await startWebhookDelivery(
       this.temporal(),
@@ -126,8 +136,21 @@ export class WebhooksService {
       deliveryInput(this.config, deliveryId, new Date()),
       true,
     );
-    if (started === 'running')
-      throw new ConflictError({ status: 'pending', reason: 'the delivery is still being attempted' });
+    if (started === 'running') {
+      // Not ours to attempt: the round still running records the outcome, as it was.
+      await this.hooks.setStatus(deliveryId, delivery.status);
+      throw new ConflictError({ status: delivery.status, reason: 'the delivery is still being attempted' });
+    }
     return toDelivery((await this.hooks.findDelivery(deliveryId))!);
+  }
+
+  /** Waits (up to REDELIVER_WAIT_MS) for the delivery's last workflow to close, once it has recorded its outcome. */
+  private async previousRoundClosed(deliveryId: string): Promise<void> {
+    const handle = this.temporal().workflow.getHandle(webhookDeliveryWorkflowId(deliveryId));
+    const closed = handle.result().then(
+      () => true,
+      () => true, // failed, terminated, or never started: closed either way
+    );
+    await Promise.race([closed, sleep(REDELIVER_WAIT_MS)]);
   }
 }
