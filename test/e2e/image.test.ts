@@ -151,7 +151,11 @@ describe.skipIf(unavailable || noTemporal())('the server image, run as the Helm 
     expect(html).toBe(readFileSync(path.join(ROOT, 'console/dist/index.html'), 'utf8'));
     const script = /src="(\/console\/assets\/[^"]+\.js)"/.exec(html)?.[1];
     expect(script).toBeDefined();
-    expect((await fetch(`${api.url}${script}`)).status).toBe(200);
+    // Read whole: a response left unread holds its connection busy, and the api's graceful stop
+    // waits for busy connections up to SHUTDOWN_TIMEOUT_MS (as long as `docker stop` waits below).
+    const asset = await fetch(`${api.url}${script}`);
+    expect(asset.status).toBe(200);
+    expect((await asset.arrayBuffer()).byteLength).toBeGreaterThan(0);
 
     const preStop = await docker(['exec', api.name, 'sleep', '0']);
     expect(preStop.code, preStop.stderr).toBe(0);
