@@ -49,6 +49,8 @@ export type PendingStep =
   | 'list_tools'
   | 'model_call'
   | 'awaiting_approval'
+  | 'awaiting_budget'
+  | 'awaiting_decision'
   | 'tools'
   | 'finishing';
 
@@ -98,6 +100,39 @@ export interface CancelRunResult {
 }
 
 export const cancelRunUpdate = defineUpdate<CancelRunResult, [CancelRunArgs]>('cancelRun');
+
+/** Who ended a run's wait for budget: a person (POST /runs/{id}/budget), a raised budget, the next period. */
+export type BudgetWake = 'user' | 'budget_raised' | 'period';
+
+/** Wakes a run waiting for budget; the API has checked that the call now fits. */
+export interface BudgetResumeArgs {
+  runId: string;
+  by: Exclude<BudgetWake, 'period'>;
+}
+
+/** Returned once the run's wait has ended (its resumption recorded). */
+export interface BudgetResumeResult {
+  runId: string;
+}
+
+export const budgetResumeUpdate = defineUpdate<BudgetResumeResult, [BudgetResumeArgs]>('resumeBudget');
+
+/** POST /runs/{id}/decision on a tool call whose outcome is unknown: call it again, or supply its result. */
+export const TOOL_DECISION_ACTIONS = ['retry', 'supply'] as const;
+export type ToolDecisionAction = (typeof TOOL_DECISION_ACTIONS)[number];
+
+export interface ToolDecisionArgs {
+  runId: string;
+  action: ToolDecisionAction;
+  /** `supply`: what the call answers the model. */
+  result?: { output: string; is_error: boolean };
+}
+
+export interface ToolDecisionResult {
+  runId: string;
+}
+
+export const toolDecisionUpdate = defineUpdate<ToolDecisionResult, [ToolDecisionArgs]>('decideToolCall');
 export const sessionStateQuery = defineQuery<SessionState>('state');
 
 /** What one model call produced, in a few fields. */
@@ -118,7 +153,32 @@ export type ModelStepResult =
       /** The agent's approval_timeout_ms: undecided calls are declined after it (null: wait for ever). */
       approvalTimeoutMs: number | null;
     }
-  | { kind: 'invalid_output'; errors: string[] };
+  | { kind: 'invalid_output'; errors: string[] }
+  /**
+   * The call's worst case does not fit in a budget (the agent's, the
+   * conversation's or the key's): nothing was sent; the run waits, then the
+   * step is called again.
+   */
+  | {
+      kind: 'awaiting_budget';
+      /** The budget and its figures, as the run's pause shows them. */
+      shortfall: Record<string, unknown>;
+      /** Epoch ms the budget's next period begins (null: `total`). */
+      resetsAt: number | null;
+      /** The agent's budget_wait_timeout_ms: the run is cancelled after waiting that long (null: never). */
+      waitTimeoutMs: number | null;
+    };
+
+/** What runMcpTool returns: the call's result was stored, or its outcome is unknown and a person decides. */
+export type McpToolOutcome =
+  | { is_error: boolean; kind?: undefined }
+  | {
+      kind: 'awaiting_decision';
+      /** The call, as the run's pause shows it. */
+      details: Record<string, unknown>;
+      /** The agent's decision_timeout_ms: the call fails after it (null: wait for ever). */
+      timeoutMs: number | null;
+    };
 
 /** One tool call of a step, as the workflow runs it. */
 export interface ToolCallPlan {
@@ -145,6 +205,8 @@ export interface ToolCallArgs {
   runId: string;
   step: number;
   callId: string;
+  /** A person chose to call it again although its outcome is unknown. */
+  force?: boolean;
 }
 
 export interface SandboxCallArgs extends ToolCallArgs {
@@ -161,6 +223,31 @@ export interface ApprovalDecision {
 export interface CancelTurnArgs {
   runId: string;
   action: CancelAction;
+  /** Why the run was cancelled when no one asked (a wait that timed out): its `error`. */
+  reason?: { code: string; message: string };
+}
+
+/** A run starts waiting (for budget, for a decision): status, `pause` and `run.paused`, once per `key`. */
+export interface PauseRunArgs {
+  runId: string;
+  step: number;
+  reason: 'budget' | 'decision';
+  details: Record<string, unknown>;
+  /** Epoch ms the wait ends on its own, or null. */
+  timeoutAt: number | null;
+  /** Tells this pause's event apart from the turn's others. */
+  key: string;
+}
+
+/** The wait has ended: running again and `run.resumed {reason, by}`. */
+export interface ResumeRunArgs {
+  runId: string;
+  step: number;
+  reason: 'budget' | 'decision';
+  by: string;
+  key: string;
+  /** Said in `run.resumed` (a decision's action). */
+  details?: Record<string, unknown>;
 }
 
 export interface FinishTurnArgs {

@@ -13,10 +13,14 @@ import type { SessionActivities } from '../activities/session/session-activities
 import { activityDefaults } from '../temporal.config.js';
 import {
   approvalUpdate,
+  budgetResumeUpdate,
   cancelRunUpdate,
   converseUpdate,
   sessionStateQuery,
+  toolDecisionUpdate,
   type ApprovalArgs,
+  type BudgetResumeArgs,
+  type ToolDecisionArgs,
   type CancelRunArgs,
   type ConverseUpdateArgs,
   type SessionInput,
@@ -61,6 +65,17 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ turns: num
   setHandler(cancelRunUpdate, (args) => session.cancelRun(args), {
     validator: (args: CancelRunArgs | undefined) => session.validateCancel(args),
   });
+  /*
+   * POST /runs/{id}/budget (resume) and a raised budget: wakes the run waiting
+   * for budget; answers once its resumption is recorded.
+   */
+  setHandler(budgetResumeUpdate, (args) => session.resumeBudget(args), {
+    validator: (args: BudgetResumeArgs | undefined) => session.validateBudgetResume(args),
+  });
+  /* POST /runs/{id}/decision: a person decides a tool call whose outcome is unknown. */
+  setHandler(toolDecisionUpdate, (args) => session.decideToolCall(args), {
+    validator: (args: ToolDecisionArgs | undefined) => session.validateToolDecision(args),
+  });
   setHandler(sessionStateQuery, () => session.state());
 
   for (;;) {
@@ -92,7 +107,7 @@ const untilStopped = { cancellationType: ActivityCancellationType.WAIT_CANCELLAT
 /** The session's activities with their options; model and tool heartbeats come from the session's settings. */
 function activityStubs(settings: SessionSettings): SessionActivityStubs {
   // Bookkeeping in Postgres: retried until it works (an outage delays the turn, never fails the session).
-  const { answerToolCalls, finishTurn, pauseForApproval, recordApprovals, cancelTurn } =
+  const { answerToolCalls, finishTurn, pauseForApproval, recordApprovals, cancelTurn, pauseRun, resumeRun } =
     proxyLocalActivities<SessionActivities>({
       startToCloseTimeout: '30 seconds',
       retry: { initialInterval: '500 ms', backoffCoefficient: 2, maximumInterval: '30 seconds' },
@@ -131,5 +146,7 @@ function activityStubs(settings: SessionSettings): SessionActivityStubs {
     cancelTurn,
     pauseForApproval,
     recordApprovals,
+    pauseRun,
+    resumeRun,
   };
 }

@@ -15,6 +15,7 @@
  */
 import type { Knex } from 'knex';
 import { isTerminal, type DbRun } from '../../core/db/tables/index.js';
+import { BudgetsRepository } from '../../core/repositories/budgets.repository.js';
 import { RunCancelRepository } from '../../core/repositories/runs-cancel.repository.js';
 import { RunEventsRepository } from '../../core/repositories/run-events.repository.js';
 import { TurnsRepository } from '../../core/repositories/turns.repository.js';
@@ -51,10 +52,14 @@ export function createCancelActivities(deps: SessionDeps) {
   const { db } = deps;
   const turns = new TurnsRepository(db);
   const events = new RunEventsRepository(db);
+  const budgets = new BudgetsRepository(db);
 
   return {
-    /** Ends the run `cancelled` as `action` says; a finished run is left as it is. */
-    async cancelTurn({ runId, action }: CancelTurnArgs): Promise<void> {
+    /**
+     * Ends the run `cancelled` as `action` says (with `reason` as its error
+     * when no one asked: a wait that timed out); a finished run is left as it is.
+     */
+    async cancelTurn({ runId, action, reason }: CancelTurnArgs): Promise<void> {
       await turns.transaction(async (trx) => {
         const run = await turns.lock(runId, trx);
         if (!run || isTerminal(run.status)) return;
@@ -64,11 +69,19 @@ export function createCancelActivities(deps: SessionDeps) {
           await cancels.removeFromConversation(run.id, trx);
         } else outcome = await keepWhatRan(db, run, trx);
         const rolledBack = action === 'rollback';
-        await cancels.close(run.id, { ...outcome, rolledBack }, trx);
+        await cancels.close(run.id, { ...outcome, rolledBack, error: reason ?? null }, trx);
+        await budgets.release(run.id, undefined, trx);
+        const data = {
+          status: 'cancelled',
+          action,
+          rolled_back: rolledBack,
+          usage: run.usage,
+          output: outcome.output,
+        };
         await events.append(
           run.id,
           'run.cancelled',
-          { status: 'cancelled', action, rolled_back: rolledBack, usage: run.usage, output: outcome.output },
+          reason ? { ...data, error: reason } : data,
           'final',
           trx,
         );

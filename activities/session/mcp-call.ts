@@ -10,12 +10,13 @@ import { McpConnectionError } from '../../core/mcp/errors.js';
 import { RunEventsRepository } from '../../core/repositories/run-events.repository.js';
 import { StepMessagesRepository } from '../../core/repositories/step-messages.repository.js';
 import type { ToolCall } from '../../core/llm/types.js';
-import type { ToolCallArgs } from '../../workflows/session.definitions.js';
+import type { McpToolOutcome, ToolCallArgs } from '../../workflows/session.definitions.js';
 import { callMcpTool, type OfferedMcpTool } from '../tools/mcp-tools.js';
 import { errorText, resultStore, TOOL_ATTEMPTS } from './tool-results.js';
 import { parseArguments, type RunTools } from './tools.js';
 import { metrics } from '../../core/telemetry/metrics.js';
 import { errorName } from '../../core/telemetry/metrics/genai.js';
+import { replayAnswer } from './tool-replay.js';
 import { heartbeating, loadTurnRun } from './turn-run.js';
 import type { SessionDeps } from './types.js';
 
@@ -29,6 +30,7 @@ async function callTool(
   call: ToolCall,
   args: Record<string, unknown>,
   idempotencyKey: string,
+  retryUnreached: boolean,
 ): Promise<{ output: string; isError: boolean }> {
   const ctx = Context.current();
   let progress: unknown;
@@ -46,8 +48,9 @@ async function callTool(
   } catch (err) {
     // Cancelled (the workflow no longer wants it): not a result for the model.
     if (ctx.cancellationSignal.aborted) throw err;
-    // Not reached: safe to send again, until the last attempt, which tells the model.
-    if (err instanceof McpConnectionError && ctx.info.attempt < TOOL_ATTEMPTS) throw err;
+    // Not reached: safe to send again, until the last attempt, which tells the model. A
+    // non-idempotent tool's is told at once: a retried attempt means its outcome is unknown.
+    if (err instanceof McpConnectionError && retryUnreached && ctx.info.attempt < TOOL_ATTEMPTS) throw err;
     return { output: `tool "${call.name}" failed: ${errorText(err)}`, isError: true };
   } finally {
     stop();
@@ -67,6 +70,12 @@ async function announceCall(
   await events.append(runId, 'tool_call.started', data, `${step}.tool.${call.id}.started`);
 }
 
+/** A retried attempt of a call an earlier attempt announced (and so may have sent) has an unknown outcome. */
+async function outcomeUnknown(events: RunEventsRepository, runId: string, step: number, call: ToolCall) {
+  if (Context.current().info.attempt <= 1) return false;
+  return events.has(runId, `${step}.tool.${call.id}.started`);
+}
+
 export function createMcpCallActivities(deps: SessionDeps) {
   const { db } = deps;
   const steps = new StepMessagesRepository(db);
@@ -78,7 +87,7 @@ export function createMcpCallActivities(deps: SessionDeps) {
      * retried (it never arrived); anything else — the tool's own error, a
      * protocol error, a timeout — goes back to the model as the result.
      */
-    async runMcpTool({ runId, step, callId }: ToolCallArgs): Promise<{ is_error: boolean }> {
+    async runMcpTool({ runId, step, callId, force }: ToolCallArgs): Promise<McpToolOutcome> {
       const done = await steps.toolResult(runId, step, callId);
       if (done) return { is_error: Boolean(done.is_error) };
       const { run, plan } = await loadTurnRun(db, runId);
@@ -97,6 +106,29 @@ export function createMcpCallActivities(deps: SessionDeps) {
         await store(args, true);
         return { is_error: true };
       }
+      // An eval's replay answers from its recording (or fails the turn as diverged): no side effect.
+      const replayed = await replayAnswer(db, run, call, false);
+      if (replayed.kind === 'recorded') {
+        await store(replayed.output, replayed.is_error, { server: offered.server_name, replayed: true });
+        return { is_error: replayed.is_error };
+      }
+      // Listed as offered (`server__tool`) or by the tool's own name.
+      const listed = plan.non_idempotent_tools ?? [];
+      const nonIdempotent = listed.includes(call.name) || (!!offered.tool && listed.includes(offered.tool));
+      // An earlier attempt announced the call and never finished it: it may have run. A person decides.
+      if (nonIdempotent && !force && (await outcomeUnknown(events, runId, step, call)))
+        return {
+          kind: 'awaiting_decision',
+          details: {
+            call_id: call.id,
+            step,
+            name: call.name,
+            arguments: call.arguments ?? null,
+            server: offered.server_name,
+            tool: offered.tool,
+          },
+          timeoutMs: plan.decision_timeout_ms ?? null,
+        };
       await announceCall(events, runId, step, call, offered.server_name);
       const target = {
         server_id: offered.server_id,
@@ -106,7 +138,7 @@ export function createMcpCallActivities(deps: SessionDeps) {
       const started = performance.now();
       // Derived from the call alone, like the sandbox's execution id: the same on every retry.
       const key = `${runId}:${step}:${call.id}`;
-      const result = await callTool(deps, target, call, args, key).catch((err: unknown) => {
+      const result = await callTool(deps, target, call, args, key, !nonIdempotent).catch((err: unknown) => {
         metrics().session.toolCall('mcp', (performance.now() - started) / 1000, errorName(err));
         throw err;
       });

@@ -10,6 +10,7 @@ import type { Context } from '@opentelemetry/api';
 import type { DbProvider } from '../../core/db/tables/index.js';
 import { UpstreamError } from '../../core/llm/errors.js';
 import type { LlmRequest } from '../../core/llm/types.js';
+import { BudgetExceededError } from '../../core/metering/errors.js';
 import { ModelCallMeter, type CallOutcome, type MeteredCall } from '../../core/metering/model-call.js';
 import type { MeteredKey } from '../../core/metering/types.js';
 import { VirtualKeysRepository } from '../../core/repositories/virtual-keys.repository.js';
@@ -50,6 +51,8 @@ export class SessionModelCall {
     private readonly call: MeteredCall,
     /** The model is the agent's configured one: a bounded label. */
     private readonly labels: ModelCallAttributes,
+    /** The project's key that admitted the call, when it has one. */
+    readonly key?: MeteredKey,
   ) {}
 
   context(): Context {
@@ -88,7 +91,9 @@ export class SessionModelCall {
 
 /**
  * Starts one of the session's model calls: the project's key checked and
- * its limits and budget applied (a refusal fails the turn), the span opened.
+ * its limits and budget applied (a refusal fails the turn, except the
+ * key's budget with `pauseOnBudget`: its BudgetExceededError is thrown as
+ * it is, and the caller makes the run wait), the span opened.
  */
 export async function startModelCall(
   deps: SessionDeps,
@@ -96,6 +101,7 @@ export async function startModelCall(
   provider: DbProvider,
   req: LlmRequest,
   stream: boolean,
+  pauseOnBudget = false,
 ): Promise<SessionModelCall> {
   const key = await projectKey(deps, plan, provider, req.model);
   let call: MeteredCall;
@@ -112,6 +118,7 @@ export async function startModelCall(
       session: { projectId: plan.project_id, agentId: plan.agent_id, conversationId: plan.conversation_id },
     });
   } catch (err) {
+    if (pauseOnBudget && err instanceof BudgetExceededError) throw err;
     throw modelFailure(err);
   }
   const labels = metrics().genai.attributes({
@@ -120,5 +127,5 @@ export async function startModelCall(
     providerName: provider.name,
     model: req.model,
   });
-  return new SessionModelCall(deps, call, labels);
+  return new SessionModelCall(deps, call, labels, key);
 }

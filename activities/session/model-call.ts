@@ -1,9 +1,12 @@
 /** The `callModel` activity: one model call of the turn. */
 import { whileDatabaseUnavailable } from '../../core/db/unavailable.js';
 import { targetOf } from '../../core/llm/provider-target.js';
+import { BudgetExceededError } from '../../core/metering/errors.js';
+import { BudgetsRepository } from '../../core/repositories/budgets.repository.js';
 import { StepMessagesRepository } from '../../core/repositories/step-messages.repository.js';
 import { ThreadHistoryRepository } from '../../core/repositories/thread-history.repository.js';
 import type { ModelStepResult } from '../../workflows/session.definitions.js';
+import { alertKeyBudget, callNeed, holdScopeBudgets, keyShortfall } from './budgets.js';
 import { messageText } from './context.js';
 import { nonRetryable } from './failures.js';
 import { threadMessages } from './history.js';
@@ -23,6 +26,7 @@ const RECORD_WAIT_MS = 120_000;
 export function createModelCallActivities(deps: SessionDeps) {
   const steps = new StepMessagesRepository(deps.db);
   const history = new ThreadHistoryRepository(deps.db);
+  const budgets = new BudgetsRepository(deps.db);
 
   return {
     /**
@@ -55,21 +59,42 @@ export function createModelCallActivities(deps: SessionDeps) {
       if (stored) return stepResult(plan, runTools, messageText(stored.content), stored.tool_calls ?? []);
 
       const req = turnRequest(plan, runId, rows, summary, offered);
-      const metered = await startModelCall(deps, plan, provider, req, true);
-      const answer = await streamAnswer(deps, { runId, step, target, req, metered });
-      const result = stepResult(plan, runTools, answer.text, answer.toolCalls);
-      // The answer is paid for: a database outage now is waited out (heartbeating), not
-      // turned into an activity failure whose retry would call the model again.
-      const stop = heartbeating();
+      const waiting = await holdScopeBudgets(deps, row, step, provider.id, req);
+      if (waiting) return waiting;
       try {
-        await whileDatabaseUnavailable(
-          () => recordStep(deps, { run: row, step, plan, answer, result }),
-          RECORD_WAIT_MS,
-        );
+        let metered;
+        try {
+          metered = await startModelCall(deps, plan, provider, req, true, true);
+        } catch (err) {
+          if (!(err instanceof BudgetExceededError) || !plan.virtual_key_id) throw err;
+          return await keyShortfall(
+            deps,
+            row,
+            plan.virtual_key_id,
+            err.budget,
+            await callNeed(deps, provider.id, req),
+          );
+        }
+        const answer = await streamAnswer(deps, { runId, step, target, req, metered });
+        const result = stepResult(plan, runTools, answer.text, answer.toolCalls);
+        // The answer is paid for: a database outage now is waited out (heartbeating), not
+        // turned into an activity failure whose retry would call the model again.
+        const stop = heartbeating();
+        try {
+          await whileDatabaseUnavailable(
+            () => recordStep(deps, { run: row, step, plan, answer, result }),
+            RECORD_WAIT_MS,
+          );
+        } finally {
+          stop();
+        }
+        const key = metered.key;
+        if (key?.budget) await alertKeyBudget(deps, row, key.id, key.budget);
+        return result;
       } finally {
-        stop();
+        // The step's cost is on its run now (or it had none): what it held is let go.
+        await budgets.release(runId, step);
       }
-      return result;
     },
   };
 }

@@ -158,6 +158,8 @@ function turnPlan(
     ...parts.sandbox,
     mcp_servers: row.j_mcp ?? [],
     approval_timeout_ms: agent.approval_timeout_ms,
+    non_idempotent_tools: agent.non_idempotent_tools ?? [],
+    decision_timeout_ms: agent.decision_timeout_ms ?? null,
   };
 }
 

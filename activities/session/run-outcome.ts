@@ -8,6 +8,7 @@ import type { Db } from '../../core/db/knex.js';
 import { isTerminal, type DbRun } from '../../core/db/tables/index.js';
 import { RunEventsRepository } from '../../core/repositories/run-events.repository.js';
 import { StepMessagesRepository } from '../../core/repositories/step-messages.repository.js';
+import { BudgetsRepository } from '../../core/repositories/budgets.repository.js';
 import { TurnsRepository } from '../../core/repositories/turns.repository.js';
 import { metrics } from '../../core/telemetry/metrics.js';
 import type { FinishTurnArgs } from '../../workflows/session.definitions.js';
@@ -70,6 +71,8 @@ export async function closeRun(db: Db, args: FinishTurnArgs): Promise<boolean> {
     const { toolCalls, lastAnswer } = await runCalls(db, run.id, trx);
     const output = args.status === 'completed' ? completedOutput(plan, lastAnswer) : null;
     await turns.close(run.id, { status: args.status, output, toolCalls, error: args.error }, trx);
+    // What its calls held against budgets is spent now, or given back.
+    await new BudgetsRepository(db).release(run.id, undefined, trx);
     if (args.status === 'completed')
       await events.append(
         run.id,

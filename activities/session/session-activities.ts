@@ -13,6 +13,7 @@ import { createFinishActivities } from './finish.js';
 import { createListToolsActivities } from './list-tools.js';
 import { createMcpCallActivities } from './mcp-call.js';
 import { createModelCallActivities } from './model-call.js';
+import { createRunWaitActivities } from './run-waits.js';
 import { createSandboxCallActivities } from './sandbox-call.js';
 import { createSummarizeActivities } from './summarize.js';
 import { createToolAnswerActivities } from './tool-answers.js';
@@ -29,6 +30,7 @@ export function createSessionActivities(deps: SessionDeps) {
     ...createApprovalActivities(deps), // pauseForApproval, recordApprovals
     ...createFinishActivities(deps), // finishTurn
     ...createCancelActivities(deps), // cancelTurn
+    ...createRunWaitActivities(deps), // pauseRun, resumeRun
   };
 }
 

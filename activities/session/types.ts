@@ -57,6 +57,10 @@ export interface TurnPlan {
   sandbox_require_approval: boolean;
   mcp_servers: AgentMcpEntry[];
   approval_timeout_ms: number | null;
+  /** MCP tools (as offered: `server__tool`) whose call is not repeated blindly (absent on plans pinned before). */
+  non_idempotent_tools?: string[];
+  /** An undecided call of one of them fails after this long (null: it waits). */
+  decision_timeout_ms?: number | null;
   /** Skills listed in the system prompt (sandbox agents only). */
   skills: SkillSummary[];
 }

@@ -13,7 +13,14 @@ import type { Config } from '../../core/config.js';
 import type { Db } from '../../core/db/knex.js';
 import type { Logger } from '../../core/logger.js';
 import { deliveryInput, startWebhookDelivery } from '../../core/webhooks/delivery-start.js';
-import { recordRunDeliveries, runEventOf, type RunWebhookEvent } from '../../core/webhooks/outbox.js';
+import {
+  recordProjectDeliveries,
+  recordRunDeliveries,
+  runEventOf,
+  type ProjectWebhookEvent,
+  type RunWebhookEvent,
+} from '../../core/webhooks/outbox.js';
+import type { DbWebhookDelivery } from '../../core/db/tables/index.js';
 
 export { runEventOf };
 
@@ -48,11 +55,32 @@ export async function emitRunWebhooks(
   const e = emitter;
   if (!e) return;
   const deliveries = await recordRunDeliveries(db, e.config, runId, type, key);
+  await startAll(e, deliveries);
+}
+
+/**
+ * Records and starts the deliveries of a project's event that is not a
+ * run's (an eval completed, a budget crossing its threshold); `key` names
+ * the event once. Failures behave as emitRunWebhooks's.
+ */
+export async function emitProjectWebhooks(
+  db: Db,
+  projectId: string,
+  type: ProjectWebhookEvent,
+  key: string,
+  data: unknown,
+): Promise<void> {
+  const e = emitter;
+  if (!e) return;
+  await startAll(e, await recordProjectDeliveries(db, projectId, type, key, data));
+}
+
+async function startAll(e: Emitter, deliveries: DbWebhookDelivery[]): Promise<void> {
   for (const d of deliveries) {
     try {
       await startWebhookDelivery(e.temporal, e.config, deliveryInput(e.config, d.id, d.created_at));
     } catch (err) {
-      e.logger.error({ err, deliveryId: d.id, runId }, 'could not start a webhook delivery');
+      e.logger.error({ err, deliveryId: d.id, runId: d.run_id }, 'could not start a webhook delivery');
     }
   }
 }

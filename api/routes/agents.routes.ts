@@ -7,12 +7,14 @@ import type { Validated } from '../middleware/validate.js';
 import * as s from '../schemas/agents.schemas.js';
 import type { Page } from '../schemas/common.schemas.js';
 import { AgentsService } from '../services/agents.service.js';
+import { RunWaitsService } from '../services/run-waits.service.js';
 
 type Id = { id: string };
 type Scope = { project_id: string };
 type OptScope = { project_id?: string };
 
 export function agentRoutes(deps: AppDeps): ApiRouter {
+  const waits = new RunWaitsService(deps);
   const svc = new AgentsService(
     deps.db,
     { sandboxEnabled: deps.config.sandboxEnabled },
@@ -88,7 +90,12 @@ export function agentRoutes(deps: AppDeps): ApiRouter {
         request: s.agentUpdate,
         response: s.agentResponse,
       },
-      async (ctx, { params, query, body }) => ok(ctx, await svc.update(params.id, query.project_id, body)),
+      async (ctx, { params, query, body }) => {
+        const agent = await svc.update(params.id, query.project_id, body);
+        // A raised budget wakes the runs waiting on it.
+        if (body.budget !== undefined) await waits.wake('agent', agent.id);
+        ok(ctx, agent);
+      },
     )
     .route<Validated<Id, OptScope>>(
       {

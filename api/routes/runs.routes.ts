@@ -5,6 +5,7 @@ import type { Validated } from '../middleware/validate.js';
 import type { Page } from '../schemas/common.schemas.js';
 import { runResponse } from '../schemas/converse.schemas.js';
 import * as s from '../schemas/runs.schemas.js';
+import { RunWaitsService } from '../services/run-waits.service.js';
 import { RunCancelService } from '../services/run-cancel.service.js';
 import { RunsService } from '../services/runs.service.js';
 
@@ -100,5 +101,44 @@ export function runListRoutes(deps: AppDeps): ApiRouter[] {
       ok(ctx, await cancels.cancel(params.run_id, query.project_id, body.action)),
   );
 
-  return [byProject, byConversation, byAgent, inbox, cancel];
+  const waits = new RunWaitsService(deps, cancels);
+  const budget = new ApiRouter('/api/agent-server/runs', 'Runs').route<
+    Validated<{ run_id: string }, { project_id?: string }, s.BudgetBody>
+  >(
+    {
+      method: 'post',
+      path: '/:run_id/budget',
+      summary: 'Decide a run waiting for budget: try again now, or cancel it',
+      description:
+        "A run whose model call did not fit in a budget (the agent's, the conversation's or the project key's) " +
+        'waits with status `awaiting_budget` and `pause.details` naming the budget and what the call needs. ' +
+        'Raising that budget (PATCH of the agent, conversation or key) or the start of its next period wakes it ' +
+        'on its own; `resume` tries now and answers 409 while the call still does not fit (the run keeps ' +
+        'waiting); `cancel` ends it `cancelled`, keeping what it produced. 409 unless the run waits for budget.',
+      request: s.runBudget,
+      response: runResponse,
+    },
+    async (ctx, { params, query, body }) =>
+      ok(ctx, await waits.budget(params.run_id, query.project_id, body.action)),
+  );
+  const decision = new ApiRouter('/api/agent-server/runs', 'Runs').route<
+    Validated<{ run_id: string }, { project_id?: string }, s.DecisionBody>
+  >(
+    {
+      method: 'post',
+      path: '/:run_id/decision',
+      summary: 'Decide a tool call whose outcome is unknown: call it again, or supply its result',
+      description:
+        "A call of one of the agent's `non_idempotent_tools` whose worker died mid-call is not repeated " +
+        'blindly: the run waits with status `awaiting_decision` and `pause.details` naming the call. `retry` ' +
+        "calls the tool again; `supply` answers the call with `result` and the turn goes on. The agent's " +
+        '`decision_timeout_ms` fails the call when no decision comes. 409 unless the run waits for a decision.',
+      request: s.runDecision,
+      response: runResponse,
+    },
+    async (ctx, { params, query, body }) =>
+      ok(ctx, await waits.decide(params.run_id, query.project_id, body)),
+  );
+
+  return [byProject, byConversation, byAgent, inbox, cancel, budget, decision];
 }

@@ -6,10 +6,12 @@ import { VirtualKeysRepository } from '../../core/repositories/virtual-keys.repo
 import type { Page } from '../schemas/common.schemas.js';
 import * as s from '../schemas/virtual-keys.schemas.js';
 import { VirtualKeysService } from '../services/virtual-keys.service.js';
+import { RunWaitsService } from '../services/run-waits.service.js';
 
 type Id = { id: string };
 
 export function virtualKeyRoutes(deps: AppDeps): ApiRouter {
+  const waits = new RunWaitsService(deps);
   const keys = new VirtualKeysService(new VirtualKeysRepository(deps.db), deps.db, () =>
     deps.gatewayKeys.clear(),
   );
@@ -59,7 +61,12 @@ export function virtualKeyRoutes(deps: AppDeps): ApiRouter {
         request: s.virtualKeyUpdate,
         response: s.virtualKeyResponse,
       },
-      async (ctx, { params, body }) => ok(ctx, await keys.update(params.id, body)),
+      async (ctx, { params, body }) => {
+        const key = await keys.update(params.id, body);
+        // A raised budget wakes the runs waiting on it.
+        if (body.budget !== undefined) await waits.wake('key', params.id);
+        ok(ctx, key);
+      },
     )
     .route<Validated<Id>>(
       {

@@ -1,4 +1,6 @@
 import Joi from 'joi';
+import type { ScopeBudget } from '../../core/budgets/types.js';
+import { scopeBudget } from './budget.schemas.js';
 import {
   description,
   idParams,
@@ -88,6 +90,21 @@ const fields = {
   max_iterations: bounded(1, 100),
   // 24 days: the column is a Postgres integer (at most 2^31 - 1 ms, 24.8 days); 30 days failed there.
   approval_timeout_ms: bounded(1_000, 24 * 24 * 3600 * 1000).allow(null),
+  budget: scopeBudget,
+  budget_wait_timeout_ms: bounded(1_000, 24 * 24 * 3600 * 1000)
+    .allow(null)
+    .description('a run waiting for budget this long is cancelled (null: it waits until the budget allows)'),
+  non_idempotent_tools: Joi.array()
+    .items(Joi.string().min(1).max(200))
+    .max(200)
+    .unique()
+    .description(
+      'MCP tools (as offered to the model: `server__tool`) whose call is not repeated blindly after a worker ' +
+        'died mid-call: the run waits for a decision (POST /runs/{id}/decision)',
+    ),
+  decision_timeout_ms: bounded(1_000, 24 * 24 * 3600 * 1000)
+    .allow(null)
+    .description('an undecided call of a non-idempotent tool fails after this long (null: it waits)'),
 };
 
 export const agentCreate = {
@@ -133,6 +150,10 @@ export interface AgentFields {
   sandbox?: SandboxSettings;
   max_iterations?: number;
   approval_timeout_ms?: number | null;
+  budget?: ScopeBudget | null;
+  budget_wait_timeout_ms?: number | null;
+  non_idempotent_tools?: string[];
+  decision_timeout_ms?: number | null;
 }
 export type AgentUpdateBody = Partial<AgentFields>;
 
@@ -157,6 +178,10 @@ export const agentResponse = Joi.object({
   sandbox,
   max_iterations: Joi.number(),
   approval_timeout_ms: Joi.number().allow(null),
+  budget: scopeBudget,
+  budget_wait_timeout_ms: Joi.number().allow(null),
+  non_idempotent_tools: Joi.array().items(Joi.string()),
+  decision_timeout_ms: Joi.number().allow(null),
   warnings: Joi.array()
     .items(Joi.string())
     .description(

@@ -1,4 +1,6 @@
 import Joi from 'joi';
+import type { ScopeBudget } from '../../core/budgets/types.js';
+import { scopeBudget } from './budget.schemas.js';
 import { name, optionalProjectQuery, pagination, projectQuery, timestamp, uuid } from './common.schemas.js';
 import { VARIABLE_NAME } from '../../core/prompts/prompt-template.js';
 import { MESSAGE_ROLES } from '../../core/repositories/types.js';
@@ -33,6 +35,7 @@ export const conversationCreate = {
     id: conversationId.description('Chosen by the client; a UUID is generated when absent'),
     namespace,
     context,
+    budget: scopeBudget,
   }).required(),
 };
 
@@ -50,7 +53,11 @@ export const conversationGet = { params: idParams, query: scopeQuery };
 export const conversationUpdate = {
   params: idParams,
   query: scopeQuery,
-  body: Joi.object({ namespace, context: context.description('Replaces the stored context') })
+  body: Joi.object({
+    namespace,
+    context: context.description('Replaces the stored context'),
+    budget: scopeBudget,
+  })
     .min(1)
     .required(),
 };
@@ -88,6 +95,7 @@ export interface ConversationCreateBody {
   id?: string;
   namespace?: string;
   context?: Record<string, unknown>;
+  budget?: ScopeBudget | null;
 }
 export type ConversationUpdateBody = Omit<ConversationCreateBody, 'id'>;
 export interface ConversationForkBody {
@@ -111,6 +119,7 @@ export interface Conversation {
   project_id: string;
   namespace: string;
   context: Record<string, unknown>;
+  budget: ScopeBudget | null;
   created_at: string;
   updated_at: string;
 }
@@ -143,6 +152,7 @@ export const conversationResponse = Joi.object({
   project_id: uuid,
   namespace: Joi.string(),
   context: Joi.object().unknown(true),
+  budget: scopeBudget,
   created_at: timestamp,
   updated_at: timestamp,
 });

@@ -141,16 +141,37 @@ export { RUN_STATUSES };
 
 /** Why a run waits: `{reason, since, timeout_at, details}` while its status is `awaiting_<reason>`. */
 export const pauseResponse = Joi.object({
-  reason: Joi.string().valid('approval'),
+  reason: Joi.string().valid('approval', 'budget', 'decision'),
   since: timestamp.allow(null).description('When the run paused'),
   timeout_at: timestamp
     .allow(null)
-    .description("When the wait ends by itself (the agent's approval_timeout_ms declines what is undecided)"),
+    .description(
+      "When the wait ends by itself: the agent's approval_timeout_ms declines what is undecided, " +
+        'budget_wait_timeout_ms cancels the run, decision_timeout_ms fails the call',
+    ),
   details: Joi.object({
     pending_call_ids: Joi.array()
       .items(Joi.string())
-      .description('The tool calls still waiting for a decision'),
-  }),
+      .description('approval: the tool calls still waiting for a decision'),
+    scope: Joi.string()
+      .valid('agent', 'conversation', 'key')
+      .description('budget: whose budget the call did not fit in'),
+    id: Joi.string().description("budget: the agent's, the conversation's or the key's id"),
+    period: Joi.string().description('budget: its period'),
+    max_usd: Joi.number(),
+    max_tokens: Joi.number().allow(null),
+    spent_usd: Joi.number().description("budget: what the period's runs spent"),
+    spent_tokens: Joi.number(),
+    reserved_usd: Joi.number().description('budget: what calls in flight hold'),
+    needed_usd: Joi.number().description("budget: the waiting call's worst case"),
+    needed_tokens: Joi.number(),
+    resets_at: timestamp
+      .allow(null)
+      .description('budget: when its next period begins and the run tries again'),
+    call_id: Joi.string().description('decision: the tool call whose outcome is unknown'),
+    name: Joi.string().description('decision: the tool the model called'),
+    arguments: Joi.string().allow(null),
+  }).unknown(true),
 });
 
 export const runResponse = Joi.object({

@@ -12,6 +12,7 @@ import {
 import { CANCEL_ACTIONS, type CancelAction } from '../../workflows/session.definitions.js';
 import { conversationId } from './conversations.schemas.js';
 import { RUN_STATUSES, runResponse, type RunView } from './converse.schemas.js';
+import { TOOL_DECISION_ACTIONS, type ToolDecisionAction } from '../../workflows/session.definitions.js';
 
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
@@ -129,4 +130,48 @@ export const runCancel = {
 
 export interface CancelBody {
   action: CancelAction;
+}
+
+export const runBudget = {
+  params: Joi.object({ run_id: uuid.required() }),
+  query: Joi.object({ ...optionalProjectQuery }),
+  body: Joi.object({
+    action: Joi.string()
+      .valid('resume', 'cancel')
+      .required()
+      .description(
+        '`resume`: try the waiting call again now (409 while it still does not fit; the run keeps waiting); ' +
+          '`cancel`: end the run `cancelled`, keeping what it produced',
+      ),
+  }).required(),
+};
+
+export interface BudgetBody {
+  action: 'resume' | 'cancel';
+}
+
+export const runDecision = {
+  params: Joi.object({ run_id: uuid.required() }),
+  query: Joi.object({ ...optionalProjectQuery }),
+  body: Joi.object({
+    action: Joi.string()
+      .valid(...TOOL_DECISION_ACTIONS)
+      .required()
+      .description(
+        '`retry`: call the tool again (its side effect may happen twice); `supply`: answer the call with `result`',
+      ),
+    result: Joi.object({
+      output: Joi.string().max(1_000_000).allow('').required().description('What the call answers the model'),
+      is_error: Joi.boolean().default(false),
+    }).when('action', {
+      is: 'supply',
+      then: Joi.required(),
+      otherwise: Joi.forbidden(),
+    }),
+  }).required(),
+};
+
+export interface DecisionBody {
+  action: ToolDecisionAction;
+  result?: { output: string; is_error: boolean };
 }

@@ -9,6 +9,7 @@ import {
   isUniqueViolation,
 } from '../../core/errors.js';
 import type { DbAgentWrite } from '../../core/db/tables/index.js';
+import { defaultPrice } from '../../core/metering/pricing.js';
 import { AgentsRepository, type AgentWithServers } from '../../core/repositories/agents.repository.js';
 import type {
   AgentFields,
@@ -45,6 +46,10 @@ const DEFAULTS: Omit<AgentState, 'name' | 'model_id' | 'prompt_id'> = {
   sandbox: { enabled: false, docker_image: null, require_approval: false },
   max_iterations: 20,
   approval_timeout_ms: null,
+  budget: null,
+  budget_wait_timeout_ms: null,
+  non_idempotent_tools: [],
+  decision_timeout_ms: null,
   mcp_servers: [],
 };
 
@@ -147,7 +152,15 @@ export class AgentsService {
       }
     };
 
-    await ref('model_id', 'models', 'model', a.model_id);
+    if ((await ref('model_id', 'models', 'model', a.model_id)) && a.budget) {
+      const model = await conn('models').where({ id: a.model_id }).first('model_id', 'pricing');
+      if (model && !model.pricing && !defaultPrice(model.model_id))
+        problems.push({
+          field: 'budget',
+          message: `a budget needs a price for the agent's model: no price is known for "${model.model_id}"; set pricing on the model`,
+          type: 'any.invalid',
+        });
+    }
     if (await ref('prompt_id', 'prompts', 'prompt', a.prompt_id))
       await labelled('prompt_label', a.prompt_id, a.prompt_label);
     await ref('schema_id', 'schemas', 'schema', a.schema_id);

@@ -42,6 +42,7 @@ function toConversation(row: DbConversation): Conversation {
     project_id: row.project_id,
     namespace: row.namespace,
     context: row.context,
+    budget: row.budget,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
   };
@@ -142,6 +143,7 @@ export class ConversationsService {
           id: body.id ?? randomUUID(),
           namespace: body.namespace ?? 'default',
           context: body.context ?? {},
+          budget: body.budget ?? null,
         }),
       );
     } catch (err) {

@@ -246,7 +246,7 @@ export class ConverseService {
       // Only the last events matter; start near the end of what is already written.
       const run = await this.runs.findById(runId);
       if (!run || isTerminal(run.status)) return;
-      if (afterSeq === undefined && run.status === 'awaiting_approval') return;
+      if (afterSeq === undefined && run.status.startsWith('awaiting_')) return;
       const from = afterSeq ?? Math.max(0, run.last_event_seq - 1);
       for await (const ev of this.hub.events(runId, from, controller.signal))
         if (STOP_EVENTS.has(ev.type)) return;

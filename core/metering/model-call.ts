@@ -25,7 +25,7 @@ export class InputTooDeepError extends Error {
  * per token of what is sent. Only the reservation uses it; what is charged
  * is what the provider reports.
  */
-function estimateInputTokens(sent: unknown): number {
+export function estimateInputTokens(sent: unknown): number {
   let json: string;
   try {
     json = JSON.stringify(sent) ?? '';

@@ -50,6 +50,16 @@ export type ProjectKey = Pick<DbVirtualKey, 'id' | 'name' | 'expires_at' | 'dele
   grants: Array<Pick<DbVirtualKeyGrant, 'provider_id' | 'model_names'>>;
 };
 
+/** An agent as a write sends it: jsonb as JSON text (node-pg would send an array as a PostgreSQL array). */
+function storable<T extends Partial<DbAgentWrite>>(row: T) {
+  const { non_idempotent_tools: tools, budget, ...rest } = row;
+  return {
+    ...rest,
+    ...(tools !== undefined ? { non_idempotent_tools: JSON.stringify(tools) } : {}),
+    ...(budget !== undefined ? { budget: budget === null ? null : JSON.stringify(budget) } : {}),
+  };
+}
+
 export class AgentsRepository {
   constructor(private readonly db: Db) {}
 
@@ -78,7 +88,7 @@ export class AgentsRepository {
   }
 
   async insert(trx: Knex.Transaction, row: DbAgentWrite, servers: McpEntry[]): Promise<AgentWithServers> {
-    const [created] = await trx(AgentsTableName).insert(row).returning('*');
+    const [created] = await trx(AgentsTableName).insert(storable(row)).returning('*');
     await this.replaceServers(trx, created!.id, servers);
     return (await this.withServers([created!], trx))[0]!;
   }
@@ -91,7 +101,7 @@ export class AgentsRepository {
   ): Promise<AgentWithServers> {
     const [updated] = await trx(AgentsTableName)
       .where({ id })
-      .update({ ...row, updated_at: trx.fn.now() })
+      .update({ ...storable(row), updated_at: trx.fn.now() })
       .returning('*');
     if (servers) await this.replaceServers(trx, id, servers);
     return (await this.withServers([updated!], trx))[0]!;

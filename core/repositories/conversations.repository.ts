@@ -112,11 +112,17 @@ export class ConversationsRepository {
   }
 
   async insert(
-    row: Pick<DbConversation, 'project_id' | 'id' | 'namespace' | 'context'>,
+    row: Pick<DbConversation, 'project_id' | 'id' | 'namespace' | 'context'> &
+      Partial<Pick<DbConversation, 'budget'>>,
   ): Promise<DbConversation> {
+    const { budget, ...rest } = row;
     const [created] = await this.db(ConversationsTableName)
       // jsonb takes JSON text; pg would send a bare object in an array-literal shape otherwise.
-      .insert({ ...row, context: JSON.stringify(row.context) } satisfies DbConversationInsert)
+      .insert({
+        ...rest,
+        context: JSON.stringify(row.context),
+        ...(budget ? { budget: JSON.stringify(budget) } : {}),
+      } satisfies DbConversationInsert)
       .returning('*');
     return created!;
   }
@@ -129,6 +135,8 @@ export class ConversationsRepository {
    */
   async list(projectId: string, filter: ConversationFilter, page: Page): Promise<ConversationListRow[]> {
     const q = this.db({ c: ConversationsTableName }).where('c.project_id', projectId);
+    // An eval's scratch conversations (migrations/20261203000100_evals.ts) are the eval's, not the project's sessions.
+    q.whereNull('c.eval_id');
     if (filter.namespace !== undefined) q.andWhere('c.namespace', filter.namespace);
     if (filter.agent_id !== undefined) {
       const agentId = filter.agent_id;
@@ -176,10 +184,12 @@ export class ConversationsRepository {
 
   async update(
     pk: string,
-    patch: Partial<Pick<DbConversation, 'namespace' | 'context'>>,
+    patch: Partial<Pick<DbConversation, 'namespace' | 'context' | 'budget'>>,
   ): Promise<DbConversation | undefined> {
-    const row: DbConversationUpdate = { ...patch, updated_at: this.db.fn.now() };
+    const { budget, ...rest } = patch;
+    const row: DbConversationUpdate = { ...rest, updated_at: this.db.fn.now() };
     if (patch.context !== undefined) row.context = JSON.stringify(patch.context);
+    if (budget !== undefined) row.budget = budget === null ? null : JSON.stringify(budget);
     const [updated] = await this.db(ConversationsTableName).where({ pk }).update(row).returning('*');
     return updated;
   }

@@ -162,6 +162,11 @@ export class RunEventsRepository {
   }
 
   /** The run's events after `afterSeq`, in order, at most `limit`. */
+  /** Whether the run has the event written under `key` (an announcement an earlier attempt made). */
+  async has(runId: string, key: string): Promise<boolean> {
+    return Boolean(await this.db('run_events').where({ run_id: runId, key }).first('seq'));
+  }
+
   async read(runId: string, afterSeq: number, limit = 1_000): Promise<RunEvent[]> {
     return this.db(RunEventsTableName)
       .where('run_id', runId)

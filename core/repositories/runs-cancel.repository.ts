@@ -23,6 +23,8 @@ export interface CancelClose {
   output: DbRun['output'];
   toolCalls: Array<Record<string, unknown>>;
   rolledBack: boolean;
+  /** Why it was cancelled when no one asked (a wait that timed out); null otherwise. */
+  error?: { code: string; message: string } | null;
 }
 
 /**
@@ -137,6 +139,8 @@ export class RunCancelRepository {
         tool_calls: JSON.stringify(close.toolCalls),
         pending_approvals: null,
         rolled_back: close.rolledBack,
+        pause: null,
+        ...(close.error ? { error: JSON.stringify(close.error) } : {}),
         finished_at: trx.fn.now(),
       });
   }

@@ -96,6 +96,7 @@ const VIEW_COLUMNS = [
   'r.approvals',
   'r.overrides',
   'r.rolled_back',
+  'r.pause',
   'r.last_event_seq',
   'r.created_at',
   'r.started_at',

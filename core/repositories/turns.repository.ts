@@ -9,6 +9,7 @@ import {
   type DbProvider,
   type DbRun,
   type DbSchema,
+  type StoredRunPause,
   type TurnError,
 } from '../db/tables/index.js';
 import type { McpEntry } from './types.js';
@@ -149,6 +150,7 @@ export class TurnsRepository {
         output: close.output ? JSON.stringify(close.output) : null,
         tool_calls: JSON.stringify(close.toolCalls),
         error: close.error ? JSON.stringify(close.error) : null,
+        pause: null,
         finished_at: trx.fn.now(),
       });
   }
@@ -157,6 +159,23 @@ export class TurnsRepository {
     await trx(RunsTableName)
       .where({ id: runId })
       .update({ status: 'awaiting_approval', pending_approvals: JSON.stringify(pending) });
+  }
+
+  /** The run waits for something other than approval (budget, a decision): its status and `pause`. */
+  async wait(
+    runId: string,
+    status: 'awaiting_budget' | 'awaiting_decision',
+    pause: StoredRunPause,
+    trx: Conn = this.db,
+  ): Promise<void> {
+    await trx(RunsTableName)
+      .where({ id: runId })
+      .update({ status, pause: JSON.stringify(pause) });
+  }
+
+  /** The run's wait has ended: running again. */
+  async endWait(runId: string, trx: Conn = this.db): Promise<void> {
+    await trx(RunsTableName).where({ id: runId }).update({ status: 'running', pause: null });
   }
 
   /**

@@ -82,6 +82,14 @@ export class WebhooksRepository {
       .whereRaw(`attempts = '[]'::jsonb`);
   }
 
+  /** The deliveries of one project event (no run: an eval, a budget) not yet attempted. */
+  unattemptedEvent(projectId: string, eventKey: string, q: Knex = this.db): Promise<DbWebhookDelivery[]> {
+    return q(WebhookDeliveriesTableName)
+      .where({ project_id: projectId, event_key: eventKey, status: 'pending' })
+      .whereNull('run_id')
+      .whereRaw(`attempts = '[]'::jsonb`);
+  }
+
   findDelivery(id: string): Promise<DbWebhookDelivery | undefined> {
     return this.db(WebhookDeliveriesTableName).where({ id }).first();
   }

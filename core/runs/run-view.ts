@@ -9,10 +9,11 @@ import { costUsd, defaultPrice } from '../metering/pricing.js';
 import type { RunViewRow } from '../repositories/runs.repository.js';
 
 export interface RunPause {
-  reason: 'approval';
+  reason: 'approval' | 'budget' | 'decision';
   since: string | null;
   timeout_at: string | null;
-  details: { pending_call_ids: string[] };
+  /** approval: `{pending_call_ids}`; budget: the budget's figures; decision: the call. */
+  details: Record<string, unknown>;
 }
 
 export interface RunView {
@@ -96,6 +97,22 @@ export function timeoutAt(row: RunViewRow): string | null {
   return new Date(row.paused_at.getTime() + row.approval_timeout_ms).toISOString();
 }
 
+/** Why the run waits, while it does. */
+function runPause(row: RunViewRow, pending: Array<Record<string, unknown>>): RunPause | null {
+  if (row.status === 'awaiting_approval')
+    return {
+      reason: 'approval',
+      since: iso(row.paused_at),
+      timeout_at: timeoutAt(row),
+      details: { pending_call_ids: pending.map((p) => String(p.id)) },
+    };
+  if ((row.status === 'awaiting_budget' || row.status === 'awaiting_decision') && row.pause) {
+    const { scope_id: _internal, ...details } = row.pause.details;
+    return { ...row.pause, details };
+  }
+  return null;
+}
+
 /** The run view of GET /runs/{run_id}, every run list and the converse answer. */
 export function toRunView(row: RunViewRow, config: Config): RunView {
   const pending = row.pending_approvals ?? [];
@@ -124,15 +141,7 @@ export function toRunView(row: RunViewRow, config: Config): RunView {
     tools: row.tools,
     pending_approvals: pending,
     approvals: row.approvals,
-    pause:
-      row.status === 'awaiting_approval'
-        ? {
-            reason: 'approval',
-            since: iso(row.paused_at),
-            timeout_at: timeoutAt(row),
-            details: { pending_call_ids: pending.map((p) => String(p.id)) },
-          }
-        : null,
+    pause: runPause(row, pending),
     created_at: row.created_at.toISOString(),
     started_at: iso(row.started_at),
     finished_at: iso(row.finished_at),

@@ -24,6 +24,8 @@ export function runEventOf(status: RunStatus): RunWebhookEvent | undefined {
     case 'cancelled':
       return 'run.cancelled';
     case 'awaiting_approval':
+    case 'awaiting_budget':
+    case 'awaiting_decision':
       return 'run.paused';
     default:
       return undefined;
@@ -64,4 +66,39 @@ export async function recordRunDeliveries(
   if (oneOff) rows.push({ ...base, webhook_id: null, url: oneOff.url, payload: body });
   await hooks.insertDeliveries(rows);
   return hooks.unattempted(runId, eventKey);
+}
+
+export type ProjectWebhookEvent = Exclude<WebhookEventType, RunWebhookEvent>;
+
+/**
+ * The deliveries of an event that is not a run's (`eval.completed`,
+ * `budget.threshold`): the project's enabled webhooks subscribed to it.
+ * `eventKey` names the event once (an eval's id, a budget's period), so a
+ * retried caller records nothing twice. Returns those not attempted yet.
+ */
+export async function recordProjectDeliveries(
+  db: Db,
+  projectId: string,
+  type: ProjectWebhookEvent,
+  eventKey: string,
+  data: unknown,
+): Promise<DbWebhookDelivery[]> {
+  const hooks = new WebhooksRepository(db);
+  const subscribed = await hooks.subscribed(projectId, type);
+  if (subscribed.length === 0) return [];
+  const payload: WebhookPayload = { type, timestamp: new Date().toISOString(), data };
+  const body = JSON.stringify(payload);
+  const key = `${type}/${eventKey}`;
+  await hooks.insertDeliveries(
+    subscribed.map((w) => ({
+      project_id: projectId,
+      run_id: null,
+      event_type: type,
+      event_key: key,
+      webhook_id: w.id,
+      url: w.url,
+      payload: body,
+    })),
+  );
+  return hooks.unattemptedEvent(projectId, key);
 }

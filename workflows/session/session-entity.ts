@@ -3,6 +3,10 @@ import {
   CANCEL_ACTIONS,
   type ApprovalArgs,
   type ApprovalResult,
+  type BudgetResumeArgs,
+  type BudgetResumeResult,
+  type ToolDecisionArgs,
+  type ToolDecisionResult,
   type CancelRunArgs,
   type CancelRunResult,
   type ConverseUpdateArgs,
@@ -10,10 +14,11 @@ import {
   type SessionState,
 } from '../session.definitions.js';
 import { ApprovalGate, type ApprovalActivities } from './approval-gate.js';
+import { BudgetWait, DecisionWait, type RunWaitActivities } from './run-waits.js';
 import { TurnQueue } from './turn-queue.js';
 import { TurnRunner, type TurnActivities } from './turn-runner.js';
 
-export type SessionActivityStubs = TurnActivities & ApprovalActivities;
+export type SessionActivityStubs = TurnActivities & ApprovalActivities & RunWaitActivities;
 
 /** Marks sessions that cancelled a run (a cancelled activity, `cancelTurn`); see `patched`. */
 const RUN_CANCEL_PATCH = 'run-cancel';
@@ -28,6 +33,8 @@ const UUID = /^[0-9a-f-]{36}$/;
 export class SessionEntity {
   readonly queue = new TurnQueue();
   private readonly approvals: ApprovalGate;
+  private readonly budget: BudgetWait;
+  private readonly decision: DecisionWait;
   private readonly turn: TurnRunner;
   /** Turns over the session's life, earlier workflow runs included. */
   turns: number;
@@ -39,7 +46,9 @@ export class SessionEntity {
     turnsCompleted: number,
   ) {
     this.approvals = new ApprovalGate(activities);
-    this.turn = new TurnRunner(activities, this.approvals);
+    this.budget = new BudgetWait(activities);
+    this.decision = new DecisionWait(activities);
+    this.turn = new TurnRunner(activities, this.approvals, { budget: this.budget, decision: this.decision });
     this.turns = turnsCompleted;
   }
 
@@ -68,6 +77,22 @@ export class SessionEntity {
 
   approve(args: ApprovalArgs): Promise<ApprovalResult> {
     return this.approvals.decide(args);
+  }
+
+  validateBudgetResume(args: BudgetResumeArgs | undefined): void {
+    this.budget.validate(args);
+  }
+
+  resumeBudget(args: BudgetResumeArgs): Promise<BudgetResumeResult> {
+    return this.budget.resume(args);
+  }
+
+  validateToolDecision(args: ToolDecisionArgs | undefined): void {
+    this.decision.validate(args);
+  }
+
+  decideToolCall(args: ToolDecisionArgs): Promise<ToolDecisionResult> {
+    return this.decision.decide(args);
   }
 
   /** The cancelRun Update's validator. */

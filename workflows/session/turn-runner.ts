@@ -12,6 +12,7 @@ import type {
   CancelAction,
   CancelTurnArgs,
   FinishTurnArgs,
+  McpToolOutcome,
   ModelStepResult,
   PendingStep,
   SandboxCallArgs,
@@ -20,10 +21,24 @@ import type {
   ToolCallPlan,
 } from '../session.definitions.js';
 import type { ApprovalGate } from './approval-gate.js';
+import type { BudgetWait, DecisionWait } from './run-waits.js';
 import { oneLine, schemaMismatch, turnError, unrunAnswer } from './turn-outcomes.js';
 
 /** Marks turns run with per-call tool activities and approvals (see `patched`). */
 const AGENT_TOOLS_PATCH = 'agent-tools';
+/** Marks turns that waited for budget (a model call's result no earlier history had). */
+const BUDGET_WAIT_PATCH = 'budget-wait';
+/** Marks turns that waited for a decision on a tool call whose outcome was unknown. */
+const TOOL_DECISION_PATCH = 'tool-decision';
+
+/** The failure type of a turn whose wait for budget outlasted the agent's budget_wait_timeout_ms. */
+const BUDGET_WAIT_TIMEOUT = 'budget_wait_timeout';
+
+type AwaitingDecision = Extract<McpToolOutcome, { kind: 'awaiting_decision' }>;
+
+function awaitingDecision(outcome: unknown): outcome is AwaitingDecision {
+  return (outcome as McpToolOutcome | undefined)?.kind === 'awaiting_decision';
+}
 
 /** The activities a turn schedules, as the workflow proxies them (with their options). */
 export interface TurnActivities {
@@ -31,7 +46,7 @@ export interface TurnActivities {
   summarizeHistory: (runId: string) => Promise<unknown>;
   listTools: (runId: string) => Promise<unknown>;
   runToolCalls: (runId: string, step: number, reason?: string) => Promise<unknown>;
-  runMcpTool: ActivityFunctionWithOptions<(args: ToolCallArgs) => Promise<unknown>>;
+  runMcpTool: ActivityFunctionWithOptions<(args: ToolCallArgs) => Promise<McpToolOutcome>>;
   runSandboxCommand: ActivityFunctionWithOptions<(args: SandboxCallArgs) => Promise<unknown>>;
   /** The tool call activities' options, repeated with each call's own summary. */
   toolCallOptions: ActivityOptions;
@@ -63,6 +78,7 @@ export class TurnRunner {
   constructor(
     private readonly activities: TurnActivities,
     private readonly approvals: ApprovalGate,
+    private readonly waits: { budget: BudgetWait; decision: DecisionWait },
   ) {}
 
   /**
@@ -97,6 +113,9 @@ export class TurnRunner {
       if (turn.cancel && isCancellation(err)) {
         await condition(() => this.approvals.settled());
         await this.activities.cancelTurn({ runId, action: turn.cancel });
+      } else if (err instanceof ApplicationFailure && err.type === BUDGET_WAIT_TIMEOUT) {
+        const reason = { code: BUDGET_WAIT_TIMEOUT, message: err.message };
+        await this.activities.cancelTurn({ runId, action: 'interrupt', reason });
       } else await this.activities.finishTurn({ runId, status: 'failed', error: turnError(err) });
     } finally {
       this.pending = 'none';
@@ -111,7 +130,8 @@ export class TurnRunner {
     for (this.step = 1; ; this.step++) {
       this.pending = 'model_call';
       // Step 1 also starts the turn: it pins the agent's plan on the run.
-      const result = await callModel(runId, this.step, summarized);
+      const call = () => callModel(runId, this.step, summarized);
+      const result = await this.withinBudget(runId, await call(), call);
       // The final answer's activity has already recorded the run as completed.
       if (result.kind === 'final' || result.kind === 'over') return;
       if (result.kind === 'list_tools') {
@@ -127,6 +147,8 @@ export class TurnRunner {
         this.step--;
         continue;
       }
+      if (result.kind === 'awaiting_budget')
+        throw ApplicationFailure.nonRetryable('budget wait not patched', 'internal');
       if (result.kind === 'invalid_output') {
         if (corrected) throw schemaMismatch(result.errors);
         // One corrective retry, which does not count as an iteration.
@@ -148,6 +170,66 @@ export class TurnRunner {
   }
 
   /**
+   * While the step's call does not fit in a budget the run waits (see
+   * BudgetWait), then calls again; the agent's budget_wait_timeout_ms,
+   * counted from the first wait, cancels the run.
+   */
+  private async withinBudget(
+    runId: string,
+    first: ModelStepResult,
+    again: () => Promise<ModelStepResult>,
+  ): Promise<ModelStepResult> {
+    let result = first;
+    let deadline: number | null | undefined;
+    for (let attempt = 1; result.kind === 'awaiting_budget' && patched(BUDGET_WAIT_PATCH); attempt++) {
+      if (deadline === undefined)
+        deadline = result.waitTimeoutMs !== null ? Date.now() + result.waitTimeoutMs : null;
+      this.pending = 'awaiting_budget';
+      const key = `${this.step}.budget.${attempt}`;
+      if ((await this.waits.budget.wait(runId, this.step, result, deadline, key)) === 'timeout')
+        throw ApplicationFailure.nonRetryable(
+          "the run waited for budget longer than the agent's budget_wait_timeout_ms",
+          BUDGET_WAIT_TIMEOUT,
+        );
+      this.pending = 'model_call';
+      result = await again();
+    }
+    return result;
+  }
+
+  /**
+   * An MCP call whose outcome is unknown waits for a person: `retry` calls
+   * it again (its outcome may be unknown again), `supply` answers it with
+   * the person's result; a decision timeout answers it with an error.
+   */
+  private async mcpCall(runId: string, step: number, call: ToolCallPlan): Promise<void> {
+    const { answerToolCalls, runMcpTool, toolCallOptions } = this.activities;
+    const options = { ...toolCallOptions, summary: `MCP ${call.name}` };
+    let outcome = await runMcpTool.executeWithOptions(options, [{ runId, step, callId: call.id }]);
+    for (let attempt = 1; awaitingDecision(outcome) && patched(TOOL_DECISION_PATCH); attempt++) {
+      this.pending = 'awaiting_decision';
+      const key = `${step}.decision.${call.id}.${attempt}`;
+      const decision = await this.waits.decision.wait(runId, step, outcome.details, outcome.timeoutMs, key);
+      this.pending = 'tools';
+      if (decision?.action === 'retry') {
+        outcome = await runMcpTool.executeWithOptions(options, [
+          { runId, step, callId: call.id, force: true },
+        ]);
+        continue;
+      }
+      const answer = decision?.result
+        ? { output: decision.result.output, isError: decision.result.is_error }
+        : {
+            output:
+              "the call's outcome is unknown and no decision came within the agent's decision_timeout_ms",
+            isError: true,
+          };
+      await answerToolCalls({ runId, step, answers: [{ id: call.id, name: call.name, ...answer }] });
+      return;
+    }
+  }
+
+  /**
    * The step's tool calls, in the model's order: each runs as its own
    * activity (sandbox commands show their command in the workflow's history
    * and UI); calls that need approval wait for a person's decision first,
@@ -159,7 +241,7 @@ export class TurnRunner {
     calls: ToolCallPlan[],
     approvalTimeoutMs: number | null,
   ): Promise<void> {
-    const { answerToolCalls, runSandboxCommand, runMcpTool, toolCallOptions } = this.activities;
+    const { answerToolCalls, runSandboxCommand, toolCallOptions } = this.activities;
     const asking = calls.filter((c) => c.approval);
     let decisions = new Map<string, ApprovalDecision>();
     if (asking.length) {
@@ -176,11 +258,7 @@ export class TurnRunner {
           { ...toolCallOptions, summary: `$ ${oneLine(call.command ?? '')}` },
           [{ runId, step, callId: call.id, command: call.command ?? '' }],
         );
-      } else {
-        await runMcpTool.executeWithOptions({ ...toolCallOptions, summary: `MCP ${call.name}` }, [
-          { runId, step, callId: call.id },
-        ]);
-      }
+      } else await this.mcpCall(runId, step, call);
     }
   }
 }

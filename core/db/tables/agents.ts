@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { JsonText, Timestamp } from './columns.js';
+import type { ScopeBudget } from '../../budgets/types.js';
 import type { PromptLabel } from './prompt-labels.js';
 
 export const AgentsTableName = 'agents';
@@ -34,6 +35,14 @@ export type DbAgent = {
   sandbox: SandboxSettings;
   max_iterations: number;
   approval_timeout_ms: number | null;
+  /** What the agent's turns may spend per period, beside the project's key; null: no limit. */
+  budget: ScopeBudget | null;
+  /** A run waiting for budget this long is cancelled; null: it waits for ever. */
+  budget_wait_timeout_ms: number | null;
+  /** MCP tools (`server__tool`) whose call is not repeated blindly after a worker died: a person decides. */
+  non_idempotent_tools: string[];
+  /** An undecided call of a non-idempotent tool fails after this long; null: it waits for ever. */
+  decision_timeout_ms: number | null;
   created_at: Date;
   updated_at: Date;
 };
@@ -41,8 +50,15 @@ export type DbAgent = {
 export type DbAgentWrite = Omit<DbAgent, 'id' | 'created_at' | 'updated_at'>;
 /** Columns with a database default (or nullable) may be left out of an insert. */
 export type DbAgentInsert = Pick<DbAgentWrite, 'project_id' | 'name' | 'model_id' | 'prompt_id'> &
-  Partial<Omit<DbAgentWrite, 'project_id' | 'name' | 'model_id' | 'prompt_id' | 'sandbox'>> & {
+  Partial<
+    Omit<
+      DbAgentWrite,
+      'project_id' | 'name' | 'model_id' | 'prompt_id' | 'sandbox' | 'budget' | 'non_idempotent_tools'
+    >
+  > & {
     sandbox?: SandboxSettings | JsonText;
+    budget?: ScopeBudget | JsonText | null;
+    non_idempotent_tools?: JsonText;
   };
 export type DbAgentUpdate = Partial<DbAgentInsert> & { updated_at?: Timestamp };
 

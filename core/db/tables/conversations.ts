@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { ScopeBudget } from '../../budgets/types.js';
 import type { JsonText, Timestamp } from './columns.js';
 
 export const ConversationsTableName = 'conversations';
@@ -11,13 +12,19 @@ export type DbConversation = {
   namespace: string;
   /** Template variables of the conversation's prompts. */
   context: Record<string, unknown>;
+  /** What the conversation's turns may spend per period, beside the agent's and the key's; null: no limit. */
+  budget: ScopeBudget | null;
   created_at: Date;
   updated_at: Date;
 };
 export type DbConversationInsert = Pick<DbConversation, 'project_id' | 'id'> &
-  Partial<Pick<DbConversation, 'namespace'>> & { context?: DbConversation['context'] | JsonText };
+  Partial<Pick<DbConversation, 'namespace'>> & {
+    context?: DbConversation['context'] | JsonText;
+    budget?: JsonText | null;
+  };
 export type DbConversationUpdate = Partial<Pick<DbConversation, 'namespace'>> & {
   context?: DbConversation['context'] | JsonText;
+  budget?: JsonText | null;
   updated_at?: Timestamp;
 };
 

@@ -38,6 +38,7 @@ import type { WebhooksTable } from './webhooks.js';
 import type { RunWebhooksTable } from './webhooks-runs.js';
 import type { WebhookDeliveriesTable } from './webhooks-deliveries.js';
 import type { DatasetRowsTable, DatasetsTable } from './datasets.js';
+import type { BudgetAlertsTable, BudgetReservationsTable } from './budgets.js';
 
 export type * from './columns.js';
 export * from './projects.js';
@@ -73,6 +74,9 @@ export * from './webhooks.js';
 export * from './webhooks-runs.js';
 export * from './webhooks-deliveries.js';
 export * from './datasets.js';
+// evals.ts registers its tables with Knex itself.
+export * from './evals.js';
+export * from './budgets.js';
 
 declare module 'knex/types/tables.js' {
   interface Tables {
@@ -110,5 +114,7 @@ declare module 'knex/types/tables.js' {
     webhook_deliveries: WebhookDeliveriesTable;
     datasets: DatasetsTable;
     dataset_rows: DatasetRowsTable;
+    budget_reservations: BudgetReservationsTable;
+    budget_alerts: BudgetAlertsTable;
   }
 }

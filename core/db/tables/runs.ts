@@ -3,12 +3,22 @@ import type { JsonText, Timestamp } from './columns.js';
 
 export const RunsTableName = 'runs';
 
-export type RunStatus = 'queued' | 'running' | 'awaiting_approval' | 'completed' | 'failed' | 'cancelled';
+export type RunStatus =
+  | 'queued'
+  | 'running'
+  | 'awaiting_approval'
+  | 'awaiting_budget'
+  | 'awaiting_decision'
+  | 'completed'
+  | 'failed'
+  | 'cancelled';
 /** Every status, in the order a run goes through them. */
 export const RUN_STATUSES = [
   'queued',
   'running',
   'awaiting_approval',
+  'awaiting_budget',
+  'awaiting_decision',
   'completed',
   'failed',
   'cancelled',
@@ -61,6 +71,16 @@ export type RunOverrides = {
   parameters?: Record<string, unknown>;
 };
 
+/** Why a run waits (other than approval, which has its own columns): the run view's `pause`. */
+export type StoredRunPause = {
+  reason: 'budget' | 'decision';
+  /** ISO time the wait began. */
+  since: string;
+  /** ISO time the wait ends on its own (the agent's timeout), or null. */
+  timeout_at: string | null;
+  details: Record<string, unknown>;
+};
+
 /** One converse message and the turn that answers it: the idempotency unit. */
 export type DbRun = {
   id: string;
@@ -93,6 +113,8 @@ export type DbRun = {
   overrides: RunOverrides | null;
   /** Cancelled with `rollback`: its messages, summaries and events were removed from the conversation. */
   rolled_back: boolean;
+  /** Why the run waits, while its status is awaiting_budget or awaiting_decision. */
+  pause: StoredRunPause | null;
   /** The seq of the run's latest event (run_events). */
   last_event_seq: number;
   created_at: Date;
@@ -124,6 +146,7 @@ export type DbRunInsert = {
   approvals?: JsonText;
   overrides?: JsonText | null;
   rolled_back?: boolean;
+  pause?: JsonText | null;
   last_event_seq?: number;
   created_at?: Timestamp;
   started_at?: Timestamp | null;

@@ -39,8 +39,11 @@ describe.skipIf(noTemporal() || noBrowser())('console: fork a conversation from 
     await page.waitForURL(
       (url) => url.pathname.startsWith('/console/sessions/') && !url.pathname.endsWith(first.conversation_id),
     );
+    // The new page's transcript may still be loading right after the URL changes.
     await page.getByLabel('assistant message').filter({ hasText: 'First answer' }).waitFor();
-    expect(await page.getByLabel('user message').allInnerTexts()).toHaveLength(1);
+    await expect
+      .poll(async () => (await page.getByLabel('user message').allInnerTexts()).length, { timeout: 15_000 })
+      .toBe(1);
     expect(await page.getByText('Second answer').count()).toBe(0);
 
     const forkId = decodeURIComponent(new URL(page.url()).pathname.split('/').pop()!);

@@ -45,7 +45,7 @@ describe.skipIf(skip)(
       return { projectId, agentId: agent.body.data.id, keyId: vk.id };
     }
 
-    it("records the agent's model calls in the key's usage, and a budget that cannot cover a call fails the turn", async () => {
+    it("records the agent's model calls in the key's usage, and a budget that cannot cover a call makes the turn wait", async () => {
       const ok = await meteredAgent({
         providers: [{ provider_id: world.fx.providerId, model_names: ['*'] }],
       });
@@ -78,16 +78,26 @@ describe.skipIf(skip)(
         { max_output_tokens: 1_000 },
       );
       const refused = await world.fx.api.request<{
+        run_id: string;
         status: string;
-        error: { code: string; message: string };
+        pause: { reason: string; details: Record<string, unknown> };
       }>('POST', `/api/agent-server/converse?project_id=${broke.projectId}`, {
         agent_id: broke.agentId,
         message: 'hi',
       });
       expect(refused.status).toBe(200);
-      expect(refused.body.data.status).toBe('failed');
-      expect(refused.body.data.error.code).toBe('budget_exceeded');
+      expect(refused.body.data.status).toBe('awaiting_budget');
+      expect(refused.body.data.pause).toMatchObject({
+        reason: 'budget',
+        details: { scope: 'key', id: broke.keyId, max_usd: 0.000001, period: 'day' },
+      });
       expect(world.fx.vendor.received).toHaveLength(1);
+      const cancelled = await world.fx.api.request<{ status: string }>(
+        'POST',
+        `/api/agent-server/runs/${refused.body.data.run_id}/budget`,
+        { action: 'cancel' },
+      );
+      expect(cancelled.body.data.status).toBe('cancelled');
     });
 
     it("a turn whose model sets no max_tokens is reserved at the model's output ceiling, never overspending", async () => {
@@ -103,12 +113,18 @@ describe.skipIf(skip)(
           'gpt-long-writer',
           { max_output_tokens: 100_000 },
         );
-        const res = await world.fx.api.request<{ status: string; error: { code: string } }>(
+        const res = await world.fx.api.request<{ run_id: string; status: string }>(
           'POST',
           `/api/agent-server/converse?project_id=${agent.projectId}`,
           { agent_id: agent.agentId, message: 'hi' },
         );
-        expect(res.body.data).toMatchObject({ status: 'failed', error: { code: 'budget_exceeded' } });
+        expect(res.body.data).toMatchObject({
+          status: 'awaiting_budget',
+          pause: { details: { scope: 'key' } },
+        });
+        await world.fx.api.request('POST', `/api/agent-server/runs/${res.body.data.run_id}/budget`, {
+          action: 'cancel',
+        });
         expect(world.fx.vendor.received).toHaveLength(0);
         const u = await world.fx.api.request<{ totals: { cost_usd: number } }>(
           'GET',

@@ -1,0 +1,143 @@
+/**
+ * The agent and conversation budgets' figures and reservations. What a
+ * budget's period spent is summed from its runs (each run's cost and tokens,
+ * stored as its calls settle; a run counts in the period it began in); what
+ * calls in flight hold is in `budget_reservations`. Reservations are made
+ * under a transaction-scoped advisory lock per budget, so concurrent calls
+ * on any replica cannot together pass it.
+ */
+import type { Knex } from 'knex';
+import type { Db } from '../db/knex.js';
+import type { BudgetInEffect, BudgetNeed, BudgetPeriodUse, BudgetScope } from '../budgets/types.js';
+import { fits } from '../budgets/types.js';
+import type { DbRun } from '../db/tables/index.js';
+import { PERIOD_SQL, type BudgetPeriod } from './metering.repository.js';
+
+/** The period's start and the next one's, in SQL. */
+function periodBounds(period: BudgetPeriod): { start: string; next: string } {
+  const start = PERIOD_SQL[period];
+  return { start, next: period === 'total' ? 'null::timestamptz' : `${start} + interval '1 ${period}'` };
+}
+
+const SCOPE_COLUMN: Record<Exclude<BudgetScope, 'key'>, string> = {
+  agent: 'agent_id',
+  conversation: 'conversation_pk',
+};
+
+type ScopedBudget = BudgetInEffect & { scope: Exclude<BudgetScope, 'key'> };
+
+/** A reservation to hold, or the budget it did not fit in with that budget's figures. */
+export type ReserveOutcome =
+  | { ok: true; uses: Array<{ budget: ScopedBudget; use: BudgetPeriodUse }> }
+  | { ok: false; budget: ScopedBudget; use: BudgetPeriodUse };
+
+export class BudgetsRepository {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * The budget's current period: its runs' cost and tokens, and what other
+   * calls hold reserved (`except` one run's step: a retried call's own).
+   */
+  async use(
+    b: ScopedBudget,
+    except?: { runId: string; step: number },
+    q: Knex = this.db,
+  ): Promise<BudgetPeriodUse> {
+    const { start, next } = periodBounds(b.budget.period);
+    const column = SCOPE_COLUMN[b.scope];
+    const { rows } = await q.raw<{
+      rows: Array<{
+        period_start: Date;
+        resets_at: Date | null;
+        spent_usd: number;
+        spent_tokens: number;
+        reserved_usd: number;
+        reserved_tokens: number;
+      }>;
+    }>(
+      `select ${start} as period_start, ${next} as resets_at,
+         coalesce((select sum((r.usage->>'cost_usd')::numeric) from runs r
+                    where r.${column} = ? and r.created_at >= ${start}), 0)::float8 as spent_usd,
+         coalesce((select sum(coalesce((r.usage->>'input_tokens')::bigint, 0) + coalesce((r.usage->>'output_tokens')::bigint, 0))
+                     from runs r where r.${column} = ? and r.created_at >= ${start}), 0)::float8 as spent_tokens,
+         coalesce(sum(b.usd), 0)::float8 as reserved_usd,
+         coalesce(sum(b.tokens), 0)::float8 as reserved_tokens
+       from (select 1) one
+       left join budget_reservations b on b.scope = ? and b.scope_id = ? and b.expires_at > now()
+         and not (b.run_id = ? and b.step = ?)`,
+      [b.scope_id, b.scope_id, b.scope, b.scope_id, except?.runId ?? null, except?.step ?? -1],
+    );
+    return rows[0]!;
+  }
+
+  /**
+   * Holds `need` against every budget for the run's step, or none of them:
+   * the first budget it does not fit in is returned with its figures. A
+   * retried step replaces its own reservation.
+   */
+  async reserve(
+    runId: string,
+    step: number,
+    budgets: ScopedBudget[],
+    need: BudgetNeed,
+    ttlMs: number,
+  ): Promise<ReserveOutcome> {
+    const ordered = [...budgets].sort((a, b) =>
+      `${a.scope}/${a.scope_id}`.localeCompare(`${b.scope}/${b.scope_id}`),
+    );
+    return this.db.transaction(async (trx) => {
+      const uses: Array<{ budget: ScopedBudget; use: BudgetPeriodUse }> = [];
+      for (const budget of ordered) {
+        await trx.raw('select pg_advisory_xact_lock(hashtextextended(?, 0))', [
+          `budget/${budget.scope}/${budget.scope_id}`,
+        ]);
+        const use = await this.use(budget, { runId, step }, trx);
+        if (!fits(budget.budget, use, need)) return { ok: false as const, budget, use };
+        uses.push({ budget, use });
+      }
+      const expires = new Date(Date.now() + ttlMs);
+      for (const { budget } of uses)
+        await trx('budget_reservations')
+          .insert({
+            run_id: runId,
+            step,
+            scope: budget.scope,
+            scope_id: budget.scope_id,
+            usd: need.usd,
+            tokens: need.tokens,
+            expires_at: expires,
+          })
+          .onConflict(['run_id', 'step', 'scope'])
+          .merge(['scope_id', 'usd', 'tokens', 'expires_at']);
+      return { ok: true as const, uses };
+    });
+  }
+
+  /** Lets go of the run's reservations (of one step, or all of them when its turn ends). */
+  async release(runId: string, step?: number, q: Knex = this.db): Promise<void> {
+    const rows = q('budget_reservations').where('run_id', runId);
+    if (step !== undefined) rows.where('step', step);
+    await rows.delete();
+  }
+
+  /** Records the budget's threshold crossing in its period; false when it was already recorded (it fires once). */
+  async claimAlert(scope: BudgetScope, scopeId: string, periodStart: Date): Promise<boolean> {
+    const rows = await this.db('budget_alerts')
+      .insert({ scope, scope_id: scopeId, period_start: periodStart })
+      .onConflict(['scope', 'scope_id', 'period_start'])
+      .ignore()
+      .returning('scope');
+    return rows.length > 0;
+  }
+
+  /** Runs waiting for the budget of this scope (its pause names it). */
+  waitingOn(
+    scope: BudgetScope,
+    scopeId: string,
+  ): Promise<Array<Pick<DbRun, 'id' | 'workflow_id' | 'pause'>>> {
+    return this.db('runs')
+      .select('id', 'workflow_id', 'pause')
+      .where('status', 'awaiting_budget')
+      .whereRaw(`pause->'details'->>'scope' = ? and pause->'details'->>'scope_id' = ?`, [scope, scopeId]);
+  }
+}
