@@ -693,6 +693,62 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/agent-server/evals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a project's evals, newest first, with their progress and totals */
+        get: operations["getApiAgentServerEvals"];
+        put?: never;
+        /**
+         * Start an eval: replay recorded conversations (or a dataset) against variants of the agent
+         * @description Answers the eval, `queued`, and starts its workflow: each conversation × variant (at most `concurrency` at once) replays every recorded user turn of the agent in a scratch conversation of its own (namespace `eval`, left out of the conversations list), with the variant's prompt version, model and parameters as the turn's overrides. Tool calls are answered from the recording when the variant calls the same tool with the same arguments (JSON, keys sorted); otherwise the turn is `diverged` and the conversation's replay stops there (`execute_diverged_tools` runs diverged sandbox commands instead; MCP calls never). A dataset eval answers each row in a fresh conversation and compares with `expected_output`. Every id is checked against the project: a 400 names the field. The turns and the judge are metered on the project's key like any turn.
+         */
+        post: operations["postApiAgentServerEvals"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agent-server/evals/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get an eval: status, progress, per-variant totals and the thresholds' verdict (`passed`) */
+        get: operations["getApiAgentServerEvalsId"];
+        put?: never;
+        post?: never;
+        /** Cancel an eval (its results so far are kept); an ended eval is answered as it is */
+        delete: operations["deleteApiAgentServerEvalsId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agent-server/evals/{id}/results": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An eval's per-turn results: the variant's answer beside the original's, with the comparisons */
+        get: operations["getApiAgentServerEvalsIdResults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/agent-server/conversations": {
         parameters: {
             query?: never;
@@ -750,7 +806,7 @@ export interface paths {
         put?: never;
         /**
          * Fork a conversation: a new one holding the transcript up to a message
-         * @description Without `project_id` the id must be unique across projects (else 400 naming `project_id`). Copies one agent's thread (its messages up to and including `at_message_id`, and the summaries that cover only those) into a new conversation with the same namespace and context, in one transaction. Runs and run events are not copied; the copied messages have no run. The fork starts with a fresh sandbox workspace. Answers the new conversation as GET does.
+         * @description Without `project_id` the id must be unique across projects (else 400 naming `project_id`). Copies one agent's thread (its messages up to and including `at_message_id`, and the summaries that cover only those) into a new conversation with the same namespace and context, in one transaction. Runs and run events are not copied; the copied messages have no run. When that agent has a sandbox, its session's workspace is copied, as it is now, into the fork's session before the answer (whether the sandbox runs, stopped or is gone; none means an empty workspace); later writes in either do not show in the other. Answers the new conversation as GET does; 501 when the sandbox backend cannot copy a workspace (kubernetes), 502 when the copy failed, 503 when no worker copied it in time (no fork is made in these cases).
          */
         post: operations["postApiAgentServerConversationsConversationIdFork"];
         delete?: never;
@@ -990,6 +1046,46 @@ export interface paths {
          * @description Stops the run whether it is queued, running or awaiting approval: the model call is aborted and running tool calls are cancelled; the run ends `cancelled` (event `run.cancelled {action}`), within a second. `interrupt` keeps what the turn produced (a cut-off answer as far as it streamed; tool calls without a result are answered "cancelled", so the next turn is valid for every vendor). `rollback` removes the run's messages (its user message too), summaries and events from the conversation; the run stays, with `rolled_back: true`. Answers with the run once it has ended; a cancelled run again answers 200; a run that completed or failed answers 409.
          */
         post: operations["postApiAgentServerRunsRunIdCancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agent-server/runs/{run_id}/budget": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Decide a run waiting for budget: try again now, or cancel it
+         * @description A run whose model call did not fit in a budget (the agent's, the conversation's or the project key's) waits with status `awaiting_budget` and `pause.details` naming the budget and what the call needs. Raising that budget (PATCH of the agent, conversation or key) or the start of its next period wakes it on its own; `resume` tries now and answers 409 while the call still does not fit (the run keeps waiting); `cancel` ends it `cancelled`, keeping what it produced. 409 unless the run waits for budget.
+         */
+        post: operations["postApiAgentServerRunsRunIdBudget"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agent-server/runs/{run_id}/decision": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Decide a tool call whose outcome is unknown: call it again, or supply its result
+         * @description A call of one of the agent's `non_idempotent_tools` whose worker died mid-call is not repeated blindly: the run waits with status `awaiting_decision` and `pause.details` naming the call. `retry` calls the tool again; `supply` answers the call with `result` and the turn goes on. The agent's `decision_timeout_ms` fails the call when no decision comes. 409 unless the run waits for a decision.
+         */
+        post: operations["postApiAgentServerRunsRunIdDecision"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4086,6 +4182,18 @@ export interface operations {
                             };
                             max_iterations?: number;
                             approval_timeout_ms?: number | null;
+                            /** @description what turns may spend per period, beside the project key; a call that does not fit waits */
+                            budget?: {
+                                max_usd: number;
+                                max_tokens?: number | null;
+                                /** @enum {string} */
+                                period: "day" | "week" | "month" | "total";
+                                /** @description the share of the budget whose crossing fires budget.threshold (default 0.8) */
+                                alert_at?: number | null;
+                            } | null;
+                            budget_wait_timeout_ms?: number | null;
+                            non_idempotent_tools?: string[];
+                            decision_timeout_ms?: number | null;
                             /** @description configuration that is valid but will not work as asked, each naming its field: the sandbox on a server without one, a model no provider can serve or the project's virtual key does not grant, template variables only a conversation's context can give a value */
                             warnings?: string[];
                             /** Format: date-time */
@@ -4180,6 +4288,21 @@ export interface operations {
                     };
                     max_iterations?: number;
                     approval_timeout_ms?: number | null;
+                    /** @description what turns may spend per period, beside the project key; a call that does not fit waits */
+                    budget?: {
+                        max_usd: number;
+                        max_tokens?: number | null;
+                        /** @enum {string} */
+                        period: "day" | "week" | "month" | "total";
+                        /** @description the share of the budget whose crossing fires budget.threshold (default 0.8) */
+                        alert_at?: number | null;
+                    } | null;
+                    /** @description a run waiting for budget this long is cancelled (null: it waits until the budget allows) */
+                    budget_wait_timeout_ms?: number | null;
+                    /** @description MCP tools (as offered to the model: `server__tool`) whose call is not repeated blindly after a worker died mid-call: the run waits for a decision (POST /runs/{id}/decision) */
+                    non_idempotent_tools?: string[];
+                    /** @description an undecided call of a non-idempotent tool fails after this long (null: it waits) */
+                    decision_timeout_ms?: number | null;
                 };
             };
         };
@@ -4240,6 +4363,18 @@ export interface operations {
                             };
                             max_iterations?: number;
                             approval_timeout_ms?: number | null;
+                            /** @description what turns may spend per period, beside the project key; a call that does not fit waits */
+                            budget?: {
+                                max_usd: number;
+                                max_tokens?: number | null;
+                                /** @enum {string} */
+                                period: "day" | "week" | "month" | "total";
+                                /** @description the share of the budget whose crossing fires budget.threshold (default 0.8) */
+                                alert_at?: number | null;
+                            } | null;
+                            budget_wait_timeout_ms?: number | null;
+                            non_idempotent_tools?: string[];
+                            decision_timeout_ms?: number | null;
                             /** @description configuration that is valid but will not work as asked, each naming its field: the sandbox on a server without one, a model no provider can serve or the project's virtual key does not grant, template variables only a conversation's context can give a value */
                             warnings?: string[];
                             /** Format: date-time */
@@ -4334,6 +4469,21 @@ export interface operations {
                     };
                     max_iterations?: number;
                     approval_timeout_ms?: number | null;
+                    /** @description what turns may spend per period, beside the project key; a call that does not fit waits */
+                    budget?: {
+                        max_usd: number;
+                        max_tokens?: number | null;
+                        /** @enum {string} */
+                        period: "day" | "week" | "month" | "total";
+                        /** @description the share of the budget whose crossing fires budget.threshold (default 0.8) */
+                        alert_at?: number | null;
+                    } | null;
+                    /** @description a run waiting for budget this long is cancelled (null: it waits until the budget allows) */
+                    budget_wait_timeout_ms?: number | null;
+                    /** @description MCP tools (as offered to the model: `server__tool`) whose call is not repeated blindly after a worker died mid-call: the run waits for a decision (POST /runs/{id}/decision) */
+                    non_idempotent_tools?: string[];
+                    /** @description an undecided call of a non-idempotent tool fails after this long (null: it waits) */
+                    decision_timeout_ms?: number | null;
                 };
             };
         };
@@ -4459,6 +4609,18 @@ export interface operations {
                             };
                             max_iterations?: number;
                             approval_timeout_ms?: number | null;
+                            /** @description what turns may spend per period, beside the project key; a call that does not fit waits */
+                            budget?: {
+                                max_usd: number;
+                                max_tokens?: number | null;
+                                /** @enum {string} */
+                                period: "day" | "week" | "month" | "total";
+                                /** @description the share of the budget whose crossing fires budget.threshold (default 0.8) */
+                                alert_at?: number | null;
+                            } | null;
+                            budget_wait_timeout_ms?: number | null;
+                            non_idempotent_tools?: string[];
+                            decision_timeout_ms?: number | null;
                             /** @description configuration that is valid but will not work as asked, each naming its field: the sandbox on a server without one, a model no provider can serve or the project's virtual key does not grant, template variables only a conversation's context can give a value */
                             warnings?: string[];
                             /** Format: date-time */
@@ -4569,6 +4731,18 @@ export interface operations {
                             };
                             max_iterations?: number;
                             approval_timeout_ms?: number | null;
+                            /** @description what turns may spend per period, beside the project key; a call that does not fit waits */
+                            budget?: {
+                                max_usd: number;
+                                max_tokens?: number | null;
+                                /** @enum {string} */
+                                period: "day" | "week" | "month" | "total";
+                                /** @description the share of the budget whose crossing fires budget.threshold (default 0.8) */
+                                alert_at?: number | null;
+                            } | null;
+                            budget_wait_timeout_ms?: number | null;
+                            non_idempotent_tools?: string[];
+                            decision_timeout_ms?: number | null;
                             /** @description configuration that is valid but will not work as asked, each naming its field: the sandbox on a server without one, a model no provider can serve or the project's virtual key does not grant, template variables only a conversation's context can give a value */
                             warnings?: string[];
                             /** Format: date-time */
@@ -4741,6 +4915,21 @@ export interface operations {
                     };
                     max_iterations?: number;
                     approval_timeout_ms?: number | null;
+                    /** @description what turns may spend per period, beside the project key; a call that does not fit waits */
+                    budget?: {
+                        max_usd: number;
+                        max_tokens?: number | null;
+                        /** @enum {string} */
+                        period: "day" | "week" | "month" | "total";
+                        /** @description the share of the budget whose crossing fires budget.threshold (default 0.8) */
+                        alert_at?: number | null;
+                    } | null;
+                    /** @description a run waiting for budget this long is cancelled (null: it waits until the budget allows) */
+                    budget_wait_timeout_ms?: number | null;
+                    /** @description MCP tools (as offered to the model: `server__tool`) whose call is not repeated blindly after a worker died mid-call: the run waits for a decision (POST /runs/{id}/decision) */
+                    non_idempotent_tools?: string[];
+                    /** @description an undecided call of a non-idempotent tool fails after this long (null: it waits) */
+                    decision_timeout_ms?: number | null;
                 };
             };
         };
@@ -4801,6 +4990,18 @@ export interface operations {
                             };
                             max_iterations?: number;
                             approval_timeout_ms?: number | null;
+                            /** @description what turns may spend per period, beside the project key; a call that does not fit waits */
+                            budget?: {
+                                max_usd: number;
+                                max_tokens?: number | null;
+                                /** @enum {string} */
+                                period: "day" | "week" | "month" | "total";
+                                /** @description the share of the budget whose crossing fires budget.threshold (default 0.8) */
+                                alert_at?: number | null;
+                            } | null;
+                            budget_wait_timeout_ms?: number | null;
+                            non_idempotent_tools?: string[];
+                            decision_timeout_ms?: number | null;
                             /** @description configuration that is valid but will not work as asked, each naming its field: the sandbox on a server without one, a model no provider can serve or the project's virtual key does not grant, template variables only a conversation's context can give a value */
                             warnings?: string[];
                             /** Format: date-time */
@@ -6998,6 +7199,754 @@ export interface operations {
             };
         };
     };
+    getApiAgentServerEvals: {
+        parameters: {
+            query: {
+                project_id: string;
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** Format: uuid */
+                            id?: string;
+                            /** Format: uuid */
+                            project_id?: string;
+                            /** Format: uuid */
+                            agent_id?: string;
+                            /** @enum {string} */
+                            status?: "queued" | "running" | "completed" | "failed" | "cancelled";
+                            conversation_ids?: string[] | null;
+                            /** Format: uuid */
+                            dataset_id?: string | null;
+                            variants?: {
+                                name?: string;
+                                /** Format: uuid */
+                                prompt_version_id?: string | null;
+                                prompt_version?: number | null;
+                                prompt_label?: string | null;
+                                /** Format: uuid */
+                                model_id?: string | null;
+                                parameters?: {
+                                    [key: string]: unknown;
+                                } | null;
+                            }[];
+                            concurrency?: number;
+                            judge?: {
+                                /** Format: uuid */
+                                model_id?: string;
+                                /** Format: uuid */
+                                prompt_id?: string;
+                            } | null;
+                            /** @description Every variant must meet every threshold for the eval to pass (`passed`) */
+                            thresholds?: {
+                                min_exact_match_rate?: number;
+                                min_judge_score?: number;
+                                max_cost_ratio?: number;
+                            } | null;
+                            execute_diverged_tools?: boolean;
+                            progress?: {
+                                /** @description Known once the eval has started */
+                                turns_total?: number | null;
+                                turns_done?: number;
+                            };
+                            totals?: {
+                                variant?: string;
+                                /** @description Turns written so far (skipped ones included) */
+                                turns?: number;
+                                completed?: number;
+                                failed?: number;
+                                /** @description Turns whose tool calls left the recording (the case stopped there) */
+                                diverged?: number;
+                                skipped?: number;
+                                /** @description Exact matches over all turns */
+                                exact_match_rate?: number | null;
+                                schema_valid_rate?: number | null;
+                                mean_judge_score?: number | null;
+                                input_tokens?: number;
+                                output_tokens?: number;
+                                cost_usd?: number;
+                                original_cost_usd?: number | null;
+                                /** @description The variant's cost over the original's, on the turns both answered */
+                                cost_ratio?: number | null;
+                                mean_latency_ms?: number | null;
+                                original_mean_latency_ms?: number | null;
+                                judge_cost_usd?: number;
+                                passed?: boolean | null;
+                                /** @description The thresholds this variant missed */
+                                failures?: string[];
+                            }[];
+                            /** @description Every variant met every threshold; null without thresholds or before completion */
+                            passed?: boolean | null;
+                            error?: {
+                                code?: string;
+                                message?: string;
+                            } | null;
+                            workflow_id?: string;
+                            /** Format: date-time */
+                            created_at?: string;
+                            /** Format: date-time */
+                            started_at?: string | null;
+                            /** Format: date-time */
+                            finished_at?: string | null;
+                        }[];
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postApiAgentServerEvals: {
+        parameters: {
+            query: {
+                project_id: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: uuid
+                     * @description The agent whose recorded turns are replayed (or who answers the rows)
+                     */
+                    agent_id: string;
+                    /** @description Recorded conversations (their ids) in which the agent spoke; each user turn is replayed */
+                    conversation_ids?: string[];
+                    /**
+                     * Format: uuid
+                     * @description A dataset of the project: each row is one user turn in a fresh conversation
+                     */
+                    dataset_id?: string;
+                    variants: ({
+                        /** @description Unique within the eval: its totals and results are named by it */
+                        name: string;
+                        /** @description A version (the integer) of the agent's prompt; neither this nor prompt_label: the agent's own */
+                        prompt_version?: number;
+                        /** @description A label of the agent's prompt (its version when the eval is created) */
+                        prompt_label?: string;
+                        /**
+                         * Format: uuid
+                         * @description A model of the project instead of the agent's
+                         */
+                        model_id?: string;
+                        /** @description Model parameters, merged over the model's own `parameters` */
+                        parameters?: {
+                            temperature?: number;
+                            top_p?: number;
+                            max_tokens?: number;
+                            presence_penalty?: number;
+                            frequency_penalty?: number;
+                            stop?: string | string[];
+                            seed?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    } & (unknown | unknown | unknown))[];
+                    /**
+                     * @description How many conversation × variant replays run at once (default 4)
+                     * @default 4
+                     */
+                    concurrency?: number;
+                    /** @description Scores each answered turn from 0 to 1 with a reason (structured output) */
+                    judge?: {
+                        /** Format: uuid */
+                        model_id: string;
+                        /**
+                         * Format: uuid
+                         * @description Its latest version is the judge's system prompt; `{{user_message}}`, `{{original_answer}}` and `{{variant_answer}}` are filled
+                         */
+                        prompt_id: string;
+                    };
+                    /** @description Every variant must meet every threshold for the eval to pass (`passed`) */
+                    thresholds?: {
+                        min_exact_match_rate?: number;
+                        min_judge_score?: number;
+                        max_cost_ratio?: number;
+                    };
+                    /**
+                     * @description A sandbox command the recording does not answer runs in the scratch conversation's own sandbox instead of stopping the replay (MCP calls never run)
+                     * @default false
+                     */
+                    execute_diverged_tools?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** Format: uuid */
+                            id?: string;
+                            /** Format: uuid */
+                            project_id?: string;
+                            /** Format: uuid */
+                            agent_id?: string;
+                            /** @enum {string} */
+                            status?: "queued" | "running" | "completed" | "failed" | "cancelled";
+                            conversation_ids?: string[] | null;
+                            /** Format: uuid */
+                            dataset_id?: string | null;
+                            variants?: {
+                                name?: string;
+                                /** Format: uuid */
+                                prompt_version_id?: string | null;
+                                prompt_version?: number | null;
+                                prompt_label?: string | null;
+                                /** Format: uuid */
+                                model_id?: string | null;
+                                parameters?: {
+                                    [key: string]: unknown;
+                                } | null;
+                            }[];
+                            concurrency?: number;
+                            judge?: {
+                                /** Format: uuid */
+                                model_id?: string;
+                                /** Format: uuid */
+                                prompt_id?: string;
+                            } | null;
+                            /** @description Every variant must meet every threshold for the eval to pass (`passed`) */
+                            thresholds?: {
+                                min_exact_match_rate?: number;
+                                min_judge_score?: number;
+                                max_cost_ratio?: number;
+                            } | null;
+                            execute_diverged_tools?: boolean;
+                            progress?: {
+                                /** @description Known once the eval has started */
+                                turns_total?: number | null;
+                                turns_done?: number;
+                            };
+                            totals?: {
+                                variant?: string;
+                                /** @description Turns written so far (skipped ones included) */
+                                turns?: number;
+                                completed?: number;
+                                failed?: number;
+                                /** @description Turns whose tool calls left the recording (the case stopped there) */
+                                diverged?: number;
+                                skipped?: number;
+                                /** @description Exact matches over all turns */
+                                exact_match_rate?: number | null;
+                                schema_valid_rate?: number | null;
+                                mean_judge_score?: number | null;
+                                input_tokens?: number;
+                                output_tokens?: number;
+                                cost_usd?: number;
+                                original_cost_usd?: number | null;
+                                /** @description The variant's cost over the original's, on the turns both answered */
+                                cost_ratio?: number | null;
+                                mean_latency_ms?: number | null;
+                                original_mean_latency_ms?: number | null;
+                                judge_cost_usd?: number;
+                                passed?: boolean | null;
+                                /** @description The thresholds this variant missed */
+                                failures?: string[];
+                            }[];
+                            /** @description Every variant met every threshold; null without thresholds or before completion */
+                            passed?: boolean | null;
+                            error?: {
+                                code?: string;
+                                message?: string;
+                            } | null;
+                            workflow_id?: string;
+                            /** Format: date-time */
+                            created_at?: string;
+                            /** Format: date-time */
+                            started_at?: string | null;
+                            /** Format: date-time */
+                            finished_at?: string | null;
+                        };
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getApiAgentServerEvalsId: {
+        parameters: {
+            query?: {
+                project_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** Format: uuid */
+                            id?: string;
+                            /** Format: uuid */
+                            project_id?: string;
+                            /** Format: uuid */
+                            agent_id?: string;
+                            /** @enum {string} */
+                            status?: "queued" | "running" | "completed" | "failed" | "cancelled";
+                            conversation_ids?: string[] | null;
+                            /** Format: uuid */
+                            dataset_id?: string | null;
+                            variants?: {
+                                name?: string;
+                                /** Format: uuid */
+                                prompt_version_id?: string | null;
+                                prompt_version?: number | null;
+                                prompt_label?: string | null;
+                                /** Format: uuid */
+                                model_id?: string | null;
+                                parameters?: {
+                                    [key: string]: unknown;
+                                } | null;
+                            }[];
+                            concurrency?: number;
+                            judge?: {
+                                /** Format: uuid */
+                                model_id?: string;
+                                /** Format: uuid */
+                                prompt_id?: string;
+                            } | null;
+                            /** @description Every variant must meet every threshold for the eval to pass (`passed`) */
+                            thresholds?: {
+                                min_exact_match_rate?: number;
+                                min_judge_score?: number;
+                                max_cost_ratio?: number;
+                            } | null;
+                            execute_diverged_tools?: boolean;
+                            progress?: {
+                                /** @description Known once the eval has started */
+                                turns_total?: number | null;
+                                turns_done?: number;
+                            };
+                            totals?: {
+                                variant?: string;
+                                /** @description Turns written so far (skipped ones included) */
+                                turns?: number;
+                                completed?: number;
+                                failed?: number;
+                                /** @description Turns whose tool calls left the recording (the case stopped there) */
+                                diverged?: number;
+                                skipped?: number;
+                                /** @description Exact matches over all turns */
+                                exact_match_rate?: number | null;
+                                schema_valid_rate?: number | null;
+                                mean_judge_score?: number | null;
+                                input_tokens?: number;
+                                output_tokens?: number;
+                                cost_usd?: number;
+                                original_cost_usd?: number | null;
+                                /** @description The variant's cost over the original's, on the turns both answered */
+                                cost_ratio?: number | null;
+                                mean_latency_ms?: number | null;
+                                original_mean_latency_ms?: number | null;
+                                judge_cost_usd?: number;
+                                passed?: boolean | null;
+                                /** @description The thresholds this variant missed */
+                                failures?: string[];
+                            }[];
+                            /** @description Every variant met every threshold; null without thresholds or before completion */
+                            passed?: boolean | null;
+                            error?: {
+                                code?: string;
+                                message?: string;
+                            } | null;
+                            workflow_id?: string;
+                            /** Format: date-time */
+                            created_at?: string;
+                            /** Format: date-time */
+                            started_at?: string | null;
+                            /** Format: date-time */
+                            finished_at?: string | null;
+                        };
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteApiAgentServerEvalsId: {
+        parameters: {
+            query?: {
+                project_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** Format: uuid */
+                            id?: string;
+                            /** Format: uuid */
+                            project_id?: string;
+                            /** Format: uuid */
+                            agent_id?: string;
+                            /** @enum {string} */
+                            status?: "queued" | "running" | "completed" | "failed" | "cancelled";
+                            conversation_ids?: string[] | null;
+                            /** Format: uuid */
+                            dataset_id?: string | null;
+                            variants?: {
+                                name?: string;
+                                /** Format: uuid */
+                                prompt_version_id?: string | null;
+                                prompt_version?: number | null;
+                                prompt_label?: string | null;
+                                /** Format: uuid */
+                                model_id?: string | null;
+                                parameters?: {
+                                    [key: string]: unknown;
+                                } | null;
+                            }[];
+                            concurrency?: number;
+                            judge?: {
+                                /** Format: uuid */
+                                model_id?: string;
+                                /** Format: uuid */
+                                prompt_id?: string;
+                            } | null;
+                            /** @description Every variant must meet every threshold for the eval to pass (`passed`) */
+                            thresholds?: {
+                                min_exact_match_rate?: number;
+                                min_judge_score?: number;
+                                max_cost_ratio?: number;
+                            } | null;
+                            execute_diverged_tools?: boolean;
+                            progress?: {
+                                /** @description Known once the eval has started */
+                                turns_total?: number | null;
+                                turns_done?: number;
+                            };
+                            totals?: {
+                                variant?: string;
+                                /** @description Turns written so far (skipped ones included) */
+                                turns?: number;
+                                completed?: number;
+                                failed?: number;
+                                /** @description Turns whose tool calls left the recording (the case stopped there) */
+                                diverged?: number;
+                                skipped?: number;
+                                /** @description Exact matches over all turns */
+                                exact_match_rate?: number | null;
+                                schema_valid_rate?: number | null;
+                                mean_judge_score?: number | null;
+                                input_tokens?: number;
+                                output_tokens?: number;
+                                cost_usd?: number;
+                                original_cost_usd?: number | null;
+                                /** @description The variant's cost over the original's, on the turns both answered */
+                                cost_ratio?: number | null;
+                                mean_latency_ms?: number | null;
+                                original_mean_latency_ms?: number | null;
+                                judge_cost_usd?: number;
+                                passed?: boolean | null;
+                                /** @description The thresholds this variant missed */
+                                failures?: string[];
+                            }[];
+                            /** @description Every variant met every threshold; null without thresholds or before completion */
+                            passed?: boolean | null;
+                            error?: {
+                                code?: string;
+                                message?: string;
+                            } | null;
+                            workflow_id?: string;
+                            /** Format: date-time */
+                            created_at?: string;
+                            /** Format: date-time */
+                            started_at?: string | null;
+                            /** Format: date-time */
+                            finished_at?: string | null;
+                        };
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getApiAgentServerEvalsIdResults: {
+        parameters: {
+            query?: {
+                project_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            variant?: string;
+                            case_index?: number;
+                            turn_index?: number;
+                            case_key?: string;
+                            /** @enum {string} */
+                            status?: "completed" | "failed" | "diverged" | "skipped";
+                            input?: unknown[] | boolean | number | Record<string, never> | string | null;
+                            /** @description The original's answer, or the dataset row's expected_output */
+                            expected?: unknown[] | boolean | number | Record<string, never> | string | null;
+                            original?: {
+                                /** Format: uuid */
+                                run_id?: string;
+                                output?: string | null;
+                                input_tokens?: number;
+                                output_tokens?: number;
+                                cost_usd?: number | null;
+                                latency_ms?: number | null;
+                            } | null;
+                            /** Format: uuid */
+                            run_id?: string | null;
+                            /** @description The scratch conversation the variant answered in */
+                            conversation_id?: string;
+                            output?: string | null;
+                            structured?: unknown[] | boolean | number | Record<string, never> | string | null;
+                            input_tokens?: number | null;
+                            output_tokens?: number | null;
+                            cost_usd?: number | null;
+                            latency_ms?: number | null;
+                            exact_match?: boolean | null;
+                            schema_valid?: boolean | null;
+                            judge_score?: number | null;
+                            judge_reason?: string | null;
+                            error?: {
+                                code?: string;
+                                message?: string;
+                            } | null;
+                        }[];
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     getApiAgentServerConversations: {
         parameters: {
             query: {
@@ -7031,6 +7980,15 @@ export interface operations {
                             context?: {
                                 [key: string]: unknown;
                             };
+                            /** @description what turns may spend per period, beside the project key; a call that does not fit waits */
+                            budget?: {
+                                max_usd: number;
+                                max_tokens?: number | null;
+                                /** @enum {string} */
+                                period: "day" | "week" | "month" | "total";
+                                /** @description the share of the budget whose crossing fires budget.threshold (default 0.8) */
+                                alert_at?: number | null;
+                            } | null;
                             /** Format: date-time */
                             created_at?: string;
                             /** Format: date-time */
@@ -7044,7 +8002,7 @@ export interface operations {
                                 /** @description The agent's name (at the run's start if it was deleted) */
                                 agent_name?: string | null;
                                 /** @enum {string} */
-                                status?: "queued" | "running" | "awaiting_approval" | "completed" | "failed" | "cancelled";
+                                status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "completed" | "failed" | "cancelled";
                                 /** Format: date-time */
                                 created_at?: string;
                             } | null;
@@ -7109,6 +8067,15 @@ export interface operations {
                     } & {
                         [key: string]: unknown[] | boolean | number | Record<string, never> | string | null;
                     };
+                    /** @description what turns may spend per period, beside the project key; a call that does not fit waits */
+                    budget?: {
+                        max_usd: number;
+                        max_tokens?: number | null;
+                        /** @enum {string} */
+                        period: "day" | "week" | "month" | "total";
+                        /** @description the share of the budget whose crossing fires budget.threshold (default 0.8) */
+                        alert_at?: number | null;
+                    } | null;
                 };
             };
         };
@@ -7131,6 +8098,15 @@ export interface operations {
                             context?: {
                                 [key: string]: unknown;
                             };
+                            /** @description what turns may spend per period, beside the project key; a call that does not fit waits */
+                            budget?: {
+                                max_usd: number;
+                                max_tokens?: number | null;
+                                /** @enum {string} */
+                                period: "day" | "week" | "month" | "total";
+                                /** @description the share of the budget whose crossing fires budget.threshold (default 0.8) */
+                                alert_at?: number | null;
+                            } | null;
                             /** Format: date-time */
                             created_at?: string;
                             /** Format: date-time */
@@ -7201,6 +8177,15 @@ export interface operations {
                             context?: {
                                 [key: string]: unknown;
                             };
+                            /** @description what turns may spend per period, beside the project key; a call that does not fit waits */
+                            budget?: {
+                                max_usd: number;
+                                max_tokens?: number | null;
+                                /** @enum {string} */
+                                period: "day" | "week" | "month" | "total";
+                                /** @description the share of the budget whose crossing fires budget.threshold (default 0.8) */
+                                alert_at?: number | null;
+                            } | null;
                             /** Format: date-time */
                             created_at?: string;
                             /** Format: date-time */
@@ -7350,6 +8335,15 @@ export interface operations {
                     } & {
                         [key: string]: unknown[] | boolean | number | Record<string, never> | string | null;
                     };
+                    /** @description what turns may spend per period, beside the project key; a call that does not fit waits */
+                    budget?: {
+                        max_usd: number;
+                        max_tokens?: number | null;
+                        /** @enum {string} */
+                        period: "day" | "week" | "month" | "total";
+                        /** @description the share of the budget whose crossing fires budget.threshold (default 0.8) */
+                        alert_at?: number | null;
+                    } | null;
                 };
             };
         };
@@ -7372,6 +8366,15 @@ export interface operations {
                             context?: {
                                 [key: string]: unknown;
                             };
+                            /** @description what turns may spend per period, beside the project key; a call that does not fit waits */
+                            budget?: {
+                                max_usd: number;
+                                max_tokens?: number | null;
+                                /** @enum {string} */
+                                period: "day" | "week" | "month" | "total";
+                                /** @description the share of the budget whose crossing fires budget.threshold (default 0.8) */
+                                alert_at?: number | null;
+                            } | null;
                             /** Format: date-time */
                             created_at?: string;
                             /** Format: date-time */
@@ -7468,6 +8471,15 @@ export interface operations {
                             context?: {
                                 [key: string]: unknown;
                             };
+                            /** @description what turns may spend per period, beside the project key; a call that does not fit waits */
+                            budget?: {
+                                max_usd: number;
+                                max_tokens?: number | null;
+                                /** @enum {string} */
+                                period: "day" | "week" | "month" | "total";
+                                /** @description the share of the budget whose crossing fires budget.threshold (default 0.8) */
+                                alert_at?: number | null;
+                            } | null;
                             /** Format: date-time */
                             created_at?: string;
                             /** Format: date-time */
@@ -7883,7 +8895,7 @@ export interface operations {
                             thread_id?: string;
                             message_id?: string;
                             /** @enum {string} */
-                            status?: "queued" | "running" | "awaiting_approval" | "completed" | "failed" | "cancelled";
+                            status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "completed" | "failed" | "cancelled";
                             output?: {
                                 /** @constant */
                                 role?: "assistant";
@@ -7944,8 +8956,8 @@ export interface operations {
                             }[];
                             /** @description While the run waits for someone: why, since when, until when */
                             pause?: {
-                                /** @constant */
-                                reason?: "approval";
+                                /** @enum {string} */
+                                reason?: "approval" | "budget" | "decision";
                                 /**
                                  * Format: date-time
                                  * @description When the run paused
@@ -7953,12 +8965,43 @@ export interface operations {
                                 since?: string | null;
                                 /**
                                  * Format: date-time
-                                 * @description When the wait ends by itself (the agent's approval_timeout_ms declines what is undecided)
+                                 * @description When the wait ends by itself: the agent's approval_timeout_ms declines what is undecided, budget_wait_timeout_ms cancels the run, decision_timeout_ms fails the call
                                  */
                                 timeout_at?: string | null;
                                 details?: {
-                                    /** @description The tool calls still waiting for a decision */
+                                    /** @description approval: the tool calls still waiting for a decision */
                                     pending_call_ids?: string[];
+                                    /**
+                                     * @description budget: whose budget the call did not fit in
+                                     * @enum {string}
+                                     */
+                                    scope?: "agent" | "conversation" | "key";
+                                    /** @description budget: the agent's, the conversation's or the key's id */
+                                    id?: string;
+                                    /** @description budget: its period */
+                                    period?: string;
+                                    max_usd?: number;
+                                    max_tokens?: number | null;
+                                    /** @description budget: what the period's runs spent */
+                                    spent_usd?: number;
+                                    spent_tokens?: number;
+                                    /** @description budget: what calls in flight hold */
+                                    reserved_usd?: number;
+                                    /** @description budget: the waiting call's worst case */
+                                    needed_usd?: number;
+                                    needed_tokens?: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description budget: when its next period begins and the run tries again
+                                     */
+                                    resets_at?: string | null;
+                                    /** @description decision: the tool call whose outcome is unknown */
+                                    call_id?: string;
+                                    /** @description decision: the tool the model called */
+                                    name?: string;
+                                    arguments?: string | null;
+                                } & {
+                                    [key: string]: unknown;
                                 };
                             } | null;
                             /** Format: date-time */
@@ -8049,7 +9092,7 @@ export interface operations {
                             thread_id?: string;
                             message_id?: string;
                             /** @enum {string} */
-                            status?: "queued" | "running" | "awaiting_approval" | "completed" | "failed" | "cancelled";
+                            status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "completed" | "failed" | "cancelled";
                             output?: {
                                 /** @constant */
                                 role?: "assistant";
@@ -8110,8 +9153,8 @@ export interface operations {
                             }[];
                             /** @description While the run waits for someone: why, since when, until when */
                             pause?: {
-                                /** @constant */
-                                reason?: "approval";
+                                /** @enum {string} */
+                                reason?: "approval" | "budget" | "decision";
                                 /**
                                  * Format: date-time
                                  * @description When the run paused
@@ -8119,12 +9162,43 @@ export interface operations {
                                 since?: string | null;
                                 /**
                                  * Format: date-time
-                                 * @description When the wait ends by itself (the agent's approval_timeout_ms declines what is undecided)
+                                 * @description When the wait ends by itself: the agent's approval_timeout_ms declines what is undecided, budget_wait_timeout_ms cancels the run, decision_timeout_ms fails the call
                                  */
                                 timeout_at?: string | null;
                                 details?: {
-                                    /** @description The tool calls still waiting for a decision */
+                                    /** @description approval: the tool calls still waiting for a decision */
                                     pending_call_ids?: string[];
+                                    /**
+                                     * @description budget: whose budget the call did not fit in
+                                     * @enum {string}
+                                     */
+                                    scope?: "agent" | "conversation" | "key";
+                                    /** @description budget: the agent's, the conversation's or the key's id */
+                                    id?: string;
+                                    /** @description budget: its period */
+                                    period?: string;
+                                    max_usd?: number;
+                                    max_tokens?: number | null;
+                                    /** @description budget: what the period's runs spent */
+                                    spent_usd?: number;
+                                    spent_tokens?: number;
+                                    /** @description budget: what calls in flight hold */
+                                    reserved_usd?: number;
+                                    /** @description budget: the waiting call's worst case */
+                                    needed_usd?: number;
+                                    needed_tokens?: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description budget: when its next period begins and the run tries again
+                                     */
+                                    resets_at?: string | null;
+                                    /** @description decision: the tool call whose outcome is unknown */
+                                    call_id?: string;
+                                    /** @description decision: the tool the model called */
+                                    name?: string;
+                                    arguments?: string | null;
+                                } & {
+                                    [key: string]: unknown;
                                 };
                             } | null;
                             /** Format: date-time */
@@ -8303,7 +9377,7 @@ export interface operations {
                             thread_id?: string;
                             message_id?: string;
                             /** @enum {string} */
-                            status?: "queued" | "running" | "awaiting_approval" | "completed" | "failed" | "cancelled";
+                            status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "completed" | "failed" | "cancelled";
                             output?: {
                                 /** @constant */
                                 role?: "assistant";
@@ -8364,8 +9438,8 @@ export interface operations {
                             }[];
                             /** @description While the run waits for someone: why, since when, until when */
                             pause?: {
-                                /** @constant */
-                                reason?: "approval";
+                                /** @enum {string} */
+                                reason?: "approval" | "budget" | "decision";
                                 /**
                                  * Format: date-time
                                  * @description When the run paused
@@ -8373,12 +9447,43 @@ export interface operations {
                                 since?: string | null;
                                 /**
                                  * Format: date-time
-                                 * @description When the wait ends by itself (the agent's approval_timeout_ms declines what is undecided)
+                                 * @description When the wait ends by itself: the agent's approval_timeout_ms declines what is undecided, budget_wait_timeout_ms cancels the run, decision_timeout_ms fails the call
                                  */
                                 timeout_at?: string | null;
                                 details?: {
-                                    /** @description The tool calls still waiting for a decision */
+                                    /** @description approval: the tool calls still waiting for a decision */
                                     pending_call_ids?: string[];
+                                    /**
+                                     * @description budget: whose budget the call did not fit in
+                                     * @enum {string}
+                                     */
+                                    scope?: "agent" | "conversation" | "key";
+                                    /** @description budget: the agent's, the conversation's or the key's id */
+                                    id?: string;
+                                    /** @description budget: its period */
+                                    period?: string;
+                                    max_usd?: number;
+                                    max_tokens?: number | null;
+                                    /** @description budget: what the period's runs spent */
+                                    spent_usd?: number;
+                                    spent_tokens?: number;
+                                    /** @description budget: what calls in flight hold */
+                                    reserved_usd?: number;
+                                    /** @description budget: the waiting call's worst case */
+                                    needed_usd?: number;
+                                    needed_tokens?: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description budget: when its next period begins and the run tries again
+                                     */
+                                    resets_at?: string | null;
+                                    /** @description decision: the tool call whose outcome is unknown */
+                                    call_id?: string;
+                                    /** @description decision: the tool the model called */
+                                    name?: string;
+                                    arguments?: string | null;
+                                } & {
+                                    [key: string]: unknown;
                                 };
                             } | null;
                             /** Format: date-time */
@@ -8445,7 +9550,7 @@ export interface operations {
             query: {
                 project_id: string;
                 agent_id?: string;
-                status?: ("queued" | "running" | "awaiting_approval" | "completed" | "failed" | "cancelled")[];
+                status?: ("queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "completed" | "failed" | "cancelled")[];
                 start_time?: string;
                 end_time?: string;
                 limit?: number;
@@ -8480,7 +9585,7 @@ export interface operations {
                             thread_id?: string;
                             message_id?: string;
                             /** @enum {string} */
-                            status?: "queued" | "running" | "awaiting_approval" | "completed" | "failed" | "cancelled";
+                            status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "completed" | "failed" | "cancelled";
                             output?: {
                                 /** @constant */
                                 role?: "assistant";
@@ -8541,8 +9646,8 @@ export interface operations {
                             }[];
                             /** @description While the run waits for someone: why, since when, until when */
                             pause?: {
-                                /** @constant */
-                                reason?: "approval";
+                                /** @enum {string} */
+                                reason?: "approval" | "budget" | "decision";
                                 /**
                                  * Format: date-time
                                  * @description When the run paused
@@ -8550,12 +9655,43 @@ export interface operations {
                                 since?: string | null;
                                 /**
                                  * Format: date-time
-                                 * @description When the wait ends by itself (the agent's approval_timeout_ms declines what is undecided)
+                                 * @description When the wait ends by itself: the agent's approval_timeout_ms declines what is undecided, budget_wait_timeout_ms cancels the run, decision_timeout_ms fails the call
                                  */
                                 timeout_at?: string | null;
                                 details?: {
-                                    /** @description The tool calls still waiting for a decision */
+                                    /** @description approval: the tool calls still waiting for a decision */
                                     pending_call_ids?: string[];
+                                    /**
+                                     * @description budget: whose budget the call did not fit in
+                                     * @enum {string}
+                                     */
+                                    scope?: "agent" | "conversation" | "key";
+                                    /** @description budget: the agent's, the conversation's or the key's id */
+                                    id?: string;
+                                    /** @description budget: its period */
+                                    period?: string;
+                                    max_usd?: number;
+                                    max_tokens?: number | null;
+                                    /** @description budget: what the period's runs spent */
+                                    spent_usd?: number;
+                                    spent_tokens?: number;
+                                    /** @description budget: what calls in flight hold */
+                                    reserved_usd?: number;
+                                    /** @description budget: the waiting call's worst case */
+                                    needed_usd?: number;
+                                    needed_tokens?: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description budget: when its next period begins and the run tries again
+                                     */
+                                    resets_at?: string | null;
+                                    /** @description decision: the tool call whose outcome is unknown */
+                                    call_id?: string;
+                                    /** @description decision: the tool the model called */
+                                    name?: string;
+                                    arguments?: string | null;
+                                } & {
+                                    [key: string]: unknown;
                                 };
                             } | null;
                             /** Format: date-time */
@@ -8612,7 +9748,7 @@ export interface operations {
         parameters: {
             query?: {
                 project_id?: string;
-                status?: ("queued" | "running" | "awaiting_approval" | "completed" | "failed" | "cancelled")[];
+                status?: ("queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "completed" | "failed" | "cancelled")[];
                 start_time?: string;
                 end_time?: string;
                 limit?: number;
@@ -8649,7 +9785,7 @@ export interface operations {
                             thread_id?: string;
                             message_id?: string;
                             /** @enum {string} */
-                            status?: "queued" | "running" | "awaiting_approval" | "completed" | "failed" | "cancelled";
+                            status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "completed" | "failed" | "cancelled";
                             output?: {
                                 /** @constant */
                                 role?: "assistant";
@@ -8710,8 +9846,8 @@ export interface operations {
                             }[];
                             /** @description While the run waits for someone: why, since when, until when */
                             pause?: {
-                                /** @constant */
-                                reason?: "approval";
+                                /** @enum {string} */
+                                reason?: "approval" | "budget" | "decision";
                                 /**
                                  * Format: date-time
                                  * @description When the run paused
@@ -8719,12 +9855,43 @@ export interface operations {
                                 since?: string | null;
                                 /**
                                  * Format: date-time
-                                 * @description When the wait ends by itself (the agent's approval_timeout_ms declines what is undecided)
+                                 * @description When the wait ends by itself: the agent's approval_timeout_ms declines what is undecided, budget_wait_timeout_ms cancels the run, decision_timeout_ms fails the call
                                  */
                                 timeout_at?: string | null;
                                 details?: {
-                                    /** @description The tool calls still waiting for a decision */
+                                    /** @description approval: the tool calls still waiting for a decision */
                                     pending_call_ids?: string[];
+                                    /**
+                                     * @description budget: whose budget the call did not fit in
+                                     * @enum {string}
+                                     */
+                                    scope?: "agent" | "conversation" | "key";
+                                    /** @description budget: the agent's, the conversation's or the key's id */
+                                    id?: string;
+                                    /** @description budget: its period */
+                                    period?: string;
+                                    max_usd?: number;
+                                    max_tokens?: number | null;
+                                    /** @description budget: what the period's runs spent */
+                                    spent_usd?: number;
+                                    spent_tokens?: number;
+                                    /** @description budget: what calls in flight hold */
+                                    reserved_usd?: number;
+                                    /** @description budget: the waiting call's worst case */
+                                    needed_usd?: number;
+                                    needed_tokens?: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description budget: when its next period begins and the run tries again
+                                     */
+                                    resets_at?: string | null;
+                                    /** @description decision: the tool call whose outcome is unknown */
+                                    call_id?: string;
+                                    /** @description decision: the tool the model called */
+                                    name?: string;
+                                    arguments?: string | null;
+                                } & {
+                                    [key: string]: unknown;
                                 };
                             } | null;
                             /** Format: date-time */
@@ -8790,7 +9957,7 @@ export interface operations {
         parameters: {
             query?: {
                 project_id?: string;
-                status?: ("queued" | "running" | "awaiting_approval" | "completed" | "failed" | "cancelled")[];
+                status?: ("queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "completed" | "failed" | "cancelled")[];
                 start_time?: string;
                 end_time?: string;
                 limit?: number;
@@ -8827,7 +9994,7 @@ export interface operations {
                             thread_id?: string;
                             message_id?: string;
                             /** @enum {string} */
-                            status?: "queued" | "running" | "awaiting_approval" | "completed" | "failed" | "cancelled";
+                            status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "completed" | "failed" | "cancelled";
                             output?: {
                                 /** @constant */
                                 role?: "assistant";
@@ -8888,8 +10055,8 @@ export interface operations {
                             }[];
                             /** @description While the run waits for someone: why, since when, until when */
                             pause?: {
-                                /** @constant */
-                                reason?: "approval";
+                                /** @enum {string} */
+                                reason?: "approval" | "budget" | "decision";
                                 /**
                                  * Format: date-time
                                  * @description When the run paused
@@ -8897,12 +10064,43 @@ export interface operations {
                                 since?: string | null;
                                 /**
                                  * Format: date-time
-                                 * @description When the wait ends by itself (the agent's approval_timeout_ms declines what is undecided)
+                                 * @description When the wait ends by itself: the agent's approval_timeout_ms declines what is undecided, budget_wait_timeout_ms cancels the run, decision_timeout_ms fails the call
                                  */
                                 timeout_at?: string | null;
                                 details?: {
-                                    /** @description The tool calls still waiting for a decision */
+                                    /** @description approval: the tool calls still waiting for a decision */
                                     pending_call_ids?: string[];
+                                    /**
+                                     * @description budget: whose budget the call did not fit in
+                                     * @enum {string}
+                                     */
+                                    scope?: "agent" | "conversation" | "key";
+                                    /** @description budget: the agent's, the conversation's or the key's id */
+                                    id?: string;
+                                    /** @description budget: its period */
+                                    period?: string;
+                                    max_usd?: number;
+                                    max_tokens?: number | null;
+                                    /** @description budget: what the period's runs spent */
+                                    spent_usd?: number;
+                                    spent_tokens?: number;
+                                    /** @description budget: what calls in flight hold */
+                                    reserved_usd?: number;
+                                    /** @description budget: the waiting call's worst case */
+                                    needed_usd?: number;
+                                    needed_tokens?: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description budget: when its next period begins and the run tries again
+                                     */
+                                    resets_at?: string | null;
+                                    /** @description decision: the tool call whose outcome is unknown */
+                                    call_id?: string;
+                                    /** @description decision: the tool the model called */
+                                    name?: string;
+                                    arguments?: string | null;
+                                } & {
+                                    [key: string]: unknown;
                                 };
                             } | null;
                             /** Format: date-time */
@@ -9119,7 +10317,7 @@ export interface operations {
                             thread_id?: string;
                             message_id?: string;
                             /** @enum {string} */
-                            status?: "queued" | "running" | "awaiting_approval" | "completed" | "failed" | "cancelled";
+                            status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "completed" | "failed" | "cancelled";
                             output?: {
                                 /** @constant */
                                 role?: "assistant";
@@ -9180,8 +10378,8 @@ export interface operations {
                             }[];
                             /** @description While the run waits for someone: why, since when, until when */
                             pause?: {
-                                /** @constant */
-                                reason?: "approval";
+                                /** @enum {string} */
+                                reason?: "approval" | "budget" | "decision";
                                 /**
                                  * Format: date-time
                                  * @description When the run paused
@@ -9189,12 +10387,477 @@ export interface operations {
                                 since?: string | null;
                                 /**
                                  * Format: date-time
-                                 * @description When the wait ends by itself (the agent's approval_timeout_ms declines what is undecided)
+                                 * @description When the wait ends by itself: the agent's approval_timeout_ms declines what is undecided, budget_wait_timeout_ms cancels the run, decision_timeout_ms fails the call
                                  */
                                 timeout_at?: string | null;
                                 details?: {
-                                    /** @description The tool calls still waiting for a decision */
+                                    /** @description approval: the tool calls still waiting for a decision */
                                     pending_call_ids?: string[];
+                                    /**
+                                     * @description budget: whose budget the call did not fit in
+                                     * @enum {string}
+                                     */
+                                    scope?: "agent" | "conversation" | "key";
+                                    /** @description budget: the agent's, the conversation's or the key's id */
+                                    id?: string;
+                                    /** @description budget: its period */
+                                    period?: string;
+                                    max_usd?: number;
+                                    max_tokens?: number | null;
+                                    /** @description budget: what the period's runs spent */
+                                    spent_usd?: number;
+                                    spent_tokens?: number;
+                                    /** @description budget: what calls in flight hold */
+                                    reserved_usd?: number;
+                                    /** @description budget: the waiting call's worst case */
+                                    needed_usd?: number;
+                                    needed_tokens?: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description budget: when its next period begins and the run tries again
+                                     */
+                                    resets_at?: string | null;
+                                    /** @description decision: the tool call whose outcome is unknown */
+                                    call_id?: string;
+                                    /** @description decision: the tool the model called */
+                                    name?: string;
+                                    arguments?: string | null;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                            } | null;
+                            /** Format: date-time */
+                            created_at?: string;
+                            /**
+                             * Format: date-time
+                             * @description When a worker began the turn
+                             */
+                            started_at?: string | null;
+                            /** Format: date-time */
+                            finished_at?: string | null;
+                            /** @description From created_at to finished_at (waits included); null until the run ends */
+                            duration_ms?: number | null;
+                            /** @description From created_at to the turn's first output (streamed text, or a tool call); null before it and once the run events are pruned (RUN_EVENTS_RETENTION_DAYS) */
+                            first_token_ms?: number | null;
+                            /** @description Time spent paused for approval, every pause of the turn (a pause under way counts until now); null when it never paused, or once the run events are pruned */
+                            approval_wait_ms?: number | null;
+                        };
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postApiAgentServerRunsRunIdBudget: {
+        parameters: {
+            query?: {
+                project_id?: string;
+            };
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description `resume`: try the waiting call again now (409 while it still does not fit; the run keeps waiting); `cancel`: end the run `cancelled`, keeping what it produced
+                     * @enum {string}
+                     */
+                    action: "resume" | "cancel";
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** Format: uuid */
+                            run_id?: string;
+                            /** Format: uuid */
+                            project_id?: string;
+                            /** Format: uuid */
+                            agent_id?: string | null;
+                            agent_name?: string | null;
+                            conversation_id?: string;
+                            /** Format: uuid */
+                            thread_id?: string;
+                            message_id?: string;
+                            /** @enum {string} */
+                            status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "completed" | "failed" | "cancelled";
+                            output?: {
+                                /** @constant */
+                                role?: "assistant";
+                                content?: string;
+                                /** @description The answer parsed and validated against the agent's schema */
+                                structured?: unknown[] | boolean | number | Record<string, never> | string | null;
+                            } | null;
+                            tool_calls?: {
+                                [key: string]: unknown;
+                            }[];
+                            usage?: {
+                                /** @description Every prompt token of the turn's model calls */
+                                input_tokens?: number;
+                                output_tokens?: number;
+                                /** @description Of input_tokens, read from the prompt cache; present once a call reported some */
+                                cache_read_tokens?: number;
+                                /** @description Of input_tokens, written to the prompt cache; present once a call reported some */
+                                cache_write_tokens?: number;
+                            };
+                            /** @description The provider-side model id the turn called */
+                            model?: string | null;
+                            /** @description What the run's model calls cost (summaries included), each at its model's price (its Model's `pricing`, else the shipped list price): the figures on their spans and in the usage endpoints. Runs stored before costs were recorded show their tokens at today's price. Null when no price is known. */
+                            cost_usd?: number | null;
+                            error?: {
+                                code?: string;
+                                message?: string;
+                                details?: unknown[] | boolean | number | Record<string, never> | string | null;
+                            } | null;
+                            warnings?: string[];
+                            /** Format: uuid */
+                            prompt_version_id?: string | null;
+                            /** @description What this turn was asked to run with instead of the agent's configuration (converse `overrides`) */
+                            overrides?: {
+                                /** Format: uuid */
+                                prompt_version_id?: string;
+                                /** Format: uuid */
+                                model_id?: string;
+                                parameters?: {
+                                    [key: string]: unknown;
+                                };
+                            } | null;
+                            /** @description Cancelled with `rollback`: the run's messages, summaries and events were removed from the conversation */
+                            rolled_back?: boolean;
+                            trace_id?: string | null;
+                            workflow_id?: string;
+                            temporal_ui_url?: string | null;
+                            /** @description What the model could see this turn: offered tools (and their MCP server), servers listed, the sandbox tool and why */
+                            tools?: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @description While status is awaiting_approval: the tool calls waiting for a decision */
+                            pending_approvals?: {
+                                [key: string]: unknown;
+                            }[];
+                            /** @description Decisions taken on this run's tool calls: id, step, decision, by (user or timeout), at */
+                            approvals?: {
+                                [key: string]: unknown;
+                            }[];
+                            /** @description While the run waits for someone: why, since when, until when */
+                            pause?: {
+                                /** @enum {string} */
+                                reason?: "approval" | "budget" | "decision";
+                                /**
+                                 * Format: date-time
+                                 * @description When the run paused
+                                 */
+                                since?: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the wait ends by itself: the agent's approval_timeout_ms declines what is undecided, budget_wait_timeout_ms cancels the run, decision_timeout_ms fails the call
+                                 */
+                                timeout_at?: string | null;
+                                details?: {
+                                    /** @description approval: the tool calls still waiting for a decision */
+                                    pending_call_ids?: string[];
+                                    /**
+                                     * @description budget: whose budget the call did not fit in
+                                     * @enum {string}
+                                     */
+                                    scope?: "agent" | "conversation" | "key";
+                                    /** @description budget: the agent's, the conversation's or the key's id */
+                                    id?: string;
+                                    /** @description budget: its period */
+                                    period?: string;
+                                    max_usd?: number;
+                                    max_tokens?: number | null;
+                                    /** @description budget: what the period's runs spent */
+                                    spent_usd?: number;
+                                    spent_tokens?: number;
+                                    /** @description budget: what calls in flight hold */
+                                    reserved_usd?: number;
+                                    /** @description budget: the waiting call's worst case */
+                                    needed_usd?: number;
+                                    needed_tokens?: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description budget: when its next period begins and the run tries again
+                                     */
+                                    resets_at?: string | null;
+                                    /** @description decision: the tool call whose outcome is unknown */
+                                    call_id?: string;
+                                    /** @description decision: the tool the model called */
+                                    name?: string;
+                                    arguments?: string | null;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                            } | null;
+                            /** Format: date-time */
+                            created_at?: string;
+                            /**
+                             * Format: date-time
+                             * @description When a worker began the turn
+                             */
+                            started_at?: string | null;
+                            /** Format: date-time */
+                            finished_at?: string | null;
+                            /** @description From created_at to finished_at (waits included); null until the run ends */
+                            duration_ms?: number | null;
+                            /** @description From created_at to the turn's first output (streamed text, or a tool call); null before it and once the run events are pruned (RUN_EVENTS_RETENTION_DAYS) */
+                            first_token_ms?: number | null;
+                            /** @description Time spent paused for approval, every pause of the turn (a pause under way counts until now); null when it never paused, or once the run events are pruned */
+                            approval_wait_ms?: number | null;
+                        };
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postApiAgentServerRunsRunIdDecision: {
+        parameters: {
+            query?: {
+                project_id?: string;
+            };
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description `retry`: call the tool again (its side effect may happen twice); `supply`: answer the call with `result`
+                     * @enum {string}
+                     */
+                    action: "retry" | "supply";
+                    result?: {
+                        /** @description What the call answers the model */
+                        output: string;
+                        /** @default false */
+                        is_error?: boolean;
+                    } & ((unknown[] | boolean | number | Record<string, never> | string | null) | unknown);
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** Format: uuid */
+                            run_id?: string;
+                            /** Format: uuid */
+                            project_id?: string;
+                            /** Format: uuid */
+                            agent_id?: string | null;
+                            agent_name?: string | null;
+                            conversation_id?: string;
+                            /** Format: uuid */
+                            thread_id?: string;
+                            message_id?: string;
+                            /** @enum {string} */
+                            status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "completed" | "failed" | "cancelled";
+                            output?: {
+                                /** @constant */
+                                role?: "assistant";
+                                content?: string;
+                                /** @description The answer parsed and validated against the agent's schema */
+                                structured?: unknown[] | boolean | number | Record<string, never> | string | null;
+                            } | null;
+                            tool_calls?: {
+                                [key: string]: unknown;
+                            }[];
+                            usage?: {
+                                /** @description Every prompt token of the turn's model calls */
+                                input_tokens?: number;
+                                output_tokens?: number;
+                                /** @description Of input_tokens, read from the prompt cache; present once a call reported some */
+                                cache_read_tokens?: number;
+                                /** @description Of input_tokens, written to the prompt cache; present once a call reported some */
+                                cache_write_tokens?: number;
+                            };
+                            /** @description The provider-side model id the turn called */
+                            model?: string | null;
+                            /** @description What the run's model calls cost (summaries included), each at its model's price (its Model's `pricing`, else the shipped list price): the figures on their spans and in the usage endpoints. Runs stored before costs were recorded show their tokens at today's price. Null when no price is known. */
+                            cost_usd?: number | null;
+                            error?: {
+                                code?: string;
+                                message?: string;
+                                details?: unknown[] | boolean | number | Record<string, never> | string | null;
+                            } | null;
+                            warnings?: string[];
+                            /** Format: uuid */
+                            prompt_version_id?: string | null;
+                            /** @description What this turn was asked to run with instead of the agent's configuration (converse `overrides`) */
+                            overrides?: {
+                                /** Format: uuid */
+                                prompt_version_id?: string;
+                                /** Format: uuid */
+                                model_id?: string;
+                                parameters?: {
+                                    [key: string]: unknown;
+                                };
+                            } | null;
+                            /** @description Cancelled with `rollback`: the run's messages, summaries and events were removed from the conversation */
+                            rolled_back?: boolean;
+                            trace_id?: string | null;
+                            workflow_id?: string;
+                            temporal_ui_url?: string | null;
+                            /** @description What the model could see this turn: offered tools (and their MCP server), servers listed, the sandbox tool and why */
+                            tools?: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @description While status is awaiting_approval: the tool calls waiting for a decision */
+                            pending_approvals?: {
+                                [key: string]: unknown;
+                            }[];
+                            /** @description Decisions taken on this run's tool calls: id, step, decision, by (user or timeout), at */
+                            approvals?: {
+                                [key: string]: unknown;
+                            }[];
+                            /** @description While the run waits for someone: why, since when, until when */
+                            pause?: {
+                                /** @enum {string} */
+                                reason?: "approval" | "budget" | "decision";
+                                /**
+                                 * Format: date-time
+                                 * @description When the run paused
+                                 */
+                                since?: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the wait ends by itself: the agent's approval_timeout_ms declines what is undecided, budget_wait_timeout_ms cancels the run, decision_timeout_ms fails the call
+                                 */
+                                timeout_at?: string | null;
+                                details?: {
+                                    /** @description approval: the tool calls still waiting for a decision */
+                                    pending_call_ids?: string[];
+                                    /**
+                                     * @description budget: whose budget the call did not fit in
+                                     * @enum {string}
+                                     */
+                                    scope?: "agent" | "conversation" | "key";
+                                    /** @description budget: the agent's, the conversation's or the key's id */
+                                    id?: string;
+                                    /** @description budget: its period */
+                                    period?: string;
+                                    max_usd?: number;
+                                    max_tokens?: number | null;
+                                    /** @description budget: what the period's runs spent */
+                                    spent_usd?: number;
+                                    spent_tokens?: number;
+                                    /** @description budget: what calls in flight hold */
+                                    reserved_usd?: number;
+                                    /** @description budget: the waiting call's worst case */
+                                    needed_usd?: number;
+                                    needed_tokens?: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description budget: when its next period begins and the run tries again
+                                     */
+                                    resets_at?: string | null;
+                                    /** @description decision: the tool call whose outcome is unknown */
+                                    call_id?: string;
+                                    /** @description decision: the tool the model called */
+                                    name?: string;
+                                    arguments?: string | null;
+                                } & {
+                                    [key: string]: unknown;
                                 };
                             } | null;
                             /** Format: date-time */
