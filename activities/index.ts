@@ -5,6 +5,7 @@ import type { SecretBox } from '../core/crypto/secrets.js';
 import type { GatewayPolicyService } from '../core/metering/gateway-policy.js';
 import type { Client } from '@temporalio/client';
 import type { SandboxManager } from './sandbox/sandbox-manager.js';
+import { createEvalActivities } from './evals/eval-activities.js';
 import { createConversationDeleteActivities } from './session/conversation-delete.js';
 import { createSessionActivities } from './session/session-activities.js';
 import { createWebhookDeliveryActivities } from './webhooks/delivery.js';
@@ -33,6 +34,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createSessionActivities(deps),
     ...createConversationDeleteActivities(deps),
     ...createWebhookDeliveryActivities(deps),
+    ...createEvalActivities(deps),
   };
 }
 

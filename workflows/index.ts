@@ -6,3 +6,4 @@
 export { sessionWorkflow } from './session.workflow.js';
 export { deleteConversationWorkflow } from './conversation-delete.workflow.js';
 export { webhookDeliveryWorkflow } from './webhook-delivery.workflow.js';
+export { evalWorkflow, evalCaseWorkflow } from './eval.workflow.js';

@@ -27,6 +27,7 @@ import { errorText, resultStore, TOOL_ATTEMPTS, type StoreResult } from './tool-
 import { SANDBOX_TOOL_NAME } from './tools.js';
 import { metrics } from '../../core/telemetry/metrics.js';
 import { errorName } from '../../core/telemetry/metrics/genai.js';
+import { isReplay, replayAnswer } from './tool-replay.js';
 import { heartbeating, loadTurnRun } from './turn-run.js';
 import type { SessionDeps, TurnPlan } from './types.js';
 
@@ -175,8 +176,17 @@ export function createSandboxCallActivities(deps: SessionDeps) {
       const { runId, step, callId } = args;
       const done = await steps.toolResult(runId, step, callId);
       if (done) return storedOutcome(done);
-      const { plan } = await loadTurnRun(db, runId);
+      const { run, plan } = await loadTurnRun(db, runId);
       const store = resultStore(events, runId, plan.thread_id, step, { id: callId, name: SANDBOX_TOOL_NAME });
+      // An eval's replay answers from its recording, fails the turn as diverged, or (allowed) runs it.
+      const call = isReplay(run)
+        ? (await steps.toolCalls(runId, step)).find((c) => c.id === callId)
+        : undefined;
+      const replayed = call ? await replayAnswer(db, run, call, true) : { kind: 'live' as const };
+      if (replayed.kind === 'recorded') {
+        await store(replayed.output, replayed.is_error, { replayed: true });
+        return { exit_code: null, duration_ms: null };
+      }
       const sandbox = deps.sandbox;
       if (!plan.sandbox_enabled || !sandbox || sandbox.backend === 'disabled') {
         await store('the sandbox is not available on this server (SANDBOX_ENABLED is unset)', true);

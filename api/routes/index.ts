@@ -5,6 +5,7 @@ import { conversationRoutes } from './conversations.routes.js';
 import { converseRoutes } from './converse.routes.js';
 import { datasetRoutes } from './datasets.routes.js';
 import { docsRoutes } from './docs.routes.js';
+import { evalRoutes } from './evals.routes.js';
 import { healthRoutes } from './health.routes.js';
 import { mcpServerRoutes } from './mcp-servers.routes.js';
 import { modelRoutes } from './models.routes.js';
@@ -38,6 +39,7 @@ export function buildRouters(deps: AppDeps): ApiRouter[] {
     promptRoutes(deps),
     schemaRoutes(deps),
     datasetRoutes(deps),
+    evalRoutes(deps),
     ...conversationRoutes(deps),
     ...converseRoutes(deps),
     ...runListRoutes(deps),

@@ -1,0 +1,98 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  CancellationScope,
+  ChildWorkflowFailure,
+  executeChild,
+  isCancellation,
+  proxyActivities,
+} from '@temporalio/workflow';
+import type { EvalActivities } from '../activities/evals/eval-activities.js';
+import { activityDefaults } from '../temporal.config.js';
+import { evalCaseWorkflowId, type EvalCaseInput, type EvalInput } from './eval.definitions.js';
+
+const bookkeeping = proxyActivities<EvalActivities>(activityDefaults.persistence);
+
+/** A turn waits for its session to run it (model and tool calls included); a dead worker's wait moves on after its heartbeat timeout. */
+function turnActivities(heartbeatTimeoutMs: number) {
+  return proxyActivities<EvalActivities>({
+    ...activityDefaults.modelCall,
+    startToCloseTimeout: '1 hour',
+    heartbeatTimeout: heartbeatTimeoutMs,
+  });
+}
+
+/** The failure as the eval reports it. */
+function evalError(err: unknown): { code: string; message: string } {
+  let cause: unknown = err;
+  while (cause instanceof ChildWorkflowFailure || cause instanceof ActivityFailure) cause = cause.cause;
+  if (cause instanceof ApplicationFailure) return { code: cause.type ?? 'error', message: cause.message };
+  return { code: 'error', message: cause instanceof Error ? cause.message : String(cause) };
+}
+
+/**
+ * One eval: its cases × variants, each a child workflow, at most
+ * `concurrency` at once; then its end (completed, failed, or cancelled by
+ * DELETE /evals/{id}, which cancels this workflow and its children).
+ * Deterministic: every read and write is an activity.
+ */
+export async function evalWorkflow(input: EvalInput): Promise<void> {
+  const { evalId } = input;
+  let end: { status: 'completed' | 'failed' | 'cancelled'; error?: { code: string; message: string } } = {
+    status: 'completed',
+  };
+  try {
+    // An eval cancelled before it started has no cases: it only ends (and is announced).
+    const plan = await bookkeeping.startEval(evalId);
+    const jobs = plan.cases.flatMap((turns, caseIndex) =>
+      Array.from({ length: plan.variants }, (_, variantIndex) => ({ caseIndex, variantIndex, turns })),
+    );
+    let next = 0;
+    const lane = async () => {
+      while (next < jobs.length) {
+        const job = jobs[next++]!;
+        if (job.turns === 0) continue;
+        const args: EvalCaseInput = {
+          evalId,
+          ...job,
+          pollMs: input.pollMs,
+          heartbeatTimeoutMs: input.heartbeatTimeoutMs,
+        };
+        await executeChild(evalCaseWorkflow, {
+          workflowId: evalCaseWorkflowId(evalId, job.caseIndex, job.variantIndex),
+          args: [args],
+        });
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(plan.concurrency, jobs.length)) }, lane));
+  } catch (err) {
+    end = isCancellation(err) ? { status: 'cancelled' } : { status: 'failed', error: evalError(err) };
+  }
+  await CancellationScope.nonCancellable(() => bookkeeping.finishEval({ evalId, ...end }));
+}
+
+/**
+ * One case (a recorded conversation, or a dataset row) replayed against one
+ * variant, turn by turn in its scratch conversation; a turn that diverged
+ * from the recording ends the case, its later turns written as skipped.
+ */
+export async function evalCaseWorkflow(input: EvalCaseInput): Promise<void> {
+  const { replayEvalTurn, judgeEvalTurn } = turnActivities(input.heartbeatTimeoutMs);
+  for (let turnIndex = 0; turnIndex < input.turns; turnIndex++) {
+    const args = {
+      evalId: input.evalId,
+      caseIndex: input.caseIndex,
+      variantIndex: input.variantIndex,
+      turnIndex,
+      pollMs: input.pollMs,
+    };
+    const outcome = await replayEvalTurn(args);
+    if (outcome.judge) await judgeEvalTurn(args);
+    if (outcome.status === 'skipped') return;
+    if (outcome.status === 'diverged') {
+      if (turnIndex + 1 < input.turns)
+        await bookkeeping.skipEvalTurns({ ...args, turnIndex: turnIndex + 1, turns: input.turns });
+      return;
+    }
+  }
+}
