@@ -1,4 +1,5 @@
 import {
+  ActivityCancellationType,
   ActivityFailure,
   ApplicationFailure,
   CancellationScope,
@@ -19,6 +20,8 @@ function turnActivities(heartbeatTimeoutMs: number) {
     ...activityDefaults.modelCall,
     startToCloseTimeout: '1 hour',
     heartbeatTimeout: heartbeatTimeoutMs,
+    // A cancelled eval waits for its turn to stop the run under way.
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   });
 }
 

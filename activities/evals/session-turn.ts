@@ -16,6 +16,7 @@ import { isUniqueViolation } from '../../core/errors.js';
 import { EvalsRepository, type RunReplay } from '../../core/repositories/evals.repository.js';
 import { RunsRepository } from '../../core/repositories/runs.repository.js';
 import {
+  cancelRunUpdate,
   converseUpdate,
   SESSION_WORKFLOW_TYPE,
   sessionWorkflowId,
@@ -97,6 +98,21 @@ function sessionInput(config: Config, run: DbRun, t: ReplayTurn): SessionInput {
   };
 }
 
+/** How long a cancelled eval's turn waits for its run to be stopped before it lets go. */
+const STOP_WAIT_MS = 5_000;
+
+/**
+ * The eval was cancelled while its turn ran: the run is cancelled too
+ * (`interrupt`, as POST /runs/{id}/cancel would), so its model call stops
+ * costing. Best effort: a session that cannot be reached is left to finish.
+ */
+async function stopRun(deps: Deps, run: DbRun): Promise<void> {
+  const cancelling = deps.temporal.workflow
+    .getHandle(run.workflow_id)
+    .executeUpdate(cancelRunUpdate, { args: [{ runId: run.id, action: 'interrupt' }] });
+  await Promise.race([cancelling.catch(() => undefined), new Promise((r) => setTimeout(r, STOP_WAIT_MS))]);
+}
+
 /** Until the run has ended: the Update's answer or, every `pollMs`, the run row (whichever first); cancellable. */
 async function untilEnded(
   deps: Deps,
@@ -117,7 +133,10 @@ async function untilEnded(
       const run = await runs.findById(runId);
       if (!run) throw new Error(`run ${runId} no longer exists`);
       if (isTerminal(run.status)) return run;
-      if (signal.aborted) throw signal.reason;
+      if (signal.aborted) {
+        await stopRun(deps, run);
+        throw signal.reason;
+      }
       await Promise.race([
         new Promise((r) => setTimeout(r, woken ? 10 : pollMs)),
         answered.catch(() => undefined),

@@ -85,7 +85,7 @@ function variantTotals(
 ): Omit<VariantTotals, 'passed' | 'failures'> {
   const count = (s: DbEvalResult['status']) => rows.filter((r) => r.status === s).length;
   const answered = rows.filter((r) => r.status === 'completed');
-  const checked = answered.filter((r) => r.schema_valid !== null);
+  const checked = rows.filter((r) => r.schema_valid !== null);
   const scored = rows.filter((r) => r.judge_score !== null).map((r) => r.judge_score!);
   const cost = (r: DbEvalResult) => (r.cost_usd === null ? 0 : Number(r.cost_usd));
   const priced = answered.filter((r) => r.original?.cost_usd !== null && r.original?.cost_usd !== undefined);

@@ -3,7 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { startCountingMcpServer } from '../../fixtures/mcp-servers.js';
-import { createPrompt } from '../../helpers/factories/content.js';
+import { createPrompt, createSchema } from '../../helpers/factories/content.js';
 import { uniqueName } from '../../helpers/factories.js';
 import { noTemporal } from '../../helpers/services.js';
 import { useSessionWorld, waitFor } from '../sessions/session-harness.js';
@@ -241,6 +241,54 @@ describe.skipIf(noTemporal())('evals: replaying recorded conversations against v
     expect(clerk).toBeDefined();
   });
 
+  it('an agent with an output schema: each answer checked against it, compared with expected JSON keys sorted', async () => {
+    const { fx } = world;
+    const schema = await createSchema(fx.api, fx.projectId);
+    const agent = await fx.agent({ schema_id: schema.id });
+    const dataset = await fx.api.request<{ id: string }>(
+      'POST',
+      `/api/agent-server/datasets?project_id=${fx.projectId}`,
+      {
+        name: uniqueName('dataset'),
+        rows: [
+          { input: 'valid', expected_output: { answer: 'x', n: 1 } },
+          { input: 'invalid', expected_output: { answer: 'y' } },
+        ],
+      },
+    );
+    fx.vendor.script(
+      { reply: { text: '{"n": 1, "answer": "x"}' } },
+      // Not JSON, twice (the corrective retry too): the turn fails its schema.
+      { reply: { text: 'no json' } },
+      { reply: { text: 'still no json' } },
+    );
+    const ev = await untilEnded(
+      fx,
+      (
+        await startEval(fx, {
+          agent_id: agent.id,
+          dataset_id: dataset.body.data.id,
+          variants: [{ name: 'current' }],
+          concurrency: 1,
+        })
+      ).id,
+    );
+    expect(ev.totals[0]).toMatchObject({
+      completed: 1,
+      failed: 1,
+      schema_valid_rate: 0.5,
+      exact_match_rate: 0.5,
+    });
+    const results = await resultsOf(fx, ev.id);
+    expect(
+      results.map((r) => [r.status, r.exact_match, (r as { schema_valid?: unknown }).schema_valid]),
+    ).toEqual([
+      ['completed', true, true],
+      ['failed', false, false],
+    ]);
+    expect(results[1]!.error).toMatchObject({ code: 'schema_validation_failed' });
+  });
+
   it('DELETE cancels a running eval: it ends cancelled and runs nothing more', async () => {
     const { fx } = world;
     const agent = await fx.agent();
@@ -259,15 +307,16 @@ describe.skipIf(noTemporal())('evals: replaying recorded conversations against v
     const cancelled = await fx.api.request<{ status: string }>('DELETE', `${EVALS}/${started.id}`);
     expect(cancelled.status, cancelled.text).toBe(200);
     expect(cancelled.body.data.status).toBe('cancelled');
-    fx.vendor.release();
-    // The eval's workflow ends (its replays cancelled with it).
+    // The eval's workflow ends, its replays cancelled with it.
     await waitFor(async () => {
       const d = await world.client.workflow.getHandle(`eval/${started.id}`).describe();
       return d.status.name !== 'RUNNING' ? true : undefined;
     });
     const ev = await getEval(fx, started.id);
     expect(ev.status).toBe('cancelled');
-    // The second turn never ran.
+    // The turn under way was cancelled too (its model call aborted); the second never ran.
+    await waitFor(() => (fx.vendor.aborted === 1 ? true : undefined), 10_000, 'the held call to be aborted');
+    fx.vendor.release();
     expect(fx.vendor.received.length).toBe(received);
     expect((await resultsOf(fx, started.id)).filter((r) => r.turn_index === 1)).toEqual([]);
     // A second DELETE answers the eval as it is.
