@@ -8,6 +8,7 @@ import type { SandboxManager } from './sandbox/sandbox-manager.js';
 import { createEvalActivities } from './evals/eval-activities.js';
 import { createConversationDeleteActivities } from './session/conversation-delete.js';
 import { createSessionActivities } from './session/session-activities.js';
+import { createWorkspaceCopyActivities } from './session/workspace-copy.js';
 import { createWebhookDeliveryActivities } from './webhooks/delivery.js';
 
 /** What activities close over; built once per worker process. */
@@ -35,6 +36,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createConversationDeleteActivities(deps),
     ...createWebhookDeliveryActivities(deps),
     ...createEvalActivities(deps),
+    ...createWorkspaceCopyActivities(deps),
   };
 }
 

@@ -6,4 +6,5 @@
 export { sessionWorkflow } from './session.workflow.js';
 export { deleteConversationWorkflow } from './conversation-delete.workflow.js';
 export { webhookDeliveryWorkflow } from './webhook-delivery.workflow.js';
+export { copyWorkspaceWorkflow } from './workspace-copy.workflow.js';
 export { evalWorkflow, evalCaseWorkflow } from './eval.workflow.js';

@@ -76,6 +76,17 @@ export class SandboxAuthError extends SandboxError {
   override readonly permanent = true;
 }
 
+/**
+ * Thrown by copyWorkspace when the copy failed for a reason a retry does not
+ * change (a file the sandbox user cannot read, a missing image).
+ */
+export class SandboxCopyError extends SandboxError {
+  override readonly permanent = true;
+}
+
+/** Thrown by copyWorkspace on a backend that cannot copy a workspace that exists (kubernetes). */
+export class SandboxCopyUnsupportedError extends SandboxCopyError {}
+
 /** Every error class a Temporal activity should not retry, by name. */
 export const NON_RETRYABLE_SANDBOX_ERRORS = [
   SandboxNotConfiguredError.name,
@@ -85,4 +96,6 @@ export const NON_RETRYABLE_SANDBOX_ERRORS = [
   SandboxFileNotFoundError.name,
   SandboxExecutionUnknownError.name,
   SandboxAuthError.name,
+  SandboxCopyError.name,
+  SandboxCopyUnsupportedError.name,
 ] as const;

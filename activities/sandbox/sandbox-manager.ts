@@ -93,6 +93,9 @@ export interface PythonRequest extends Omit<ExecRequest, 'command'> {
 /** What exec and execPython return: the daemon's answer, as it sends it (sandbox-daemon/contracts.ts). */
 export type { CommandResult };
 
+/** What copyWorkspace did: copied the files, or found no workspace to copy. */
+export type WorkspaceCopy = 'copied' | 'absent';
+
 export interface SandboxManager {
   readonly backend: 'docker' | 'kubernetes' | 'process' | 'disabled';
   /** Idempotent and safe under concurrency across processes; recreates a stopped sandbox on the same workspace. */
@@ -113,6 +116,16 @@ export interface SandboxManager {
     spec?: SandboxSpec,
   ): Promise<void>;
   deleteFile(session: SandboxSession, path: string, spec?: SandboxSpec): Promise<void>;
+  /**
+   * Copies one session's workspace, as it is now, into another session's
+   * (a forked conversation's), whether the source's sandbox runs, stopped or
+   * is gone; never starts either sandbox. 'absent' when the source has no
+   * workspace. Files already in the target are overwritten by the source's.
+   * SandboxCopyUnsupportedError on a backend that cannot (kubernetes, when
+   * there is a workspace; see README), SandboxCopyError when the copy failed.
+   * Absent on backends without sandboxes.
+   */
+  copyWorkspace?(from: SandboxSession, to: SandboxSession): Promise<WorkspaceCopy>;
   /** Removes the compute but keeps the workspace (what idle shutdown does, done from outside). */
   release(session: SandboxSession): Promise<void>;
   /** Removes compute and workspace: the conversation is gone. */

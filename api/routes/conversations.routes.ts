@@ -9,6 +9,7 @@ import * as s from '../schemas/conversations.schemas.js';
 import { ConversationForkService } from '../services/conversation-fork.service.js';
 import { ConversationsService } from '../services/conversations.service.js';
 import { temporalUiUrl } from '../services/converse.service.js';
+import { RunWaitsService } from '../services/run-waits.service.js';
 
 type ProjectQ = { project_id: string };
 type ScopeQ = { project_id?: string };
@@ -16,10 +17,14 @@ type ScopeQ = { project_id?: string };
 /** A DELETE of a conversation with sessions waits this long for a worker to remove them. */
 const DELETE_WAIT_MS = 30_000;
 
+/** A fork of a sandbox agent's conversation waits this long for a worker to copy the workspace. */
+const FORK_COPY_WAIT_MS = 120_000;
+
 const BY_ID = 'Without `project_id` the id must be unique across projects (else 400 naming `project_id`).';
 
 /** Conversations, plus the threads router beside it (both under the Conversations tag). */
 export function conversationRoutes(deps: AppDeps): ApiRouter[] {
+  const waits = new RunWaitsService(deps);
   const conversations = new ConversationsService(
     new ConversationsRepository(deps.db),
     (workflowId) => temporalUiUrl(deps.config, workflowId),
@@ -33,6 +38,12 @@ export function conversationRoutes(deps: AppDeps): ApiRouter[] {
   const forks = new ConversationForkService(
     new ConversationForkRepository(deps.db),
     new ConversationsRepository(deps.db),
+    {
+      client: deps.temporal.client,
+      taskQueue: deps.config.temporalTaskQueue,
+      waitMs: FORK_COPY_WAIT_MS,
+      logger: deps.logger,
+    },
   );
   const byId = new ApiRouter('/api/agent-server/conversations', 'Conversations')
     .route<Validated<never, ProjectQ, s.ConversationCreateBody>>(
@@ -84,8 +95,12 @@ export function conversationRoutes(deps: AppDeps): ApiRouter[] {
         request: s.conversationUpdate,
         response: s.conversationResponse,
       },
-      async (ctx, { params, query, body }) =>
-        ok(ctx, await conversations.update(params.conversation_id, query.project_id, body)),
+      async (ctx, { params, query, body }) => {
+        const updated = await conversations.update(params.conversation_id, query.project_id, body);
+        // A raised budget wakes the runs waiting on it.
+        if (body.budget !== undefined) await waits.wakeConversation(updated.project_id, updated.id);
+        ok(ctx, updated);
+      },
     )
     .route<Validated<s.ConversationParams, ScopeQ>>(
       {
@@ -105,7 +120,7 @@ export function conversationRoutes(deps: AppDeps): ApiRouter[] {
         method: 'post',
         path: '/:conversation_id/fork',
         summary: 'Fork a conversation: a new one holding the transcript up to a message',
-        description: `${BY_ID} Copies one agent's thread (its messages up to and including \`at_message_id\`, and the summaries that cover only those) into a new conversation with the same namespace and context, in one transaction. Runs and run events are not copied; the copied messages have no run. The fork starts with a fresh sandbox workspace. Answers the new conversation as GET does.`,
+        description: `${BY_ID} Copies one agent's thread (its messages up to and including \`at_message_id\`, and the summaries that cover only those) into a new conversation with the same namespace and context, in one transaction. Runs and run events are not copied; the copied messages have no run. When that agent has a sandbox, its session's workspace is copied, as it is now, into the fork's session before the answer (whether the sandbox runs, stopped or is gone; none means an empty workspace); later writes in either do not show in the other. Answers the new conversation as GET does; 501 when the sandbox backend cannot copy a workspace (kubernetes), 502 when the copy failed, 503 when no worker copied it in time (no fork is made in these cases).`,
         request: s.conversationFork,
         response: s.conversationWithSessionsResponse,
       },

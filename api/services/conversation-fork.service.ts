@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { ConflictError, NotFoundError, ValidationError, isUniqueViolation } from '../../core/errors.js';
+import {
+  ConflictError,
+  NotFoundError,
+  ServiceUnavailableError,
+  ValidationError,
+  isUniqueViolation,
+} from '../../core/errors.js';
 import type { DbConversation, DbThread } from '../../core/db/tables/index.js';
 import type {
   ConversationForkRepository,
@@ -7,6 +13,7 @@ import type {
 } from '../../core/repositories/conversation-fork.repository.js';
 import type { ConversationsRepository } from '../../core/repositories/conversations.repository.js';
 import type { ConversationForkBody } from '../schemas/conversations.schemas.js';
+import { copyForkWorkspace, type WorkspaceCopies } from './fork-workspace.js';
 import { pickUnique } from './name-lookup.js';
 import { requireProject } from './project-scope.js';
 
@@ -14,13 +21,16 @@ type ThreadRef = Pick<DbThread, 'id' | 'agent_id'>;
 
 /**
  * Forks a conversation: a new conversation holding one thread's transcript up
- * to a message (docs/interface.md#forking-a-conversation). The fork is an
- * ordinary conversation; its first turn starts a session of its own.
+ * to a message and, when that thread's agent has a sandbox, a copy of its
+ * session's workspace (docs/interface.md#forking-a-conversation). The fork is
+ * an ordinary conversation; its first turn starts a session of its own.
  */
 export class ConversationForkService {
   constructor(
     private readonly repo: ConversationForkRepository,
     private readonly conversations: ConversationsRepository,
+    /** Where workspaces are copied (the workers' task queue); without it, sandbox agents' conversations cannot be forked (503). */
+    private readonly workspaces?: WorkspaceCopies,
   ) {}
 
   /** Answers the new conversation's row; the original is only read. */
@@ -29,6 +39,28 @@ export class ConversationForkService {
     const source = pickUnique(await this.conversations.findById(id, projectId), 'conversation');
     const { thread, throughSeq } = await this.cut(source, body);
     const plan: ForkPlan = { source, id: body.conversation_id ?? randomUUID(), thread, throughSeq };
+    const created = await this.insert(plan);
+    const agentId = thread?.agent_id;
+    if (agentId && (await this.repo.agentHasSandbox(agentId))) {
+      // The rows come first: the fork's id is taken (a 409 above never copies into another conversation's workspace).
+      try {
+        if (!this.workspaces) throw new ServiceUnavailableError({ temporal: 'no Temporal client' });
+        await copyForkWorkspace(this.workspaces, created.pk, {
+          projectId: source.project_id,
+          agentId,
+          fromConversationId: source.id,
+          toConversationId: created.id,
+        });
+      } catch (err) {
+        // No fork without its workspace: a repeated request starts again from nothing.
+        await this.conversations.deleteWithData(created);
+        throw err;
+      }
+    }
+    return created;
+  }
+
+  private async insert(plan: ForkPlan): Promise<DbConversation> {
     try {
       return await this.repo.fork(plan);
     } catch (err) {

@@ -2,10 +2,12 @@ import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Db } from '../db/knex.js';
 import {
+  AgentsTableName,
   ConversationsTableName,
   MessagesTableName,
   ThreadSummariesTableName,
   ThreadsTableName,
+  type DbAgent,
   type DbConversation,
   type DbConversationInsert,
   type DbMessage,
@@ -77,6 +79,14 @@ export class ConversationForkRepository {
       .join({ c: ConversationsTableName }, 'c.pk', 't.conversation_pk')
       .where({ 'm.id': messageId, 'c.project_id': projectId })
       .first<MessagePlace | undefined>('m.id', 'm.seq', 'm.thread_id', 't.agent_id', 't.conversation_pk');
+  }
+
+  /** True when the agent exists and its sandbox is enabled: its sessions may have a workspace to copy. */
+  async agentHasSandbox(agentId: string): Promise<boolean> {
+    const row = await this.db(AgentsTableName)
+      .where({ id: agentId })
+      .first<Pick<DbAgent, 'sandbox'> | undefined>('sandbox');
+    return row?.sandbox.enabled === true;
   }
 
   /** Every thread of the conversation, oldest first. */

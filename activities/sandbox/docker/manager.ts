@@ -19,6 +19,7 @@ import {
   type SandboxInfo,
   type SandboxSession,
   type SandboxSpec,
+  type WorkspaceCopy,
 } from '../sandbox-manager.js';
 import {
   containerCreateOptions,
@@ -34,6 +35,7 @@ import { pickPort, prepareSessionDir } from './host-resources.js';
 import { listDockerSandboxes } from './list-sandboxes.js';
 import { DockerSandboxPool } from './pool.js';
 import { startAndWait, waitReady, type ReadinessContext } from './readiness.js';
+import { copyDockerWorkspace } from './workspace-copy.js';
 
 const MAX_ROUNDS = 8;
 
@@ -301,6 +303,20 @@ export class DockerSandboxManager extends BaseSandboxManager {
     await rm(this.sessionDir(name), { recursive: true, force: true });
     // A pool-born workspace: the alias is gone, now the pool volume holding the files.
     if (poolId) await this.pool.removePoolVolume(poolId, true);
+  }
+
+  /** The source's workspace volume into the target's, by a short-lived copying container (workspace-copy.ts). */
+  async copyWorkspace(from: SandboxSession, to: SandboxSession): Promise<WorkspaceCopy> {
+    return copyDockerWorkspace(
+      {
+        docker: this.docker,
+        config: this.config,
+        ownLabels: this.ownLabels,
+        volumeName: (name) => this.volumeName(name),
+      },
+      from,
+      to,
+    );
   }
 
   override async close(): Promise<void> {

@@ -20,16 +20,18 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import { BaseSandboxManager, type SandboxLogger } from '../base-sandbox-manager.js';
-import { SandboxNotReadyError, SandboxStartError } from '../errors.js';
+import { SandboxCopyUnsupportedError, SandboxNotReadyError, SandboxStartError } from '../errors.js';
 import type { SandboxConfig } from '../sandbox-config.js';
 import {
   LABEL,
+  sandboxName,
   sessionFromLabels,
   sessionLabels,
   type SandboxHandle,
   type SandboxInfo,
   type SandboxSession,
   type SandboxSpec,
+  type WorkspaceCopy,
 } from '../sandbox-manager.js';
 
 export interface KubernetesSandboxOptions {
@@ -286,6 +288,25 @@ export class KubernetesSandboxManager extends BaseSandboxManager {
       404,
     );
     await ignore(this.core.deleteNamespacedSecret({ name, namespace }), 404);
+  }
+
+  /**
+   * Not built: a claim is copied by a pod mounting both (ReadWriteOnce claims
+   * on different nodes cannot), or by a clone (`dataSource`), which only some
+   * CSI drivers offer and which stays Pending without telling us why. A fork
+   * whose source has a workspace is refused rather than silently started
+   * empty; one without a workspace has nothing to copy.
+   */
+  async copyWorkspace(from: SandboxSession, _to: SandboxSession): Promise<WorkspaceCopy> {
+    // A list by name: the chart's Role grants list on claims, not get.
+    const { items } = await this.core.listNamespacedPersistentVolumeClaim({
+      namespace: this.namespace,
+      fieldSelector: `metadata.name=${sandboxName(from)}-workspace`,
+    });
+    if (!items.some((claim) => !claim.metadata?.deletionTimestamp)) return 'absent';
+    throw new SandboxCopyUnsupportedError(
+      'the kubernetes sandbox backend cannot copy a workspace: a fork of a conversation whose sandbox has a workspace is not supported there',
+    );
   }
 
   async list(): Promise<SandboxInfo[]> {

@@ -9,7 +9,7 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, openSync, closeSync } from 'node:fs';
-import { mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BaseSandboxManager, type SandboxLogger } from '../base-sandbox-manager.js';
@@ -22,7 +22,9 @@ import type {
   SandboxInfo,
   SandboxSession,
   SandboxSpec,
+  WorkspaceCopy,
 } from '../sandbox-manager.js';
+import { sandboxName } from '../sandbox-manager.js';
 
 export interface ProcessSandboxOptions {
   /** The bundled daemon; default sandbox-daemon/dist/daemon.mjs (npm run sandbox:bundle). */
@@ -206,6 +208,23 @@ export class ProcessSandboxManager extends BaseSandboxManager {
     }
     await rm(this.paths(name).socket, { force: true });
     await rm(this.paths(name).pid, { force: true });
+  }
+
+  /** The source's workspace folder into the target's; session.json too, so list() (the reaper) knows the target. */
+  async copyWorkspace(from: SandboxSession, to: SandboxSession): Promise<WorkspaceCopy> {
+    const source = this.paths(sandboxName(from)).workspace;
+    if (!existsSync(source)) return 'absent';
+    const target = this.paths(sandboxName(to));
+    await mkdir(target.workspace, { recursive: true });
+    await writeFile(path.join(target.dir, 'session.json'), JSON.stringify(to));
+    // Symlinks are copied as links, as cp -a does in a container.
+    await cp(source, target.workspace, {
+      recursive: true,
+      force: true,
+      preserveTimestamps: true,
+      verbatimSymlinks: true,
+    });
+    return 'copied';
   }
 
   protected async destroySandbox(session: SandboxSession, name: string): Promise<void> {

@@ -11,7 +11,7 @@
  */
 import { CoreV1Api, type V1PersistentVolumeClaim, type V1Pod } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SandboxNotReadyError } from '../../../activities/sandbox/errors.js';
+import { SandboxCopyUnsupportedError, SandboxNotReadyError } from '../../../activities/sandbox/errors.js';
 import { sandboxName } from '../../../activities/sandbox/sandbox-manager.js';
 import { SandboxReaper } from '../../../activities/sandbox/sandbox-reaper.js';
 import { newSession, silentLogger, waitFor } from './docker-harness.js';
@@ -222,6 +222,16 @@ describe.skipIf(!ready)('kubernetes sandbox against a real kube-apiserver (the c
     if (left) expect(left.metadata?.deletionTimestamp).toBeDefined();
     await manager.destroy(session);
     expect((await manager.list()).map((i) => i.name)).not.toContain(name);
+  });
+
+  it('a workspace cannot be copied to a fork: refused when the session has a claim, nothing to copy without one', async () => {
+    const manager = cluster.manager();
+    const session = newSession();
+    const fork = { ...session, conversationId: `${session.conversationId}-fork` };
+    expect(await manager.copyWorkspace(session, fork)).toBe('absent');
+    await manager.ensure(session);
+    await expect(manager.copyWorkspace(session, fork)).rejects.toBeInstanceOf(SandboxCopyUnsupportedError);
+    await manager.destroy(session);
   });
 
   it('the reaper destroys sandboxes of deleted conversations and releases finished ones', async () => {
