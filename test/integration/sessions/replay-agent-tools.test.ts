@@ -6,8 +6,9 @@
  * (replay.test.ts) does not: per-call tool activities, approval pauses
  * (decided, timed out, on a sandbox command), the iteration cap,
  * summarization and continue-as-new; and, recorded with the `run-cancel`
- * patch, runs cancelled mid-stream and while awaiting approval
- * (test/fixtures/histories/README.md).
+ * patch, runs cancelled mid-stream and while awaiting approval; and, with
+ * the `budget-wait` and `tool-decision` patches, runs that waited for budget
+ * and for a decision on a tool call (test/fixtures/histories/README.md).
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -56,6 +57,36 @@ const fixtures: Array<{ file: string; holds: string; marks: string[] }> = [
     file: 'session-cancel-approval.bin',
     holds: 'a run cancelled while it awaited approval, then a turn',
     marks: ['pauseForApproval', 'update cancelRun', 'cancelTurn', 'listTools'],
+  },
+  {
+    file: 'session-budget-resumed.bin',
+    holds: 'a run waiting for budget, woken by resumeBudget, then its model call',
+    marks: ['pauseRun', 'update resumeBudget', 'resumeRun', 'callModel'],
+  },
+  {
+    file: 'session-budget-timeout.bin',
+    holds: "a run waiting for budget, cancelled by the agent's budget_wait_timeout_ms",
+    marks: ['pauseRun', 'timer fired', 'cancelTurn'],
+  },
+  {
+    file: 'session-budget-cancelled.bin',
+    holds: 'a run waiting for budget, cancelled by a person',
+    marks: ['pauseRun', 'update cancelRun', 'cancelTurn'],
+  },
+  {
+    file: 'session-decision-supplied.bin',
+    holds: "an MCP call whose outcome was unknown, answered with a person's result",
+    marks: ['runMcpTool', 'pauseRun', 'update decideToolCall', 'resumeRun', 'answerToolCalls'],
+  },
+  {
+    file: 'session-decision-retried.bin',
+    holds: 'an MCP call whose outcome was unknown, called again on a decision',
+    marks: ['pauseRun', 'update decideToolCall', 'resumeRun', 'runMcpTool'],
+  },
+  {
+    file: 'session-decision-timeout.bin',
+    holds: "an MCP call whose outcome was unknown, failed by the agent's decision_timeout_ms",
+    marks: ['pauseRun', 'timer fired', 'resumeRun', 'answerToolCalls'],
   },
 ];
 
