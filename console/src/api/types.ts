@@ -63,6 +63,8 @@ export type WebhookBody = Body<'postApiAgentServerWebhooks'>;
 // Prompts
 /** The labels a prompt version can carry, which agents choose their version by. */
 export type PromptLabel = NonNullable<AgentBody['prompt_label']>;
+/** The periods an agent's, a conversation's or a key's budget counts over. */
+export type BudgetPeriod = NonNullable<AgentBody['budget']>['period'];
 export type NewPrompt = Body<'postApiAgentServerPrompts'>;
 export type Prompt = Row<'getApiAgentServerPrompts'>;
 export type PromptVersion = Row<'getApiAgentServerPromptsNameVersions'>;
@@ -78,7 +80,18 @@ export type Summary = Item<Data<'getApiAgentServerThreadsIdSummaries'>>;
 /** A run (one turn), as every run endpoint answers it: alone, or in a list of a conversation's or an agent's. */
 export type Run = Data<'getApiAgentServerRunsRunId'>;
 export type PendingApproval = Item<Data<'getApiAgentServerApprovals'>>;
+/** Why a run waits (approval, budget, decision), since when, until when, and the reason's details. */
+export type RunPause = NonNullable<Run['pause']>;
+export type BudgetDecisionBody = Body<'postApiAgentServerRunsRunIdBudget'>;
+export type ToolDecisionBody = Body<'postApiAgentServerRunsRunIdDecision'>;
 export type ConverseBody = Body<'postApiAgentServerConverse'>;
+
+// Evals
+export type Eval = Data<'getApiAgentServerEvalsId'>;
+export type EvalTotals = Required<Item<NonNullable<Eval['totals']>>>;
+export type EvalResult = Item<Data<'getApiAgentServerEvalsIdResults'>>;
+export type EvalBody = Body<'postApiAgentServerEvals'>;
+export type EvalVariantBody = Item<EvalBody['variants']>;
 
 // Traces
 /** What GET /traces filters on, besides its time window and paging. */

@@ -7,12 +7,12 @@ import { ColorSchemeToggle } from './color-scheme-toggle.js';
 import classes from './layout.module.css';
 import { ProjectProvider, useProject } from './project.js';
 import { TokenGate } from './token-gate.js';
-import { COUNTED, useWaitingApprovals } from './waiting-approvals.js';
+import { COUNTED, useWaitingRuns } from './waiting-runs.js';
 
 const NAV = [
   { to: '/playground', label: 'Playground' },
   { to: '/sessions', label: 'Sessions' },
-  { to: '/approvals', label: 'Approvals' },
+  { to: '/waiting', label: 'Waiting runs' },
   { to: '/traces', label: 'Traces' },
   { to: '/prompts', label: 'Prompts' },
   { to: '/config', label: 'Configuration' },
@@ -36,10 +36,10 @@ function ProjectPicker() {
   );
 }
 
-/** The Approvals link's count of runs waiting for a decision in this project. */
+/** The Waiting runs link's count of this project's runs that wait for someone. */
 function WaitingBadge() {
   const { project } = useProject();
-  const waiting = useWaitingApprovals(project?.id);
+  const waiting = useWaitingRuns(project?.id);
   if (!waiting) return null;
   const shown = waiting >= COUNTED ? `${COUNTED}+` : String(waiting);
   return (
@@ -58,7 +58,7 @@ function Navigation({ onNavigate }: { onNavigate: () => void }) {
       to={n.to}
       label={n.label}
       onClick={onNavigate}
-      rightSection={n.to === '/approvals' ? <WaitingBadge /> : undefined}
+      rightSection={n.to === '/waiting' ? <WaitingBadge /> : undefined}
     />
   ));
 }

@@ -20,7 +20,9 @@ export const router = createBrowserRouter(
         { index: true, element: <Navigate to="/playground" replace /> },
         { path: 'playground', lazy: () => import('../features/playground/route.js') },
         { path: 'sessions/*', lazy: () => import('../features/sessions/route.js') },
-        { path: 'approvals', lazy: () => import('../features/approvals/route.js') },
+        { path: 'waiting', lazy: () => import('../features/waiting/route.js') },
+        // The inbox's address before it held every kind of waiting run.
+        { path: 'approvals', element: <Navigate to="/waiting" replace /> },
         { path: 'traces/*', lazy: () => import('../features/traces/route.js') },
         { path: 'prompts/*', lazy: () => import('../features/prompts/route.js') },
         { path: 'config/*', lazy: () => import('../features/config/route.js') },

@@ -34,6 +34,8 @@ const STATUS_COLOURS: Record<string, string> = {
   queued: 'gray',
   running: 'blue',
   awaiting_approval: 'yellow',
+  awaiting_budget: 'orange',
+  awaiting_decision: 'grape',
   completed: 'green',
   failed: 'red',
   cancelled: 'gray',

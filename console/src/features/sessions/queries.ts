@@ -66,7 +66,13 @@ export function useThreads(id: string, projectId: string | undefined) {
 }
 
 /** While a run is queued, running or paused, its conversation is polled. */
-export const LIVE = new Set(['queued', 'running', 'awaiting_approval']);
+export const LIVE = new Set([
+  'queued',
+  'running',
+  'awaiting_approval',
+  'awaiting_budget',
+  'awaiting_decision',
+]);
 
 export function useConversationRuns(id: string, projectId: string | undefined, offset: number) {
   return useQuery({

@@ -1,5 +1,6 @@
 import { Button, type ModalProps } from '@mantine/core';
 import { useState, type ReactNode } from 'react';
+import { useSearchParams } from 'react-router';
 import { Empty } from '../../../components/empty.js';
 import { ResourceTable, type Column, type ListQuery } from '../../../components/resource-table.js';
 import { EditModal } from './edit-modal.js';
@@ -9,7 +10,8 @@ import { RowActions } from './row-actions.js';
 /**
  * A configuration tab: its title and "New …" button, the list as a table
  * (the name first, each row's actions last: its own, then Edit and Delete),
- * and the create/edit dialog around the resource's form.
+ * and the create/edit dialog around the resource's form; `?edit=<id>` in
+ * the address opens that item's.
  */
 export function ResourcePage<T extends { id: string; name: string }>({
   title,
@@ -51,7 +53,22 @@ export function ResourcePage<T extends { id: string; name: string }>({
   children?: ReactNode;
 }) {
   const [editing, setEditing] = useState<T | 'new' | null>(null);
-  const close = () => setEditing(null);
+  // `?edit=<id>` opens that item's form: other pages link to it (the waiting
+  // runs inbox, to raise the budget that holds a run).
+  const [params, setParams] = useSearchParams();
+  const linkedId = params.get('edit');
+  const linked = linkedId ? query.data?.find((row) => row.id === linkedId) : undefined;
+  const close = () => {
+    setEditing(null);
+    if (linkedId)
+      setParams(
+        (p) => {
+          p.delete('edit');
+          return p;
+        },
+        { replace: true },
+      );
+  };
   const actions: Column<T> = {
     cell: (row) => (
       <RowActions
@@ -75,7 +92,7 @@ export function ResourcePage<T extends { id: string; name: string }>({
         empty={<Empty title={empty.title}>{empty.body}</Empty>}
         columns={[{ header: 'Name', cell: name }, ...columns, actions]}
       />
-      <EditModal editing={editing} what={what} onClose={close} size={modalSize}>
+      <EditModal editing={editing ?? linked ?? null} what={what} onClose={close} size={modalSize}>
         {(item) => form(item, close)}
       </EditModal>
       {children}

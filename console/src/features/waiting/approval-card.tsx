@@ -1,11 +1,11 @@
-import { Anchor, Badge, Button, Code, Group, Paper, Stack, Table, Text } from '@mantine/core';
-import { Link } from 'react-router';
+import { Badge, Button, Code, Group, Table } from '@mantine/core';
 import { ErrorAlert } from '../../components/error-alert.js';
-import { fmtDate, prettyJson } from '../sessions/format.js';
+import { prettyJson } from '../sessions/format.js';
 import type { PendingApproval } from '../../api/types.js';
 import { useDecide } from './queries.js';
+import { WaitCard } from './wait-card.js';
 
-/** One paused run: the calls it waits on, each with Approve and Decline. */
+/** A run waiting for approval: the calls it waits on, each with Approve and Decline. */
 export function ApprovalCard({ item }: { item: PendingApproval }) {
   const decide = useDecide();
   const calls = item.calls ?? [];
@@ -13,36 +13,20 @@ export function ApprovalCard({ item }: { item: PendingApproval }) {
   const send = (approved: string[], rejected: string[]) => decide.mutate({ runId, approved, rejected });
   const ids = calls.map((c) => c.id ?? '');
   return (
-    <Paper withBorder p="md" radius="md" component="article" aria-label={`Approval for run ${runId}`}>
-      <Group justify="space-between" align="flex-start" mb="xs">
-        <Stack gap={2}>
-          <Text fw={600}>{item.agent_name ?? item.agent_id ?? 'Agent'}</Text>
-          <Text size="sm" c="dimmed">
-            Conversation{' '}
-            <Anchor
-              component={Link}
-              to={`/sessions/${encodeURIComponent(item.conversation_id ?? '')}`}
-              ff="monospace"
-            >
-              {item.conversation_id}
-            </Anchor>{' '}
-            · waiting since {fmtDate(item.since)}
-            {item.timeout_at ? ` · declined automatically at ${fmtDate(item.timeout_at)}` : ''}
-          </Text>
-        </Stack>
-        <Group gap="xs">
-          {item.trace_id && (
-            <Anchor component={Link} to={`/traces/${item.trace_id}`} size="sm">
-              Trace
-            </Anchor>
-          )}
-          {item.temporal_ui_url && (
-            <Anchor href={item.temporal_ui_url} target="_blank" rel="noreferrer" size="sm">
-              Workflow
-            </Anchor>
-          )}
-        </Group>
-      </Group>
+    <WaitCard
+      label={`Approval for run ${runId}`}
+      reason="approval"
+      colour="yellow"
+      head={{
+        runId,
+        agent: item.agent_name ?? item.agent_id ?? 'Agent',
+        conversationId: item.conversation_id ?? '',
+        since: item.since,
+        timeout: { at: item.timeout_at, outcome: 'declined' },
+        traceId: item.trace_id,
+        temporalUrl: item.temporal_ui_url,
+      }}
+    >
       <Table aria-label="Calls waiting">
         <Table.Thead>
           <Table.Tr>
@@ -122,6 +106,6 @@ export function ApprovalCard({ item }: { item: PendingApproval }) {
         </Group>
       )}
       <ErrorAlert error={decide.error} />
-    </Paper>
+    </WaitCard>
   );
 }

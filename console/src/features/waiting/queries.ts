@@ -1,0 +1,100 @@
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { api, unwrap } from '../../api/client.js';
+import type { BudgetDecisionBody, PendingApproval, Run, ToolDecisionBody } from '../../api/types.js';
+
+export type WaitingCall = NonNullable<PendingApproval['calls']>[number];
+
+/** Polled, since a pause can happen in any session at any time. */
+const POLL_MS = 3000;
+
+/** The project's runs waiting for approval, with the calls each waits on. */
+export function usePendingApprovals(projectId: string | undefined) {
+  return useQuery({
+    queryKey: ['approvals', projectId],
+    enabled: Boolean(projectId),
+    refetchInterval: POLL_MS,
+    queryFn: () =>
+      unwrap<PendingApproval[]>(
+        api.GET('/api/agent-server/approvals', { params: { query: { project_id: projectId!, limit: 200 } } }),
+      ),
+  });
+}
+
+/** The project's runs waiting for budget or for a decision on a tool call (their `pause` says which). */
+export function useOtherWaits(projectId: string | undefined) {
+  return useQuery({
+    queryKey: ['runs', 'waiting', projectId, 'budget-decision'],
+    enabled: Boolean(projectId),
+    refetchInterval: POLL_MS,
+    queryFn: () =>
+      unwrap<Run[]>(
+        api.GET('/api/agent-server/runs', {
+          params: {
+            query: { project_id: projectId!, status: ['awaiting_budget', 'awaiting_decision'], limit: 200 },
+          },
+        }),
+      ),
+  });
+}
+
+/** After any decision the inbox, the side bar's count and the run lists are read again. */
+function useRefreshAfter() {
+  const qc = useQueryClient();
+  return async () => {
+    await Promise.all([
+      qc.invalidateQueries({ queryKey: ['approvals'] }),
+      qc.invalidateQueries({ queryKey: ['runs'] }),
+    ]);
+  };
+}
+
+export interface Decision {
+  runId: string;
+  approved: string[];
+  rejected: string[];
+}
+
+/** POST /runs/{run_id}/approvals. */
+export function useDecide() {
+  const onSettled = useRefreshAfter();
+  return useMutation({
+    mutationFn: (d: Decision) =>
+      unwrap<unknown>(
+        api.POST('/api/agent-server/runs/{run_id}/approvals', {
+          params: { path: { run_id: d.runId } },
+          body: { approved_call_ids: d.approved, rejected_call_ids: d.rejected },
+        }),
+      ),
+    onSettled,
+  });
+}
+
+/** POST /runs/{run_id}/budget: `resume` (409 while the call still does not fit) or `cancel`. */
+export function useBudgetDecision(runId: string) {
+  const onSettled = useRefreshAfter();
+  return useMutation({
+    mutationFn: (action: BudgetDecisionBody['action']) =>
+      unwrap<Run>(
+        api.POST('/api/agent-server/runs/{run_id}/budget', {
+          params: { path: { run_id: runId } },
+          body: { action },
+        }),
+      ),
+    onSettled,
+  });
+}
+
+/** POST /runs/{run_id}/decision: call the tool again, or supply its result. */
+export function useToolDecision(runId: string) {
+  const onSettled = useRefreshAfter();
+  return useMutation({
+    mutationFn: (decision: ToolDecisionBody) =>
+      unwrap<Run>(
+        api.POST('/api/agent-server/runs/{run_id}/decision', {
+          params: { path: { run_id: runId } },
+          body: decision,
+        }),
+      ),
+    onSettled,
+  });
+}
