@@ -9,6 +9,7 @@ import { McpSection } from './mcp-section.js';
 import { uploadSkill, useSaveAgent } from './queries.js';
 import { BasicsSection, SandboxSection, SummarizerSection } from './sections.js';
 import { SkillsSection, type PendingSkill } from './skills-section.js';
+import { BudgetSection, DecisionSection } from './waits-section.js';
 
 // Every field the form shows next to an input; the rest of an error goes in the alert.
 const PLACED = [
@@ -30,6 +31,10 @@ const PLACED = [
   'sliding_window_keep_count',
   'mcp_servers',
   'sandbox',
+  'budget',
+  'budget_wait_timeout_ms',
+  'non_idempotent_tools',
+  'decision_timeout_ms',
 ];
 
 /** Every field of agent creation, in sections; skills upload after the agent exists. */
@@ -88,6 +93,12 @@ export function AgentForm({ projectId, item: agent, onDone }: ItemFormProps<Agen
       <Fieldset legend="Sandbox">
         <SandboxSection {...props} />
         <Warnings of={warnings} fields={WARNED_IN.sandbox} />
+      </Fieldset>
+      <Fieldset legend="Budget">
+        <BudgetSection {...props} />
+      </Fieldset>
+      <Fieldset legend="Calls whose outcome is unknown">
+        <DecisionSection {...props} />
       </Fieldset>
       <Fieldset legend="Skills">
         <SkillsSection agentId={current?.id} pending={pending} setPending={setPending} />

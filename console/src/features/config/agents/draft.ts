@@ -1,4 +1,4 @@
-import type { Agent, AgentBody, PromptLabel } from '../../../api/types.js';
+import type { Agent, AgentBody, BudgetPeriod, PromptLabel } from '../../../api/types.js';
 export type Num = number | string;
 
 export interface McpDraft {
@@ -27,6 +27,11 @@ export interface AgentDraft {
   sliding_window_keep_count: Num;
   mcp_servers: McpDraft[];
   sandbox: { enabled: boolean; docker_image: string; require_approval: boolean };
+  /** Empty amounts: no budget. */
+  budget: { max_usd: Num; max_tokens: Num; period: BudgetPeriod; alert_at: Num };
+  budget_wait_timeout_ms: Num;
+  non_idempotent_tools: string[];
+  decision_timeout_ms: Num;
 }
 
 const num = (v: number | null | undefined): Num => v ?? '';
@@ -60,6 +65,29 @@ export function draftOf(a?: Agent): AgentDraft {
       docker_image: a?.sandbox?.docker_image ?? '',
       require_approval: a?.sandbox?.require_approval ?? false,
     },
+    budget: {
+      max_usd: num(a?.budget?.max_usd),
+      max_tokens: num(a?.budget?.max_tokens),
+      period: a?.budget?.period ?? 'month',
+      alert_at: num(a?.budget?.alert_at),
+    },
+    budget_wait_timeout_ms: num(a?.budget_wait_timeout_ms),
+    non_idempotent_tools: a?.non_idempotent_tools ?? [],
+    decision_timeout_ms: num(a?.decision_timeout_ms),
+  };
+}
+
+/**
+ * No budget when every amount is empty; else the budget as typed, a missing
+ * max_usd sent as null so the API names it under its input.
+ */
+function budgetOf(b: AgentDraft['budget']): AgentBody['budget'] {
+  if (b.max_usd === '' && b.max_tokens === '' && b.alert_at === '') return null;
+  return {
+    max_usd: orNull(b.max_usd) as number,
+    max_tokens: orNull(b.max_tokens),
+    period: b.period,
+    alert_at: orNull(b.alert_at),
   };
 }
 
@@ -99,6 +127,10 @@ export function bodyOf(d: AgentDraft): Partial<AgentBody> {
       docker_image: d.sandbox.docker_image.trim() === '' ? null : d.sandbox.docker_image.trim(),
       require_approval: d.sandbox.require_approval,
     },
+    budget: budgetOf(d.budget),
+    budget_wait_timeout_ms: orNull(d.budget_wait_timeout_ms),
+    non_idempotent_tools: d.non_idempotent_tools,
+    decision_timeout_ms: orNull(d.decision_timeout_ms),
   };
   if (d.max_iterations !== '') body.max_iterations = Number(d.max_iterations);
   return body;
