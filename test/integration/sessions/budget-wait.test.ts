@@ -5,6 +5,8 @@
  * resumes it once it fits, or ends cancelled (a person, or the agent's
  * budget_wait_timeout_ms). Real Temporal, real Postgres, the scripted vendor.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../../../core/db/knex.js';
 import { createModel, createVirtualKey } from '../../helpers/factories/config.js';
@@ -230,5 +232,81 @@ describe.skipIf(noTemporal())('budgets that pause a run instead of failing it', 
     });
     expect(negative.status).toBe(400);
     expect(JSON.stringify(negative.body)).toContain('budget.max_usd');
+  });
+
+  it("announces budget.threshold and run.paused to webhooks, waits across a worker restart, and a PATCH of the conversation's budget wakes it", async () => {
+    const received: Array<{ type: string; data: Record<string, unknown> }> = [];
+    const receiver = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        received.push(JSON.parse(Buffer.concat(chunks).toString()) as (typeof received)[number]);
+        res.writeHead(204).end();
+      });
+    });
+    receiver.listen(0, '127.0.0.1');
+    await new Promise((r) => receiver.once('listening', r));
+    try {
+      const { projectId, agentId } = await setup();
+      const hook = await api().request('POST', `/api/agent-server/webhooks?project_id=${projectId}`, {
+        url: `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`,
+        events: ['budget.threshold', 'run.paused'],
+      });
+      expect(hook.status).toBe(200);
+      const conversation = await api().request<{ id: string }>(
+        'POST',
+        `/api/agent-server/conversations?project_id=${projectId}`,
+        { budget: { max_usd: 0.01, period: 'day', alert_at: 0.5 } },
+      );
+      const conversationId = conversation.body.data.id;
+      world.fx.vendor.script({ reply: { text: 'after the restart' } });
+      const waiting = await converse(projectId, {
+        agent_id: agentId,
+        conversation_id: conversationId,
+        message: 'hi',
+      });
+      expect(waiting.status).toBe('awaiting_budget');
+      const events = await waitFor(
+        () => (received.length >= 2 ? received : undefined),
+        20_000,
+        'the webhook deliveries',
+      );
+      const threshold = events.find((e) => e.type === 'budget.threshold');
+      expect(threshold?.data).toMatchObject({
+        scope: 'conversation',
+        id: conversationId,
+        max_usd: 0.01,
+        alert_at: 0.5,
+        project_id: projectId,
+        run_id: waiting.run_id,
+      });
+      expect(events.find((e) => e.type === 'run.paused')?.data).toMatchObject({
+        run_id: waiting.run_id,
+        status: 'awaiting_budget',
+        pause: { reason: 'budget' },
+      });
+
+      // The wait is the workflow's: no worker holds it.
+      await world.stopWorker();
+      await world.restartWorker();
+      const patched = await api().request(
+        'PATCH',
+        `/api/agent-server/conversations/${conversationId}?project_id=${projectId}`,
+        {
+          budget: { max_usd: 100, period: 'day' },
+        },
+      );
+      expect(patched.status).toBe(200);
+      expect((await until(waiting.run_id, 'completed')).output?.content).toBe('after the restart');
+      // Crossed once per period: the next turn announces nothing more.
+      world.fx.vendor.script({ reply: { text: 'again' } });
+      expect(
+        (await converse(projectId, { agent_id: agentId, conversation_id: conversationId, message: 'more' }))
+          .status,
+      ).toBe('completed');
+      expect(received.filter((e) => e.type === 'budget.threshold')).toHaveLength(1);
+    } finally {
+      await new Promise((r) => receiver.close(r));
+    }
   });
 });
