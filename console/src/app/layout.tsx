@@ -15,6 +15,7 @@ const NAV = [
   { to: '/waiting', label: 'Waiting runs' },
   { to: '/traces', label: 'Traces' },
   { to: '/prompts', label: 'Prompts' },
+  { to: '/evals', label: 'Evals' },
   { to: '/config', label: 'Configuration' },
   { to: '/usage', label: 'Usage' },
 ];

@@ -25,6 +25,7 @@ export const router = createBrowserRouter(
         { path: 'approvals', element: <Navigate to="/waiting" replace /> },
         { path: 'traces/*', lazy: () => import('../features/traces/route.js') },
         { path: 'prompts/*', lazy: () => import('../features/prompts/route.js') },
+        { path: 'evals/*', lazy: () => import('../features/evals/route.js') },
         { path: 'config/*', lazy: () => import('../features/config/route.js') },
         { path: 'usage', lazy: () => import('../features/usage/route.js') },
         { path: '*', element: <RouteError notFound /> },

@@ -93,6 +93,15 @@ export function ConversationPage() {
             >
               Continue in playground
             </Button>
+            {c?.sessions?.[0]?.agent_id ? (
+              <Anchor
+                component={Link}
+                to={`/evals?agent=${encodeURIComponent(c.sessions[0].agent_id)}&conversation=${encodeURIComponent(id)}`}
+                size="sm"
+              >
+                Evaluate a change on this conversation
+              </Anchor>
+            ) : null}
             <Anchor
               component={Link}
               to={`/traces?window=7d&conversation_id=${encodeURIComponent(id)}`}
