@@ -14,8 +14,15 @@ import {
   type MessageData,
   type ThreadData,
 } from '../helpers/factories/content.js';
+import { SandboxCopyUnsupportedError } from '../../activities/sandbox/errors.js';
+import type { SandboxManager } from '../../activities/sandbox/sandbox-manager.js';
+import { createWorkspaceCopyActivities } from '../../activities/session/workspace-copy.js';
+import { startWorker, type RunningWorker } from '../../activities/worker.js';
+import { createDb, type Db } from '../../core/db/knex.js';
+import { loadConfig } from '../../core/config.js';
+import { createLogger } from '../../core/logger.js';
 import { noTemporal } from '../helpers/services.js';
-import { sentMessages, useSessionWorld } from './sessions/session-harness.js';
+import { sentMessages, sessionEnv, useSessionWorld } from './sessions/session-harness.js';
 
 const T = '/api/agent-server/threads';
 
@@ -240,3 +247,73 @@ describe.skipIf(noTemporal())('Fork a conversation, then converse on the fork', 
     ]);
   });
 });
+
+/**
+ * A sandbox backend that cannot copy a workspace, as the Kubernetes one does
+ * when the session has a claim (its own refusal is tested against a real
+ * kube-apiserver in sandbox/k8s-real.test.ts): here the fork's answer.
+ */
+describe.skipIf(noTemporal())(
+  'Fork a sandbox agent’s conversation where the workspace cannot be copied',
+  () => {
+    const env = sessionEnv();
+    let api: TestApi;
+    let worker: RunningWorker;
+    let workerDb: Db;
+    const copies: string[] = [];
+    const refusing = {
+      backend: 'kubernetes',
+      copyWorkspace(from: { conversationId: string }) {
+        copies.push(from.conversationId);
+        return Promise.reject(
+          new SandboxCopyUnsupportedError('the kubernetes sandbox backend cannot copy a workspace'),
+        );
+      },
+    } as unknown as SandboxManager;
+
+    beforeAll(async () => {
+      api = await startTestApi(env);
+      const config = loadConfig({ ...env, PORT: '0' });
+      workerDb = createDb(config.databaseUrl!);
+      worker = await startWorker(config, createLogger('error'), workerDb, {
+        activities: createWorkspaceCopyActivities({ logger: createLogger('error'), sandbox: refusing }),
+      });
+    });
+    afterAll(async () => {
+      await worker?.shutdown();
+      await workerDb?.destroy();
+      await api?.close();
+    });
+
+    it('answers 501 naming the workspace and makes no fork; an agent without a sandbox forks as before', async () => {
+      const project = await createProject(api);
+      const prompt = await createPrompt(api, project.id);
+      const agent = await insertAgent(api, project.id, { prompt_id: prompt.id });
+      await db(api)('agents')
+        .where({ id: agent.id })
+        .update({ sandbox: JSON.stringify({ enabled: true, require_approval: false }) });
+      const conversation = await createConversation(api, project.id);
+      const threadId = await insertThread(api, project.id, conversation.id, agent.id);
+      await insertMessages(api, threadId, [{ role: 'user', content: 'Make a file.' }]);
+
+      const res = await api.request('POST', path(conversation.id, project.id), {
+        conversation_id: 'the-fork',
+      });
+      expect(res.status).toBe(501);
+      expect(String(res.body.errorDetails.workspace)).toContain('cannot copy a workspace');
+      expect(copies).toEqual([conversation.id]);
+      const fork = await api.request('GET', `${C}/the-fork?project_id=${project.id}`);
+      expect(fork.status).toBe(404);
+
+      // The same conversation once the agent has no sandbox: nothing to copy, nothing asked of the worker.
+      await db(api)('agents')
+        .where({ id: agent.id })
+        .update({ sandbox: JSON.stringify({ enabled: false, require_approval: false }) });
+      const plain = await api.request('POST', path(conversation.id, project.id), {
+        conversation_id: 'the-fork',
+      });
+      expect(plain.status).toBe(200);
+      expect(copies).toHaveLength(1);
+    });
+  },
+);
