@@ -129,6 +129,30 @@ describe.skipIf(unavailable !== undefined)('docker sandbox pool', () => {
     expect(left.map((c) => c.Names[0])).toEqual([`/${sandboxName(b)}`]);
   });
 
+  it("a pool-born session's workspace (an alias of the pool volume) copies to a fork's session, which then takes no pool sandbox", async () => {
+    const { manager } = makeManager({ SANDBOX_POOL_SIZE: '1', SANDBOX_INSTALLATION: 'pool-copy-test' });
+    await poolReady(manager, 1);
+    const a = newSession();
+    const born = await manager.ensure(a);
+    expect(born.pooled).toBe(true);
+    await manager.exec(a, { command: 'mkdir -p d && echo pooled > d/f.txt' });
+
+    const fork = { ...a, conversationId: `${a.conversationId}-fork` };
+    expect(await manager.copyWorkspace(a, fork)).toBe('copied');
+    await poolReady(manager, 1); // a waiting pool sandbox the fork could have taken
+    const forked = await manager.ensure(fork);
+    expect(forked.pooled).toBeFalsy(); // its workspace exists: a container of its own mounts it
+    expect((await manager.exec(fork, { command: 'cat d/f.txt' })).stdout).toBe('pooled\n');
+    await manager.exec(fork, { command: 'echo fork > d/f.txt' });
+    expect((await manager.exec(a, { command: 'cat d/f.txt' })).stdout).toBe('pooled\n');
+    expect((await manager.list()).find((i) => i.name === sandboxName(fork))?.session).toEqual(fork);
+
+    expect(await manager.copyWorkspace(newSession(), fork)).toBe('absent');
+    await manager.destroy(fork);
+    await manager.destroy(a);
+    await manager.close();
+  });
+
   it('ten simultaneous ensures from two OS processes with a pool make one container', async () => {
     const { manager, config } = makeManager({
       SANDBOX_POOL_SIZE: '2',
