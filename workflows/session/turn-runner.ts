@@ -35,6 +35,11 @@ const TOOL_DECISION_PATCH = 'tool-decision';
 const BUDGET_WAIT_TIMEOUT = 'budget_wait_timeout';
 
 type AwaitingDecision = Extract<McpToolOutcome, { kind: 'awaiting_decision' }>;
+type AwaitingBudget = Extract<ModelStepResult, { kind: 'awaiting_budget' }>;
+
+function awaitingBudget(result: unknown): result is AwaitingBudget {
+  return (result as { kind?: string } | undefined)?.kind === 'awaiting_budget';
+}
 
 function awaitingDecision(outcome: unknown): outcome is AwaitingDecision {
   return (outcome as McpToolOutcome | undefined)?.kind === 'awaiting_decision';
@@ -43,7 +48,7 @@ function awaitingDecision(outcome: unknown): outcome is AwaitingDecision {
 /** The activities a turn schedules, as the workflow proxies them (with their options). */
 export interface TurnActivities {
   callModel: (runId: string, step: number, summarized?: boolean) => Promise<ModelStepResult>;
-  summarizeHistory: (runId: string) => Promise<unknown>;
+  summarizeHistory: (runId: string) => Promise<{ summarized: number } | AwaitingBudget>;
   listTools: (runId: string) => Promise<unknown>;
   runToolCalls: (runId: string, step: number, reason?: string) => Promise<unknown>;
   runMcpTool: ActivityFunctionWithOptions<(args: ToolCallArgs) => Promise<McpToolOutcome>>;
@@ -131,7 +136,7 @@ export class TurnRunner {
       this.pending = 'model_call';
       // Step 1 also starts the turn: it pins the agent's plan on the run.
       const call = () => callModel(runId, this.step, summarized);
-      const result = await this.withinBudget(runId, await call(), call);
+      const result = await this.withinBudget(runId, 'budget', await call(), call);
       // The final answer's activity has already recorded the run as completed.
       if (result.kind === 'final' || result.kind === 'over') return;
       if (result.kind === 'list_tools') {
@@ -142,7 +147,8 @@ export class TurnRunner {
       }
       if (result.kind === 'summarize') {
         this.pending = 'summarize';
-        await summarizeHistory(runId);
+        const summarize = () => summarizeHistory(runId);
+        await this.withinBudget(runId, 'summary-budget', await summarize(), summarize);
         summarized = true;
         this.step--;
         continue;
@@ -174,18 +180,14 @@ export class TurnRunner {
    * BudgetWait), then calls again; the agent's budget_wait_timeout_ms,
    * counted from the first wait, cancels the run.
    */
-  private async withinBudget(
-    runId: string,
-    first: ModelStepResult,
-    again: () => Promise<ModelStepResult>,
-  ): Promise<ModelStepResult> {
+  private async withinBudget<T>(runId: string, what: string, first: T, again: () => Promise<T>): Promise<T> {
     let result = first;
     let deadline: number | null | undefined;
-    for (let attempt = 1; result.kind === 'awaiting_budget' && patched(BUDGET_WAIT_PATCH); attempt++) {
+    for (let attempt = 1; awaitingBudget(result) && patched(BUDGET_WAIT_PATCH); attempt++) {
       if (deadline === undefined)
         deadline = result.waitTimeoutMs !== null ? Date.now() + result.waitTimeoutMs : null;
       this.pending = 'awaiting_budget';
-      const key = `${this.step}.budget.${attempt}`;
+      const key = `${this.step}.${what}.${attempt}`;
       if ((await this.waits.budget.wait(runId, this.step, result, deadline, key)) === 'timeout')
         throw ApplicationFailure.nonRetryable(
           "the run waited for budget longer than the agent's budget_wait_timeout_ms",

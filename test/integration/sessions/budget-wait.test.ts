@@ -309,4 +309,61 @@ describe.skipIf(noTemporal())('budgets that pause a run instead of failing it', 
       await new Promise((r) => receiver.close(r));
     }
   });
+
+  it("a summary's model call waits for budget too, then the turn's", async () => {
+    const { projectId } = await setup();
+    const agentRow = await db('agents').where({ project_id: projectId }).first('model_id', 'prompt_id');
+    const summarizerPrompt = await createPrompt(api(), projectId, { template: 'Summarize.' });
+    const agent = await api().request<{ id: string }>(
+      'POST',
+      `/api/agent-server/agents?project_id=${projectId}`,
+      {
+        name: uniqueName('summarizing'),
+        model_id: agentRow!.model_id,
+        prompt_id: agentRow!.prompt_id,
+        summarizer_type: 'llm',
+        llm_summarizer_token_threshold: 50,
+        llm_summarizer_keep_recent_count: 1,
+        llm_summarizer_prompt_id: summarizerPrompt.id,
+      },
+    );
+    const agentId = agent.body.data.id;
+    const conversationId = uniqueName('summarized');
+    world.fx.vendor.script(
+      { reply: { text: 'r1', usage: { input: 10, output: 1 } } },
+      { reply: { text: 'r2', usage: { input: 60, output: 1 } } },
+      { reply: { text: 'S: the user said m1 and m2', usage: { input: 30, output: 8 } } },
+      { reply: { text: 'r3', usage: { input: 20, output: 1 } } },
+    );
+    for (const message of ['m1', 'm2'])
+      expect(
+        (await converse(projectId, { agent_id: agentId, conversation_id: conversationId, message })).status,
+      ).toBe('completed');
+    // Nothing more may be spent: turn 3's summary (it comes first) cannot be sent.
+    await api().request(
+      'PATCH',
+      `/api/agent-server/conversations/${conversationId}?project_id=${projectId}`,
+      {
+        budget: { max_usd: 0, period: 'day' },
+      },
+    );
+    const waiting = await converse(projectId, {
+      agent_id: agentId,
+      conversation_id: conversationId,
+      message: 'm3',
+    });
+    expect(waiting.status).toBe('awaiting_budget');
+    expect(world.fx.vendor.received).toHaveLength(2);
+    await api().request(
+      'PATCH',
+      `/api/agent-server/conversations/${conversationId}?project_id=${projectId}`,
+      {
+        budget: { max_usd: 100, period: 'day' },
+      },
+    );
+    expect((await until(waiting.run_id, 'completed')).output?.content).toBe('r3');
+    expect(world.fx.vendor.received).toHaveLength(4);
+    const summaries = await db('thread_summaries').where({ run_id: waiting.run_id });
+    expect(summaries).toHaveLength(1);
+  });
 });
