@@ -1,6 +1,6 @@
 /**
  * Getting around the console in a real browser against the real stack: the
- * waiting-approvals count in the side bar, the colour scheme switch, the
+ * waiting runs count in the side bar, the colour scheme switch, the
  * skip link, a tablet-width window, dialogs that give focus back, and the
  * pages an address names that do not exist.
  */
@@ -46,7 +46,7 @@ describe.skipIf(noTemporal() || noBrowser())('console: navigation', () => {
     await stack?.close();
   });
 
-  it('counts the runs waiting for approval in the side bar, and the count falls when one is decided', async () => {
+  it('counts the runs waiting (here for approval) in the side bar, and the count falls when one is decided', async () => {
     const srv = await stack.api.request<{ id: string }>(
       'POST',
       `/api/agent-server/mcp-servers?project_id=${world.projectId}`,
@@ -67,7 +67,7 @@ describe.skipIf(noTemporal() || noBrowser())('console: navigation', () => {
     const page = await world.open('/sessions');
     const approvals = page
       .getByRole('navigation', { name: 'Pages' })
-      .getByRole('link', { name: /Approvals/ });
+      .getByRole('link', { name: /Waiting runs/ });
     await approvals.getByLabel('2 waiting').waitFor();
 
     stack.vendor.script({ reply: { text: 'echoed' } });

@@ -146,7 +146,7 @@ describe.skipIf(noTemporal() || noBrowser())('console: sessions and approvals', 
     const run = await world.converse({ agent_id: agent.id, message: 'echo please' });
     expect(run.status).toBe('awaiting_approval');
 
-    const page = await world.open('/approvals');
+    const page = await world.open('/waiting');
     const card = page.getByRole('article', { name: `Approval for run ${run.run_id}` });
     await card.waitFor();
     expect(await card.textContent()).toContain('approved words');
@@ -160,7 +160,7 @@ describe.skipIf(noTemporal() || noBrowser())('console: sessions and approvals', 
       return r.body.data.status === 'completed' ? r.body.data : undefined;
     }, 'the approved run to complete');
     expect(done.output?.content).toBe('echoed');
-    await page.getByText('Nothing waits for approval').waitFor();
+    await page.getByText('No run is waiting').waitFor();
 
     // The run's page shows the approved tool call and its result.
     await page.goto(`${stack.api.url}/console/sessions/${run.conversation_id}`);

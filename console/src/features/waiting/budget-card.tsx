@@ -51,8 +51,12 @@ function spentOfMax(d: Details): string {
 }
 
 function BudgetFigures({ d }: { d: Details }) {
+  const whose = WHOSE[d.scope ?? ''] ?? 'a';
   const rows: Array<[string, string]> = [
-    ['Budget', `${WHOSE[d.scope ?? ''] ?? 'a'} budget, ${PER[d.period ?? ''] ?? d.period ?? ''}`],
+    [
+      'Budget',
+      `${whose.charAt(0).toUpperCase()}${whose.slice(1)} budget, ${PER[d.period ?? ''] ?? d.period ?? ''}`,
+    ],
     ['Spent', spentOfMax(d)],
     ...(d.reserved_usd ? [['Held by calls under way', fmtCost(d.reserved_usd)] as [string, string]] : []),
     ['The call needs', `${fmtCost(d.needed_usd)} · up to ${fmtInt(d.needed_tokens)} tokens`],
