@@ -123,6 +123,10 @@ export class RunCancelRepository {
 
   /** Removes the run's messages (its user message too), summaries and events from the conversation. */
   async removeFromConversation(runId: string, trx: Knex.Transaction): Promise<void> {
+    // The thread's last prompt size measured the removed turn: unknown now (the summarizer estimates it).
+    await trx('threads')
+      .whereIn('id', trx(RunsTableName).select('thread_id').where({ id: runId }))
+      .update({ last_input_tokens: null });
     await trx(ThreadSummariesTableName).where({ run_id: runId }).delete();
     await trx(MessagesTableName).where({ run_id: runId }).delete();
     // last_event_seq stays: readers following the run get the next event (run.cancelled) after what they had.
