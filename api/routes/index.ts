@@ -45,7 +45,7 @@ export function buildRouters(deps: AppDeps): ApiRouter[] {
     ...runListRoutes(deps),
     usageRoutes(deps),
     traceRoutes(deps),
-    webhookRoutes(deps),
+    ...webhookRoutes(deps),
   ];
   routers.push(docsRoutes(() => routers.flatMap((r) => r.routes)));
   return routers;

@@ -11,14 +11,14 @@ type Id = { id: string };
 type ProjectQ = { project_id: string };
 type ScopeQ = { project_id?: string };
 
-export function webhookRoutes(deps: AppDeps): ApiRouter {
+export function webhookRoutes(deps: AppDeps): ApiRouter[] {
   const hooks = new WebhooksService(
     new WebhooksRepository(deps.db),
     deps.secrets,
     deps.config,
     () => deps.temporal.client,
   );
-  return new ApiRouter('/api/agent-server/webhooks', 'Webhooks')
+  const byWebhook = new ApiRouter('/api/agent-server/webhooks', 'Webhooks')
     .route<Validated<never, ProjectQ, s.WebhookCreateBody>>(
       {
         method: 'post',
@@ -102,4 +102,34 @@ export function webhookRoutes(deps: AppDeps): ApiRouter {
       async (ctx, { params, query }) =>
         ok(ctx, await hooks.redeliver(params.id, params.delivery_id, query.project_id)),
     );
+  const byRun = new ApiRouter('/api/agent-server/runs', 'Webhooks')
+    .route<Validated<{ run_id: string }, ScopeQ & Page>>(
+      {
+        method: 'get',
+        path: '/:run_id/deliveries',
+        summary: "A run's webhook deliveries with their attempts, newest first",
+        description:
+          "Every delivery of the run's events: to the project's webhooks and to the converse request's " +
+          'one-off `webhook` URL (`webhook_id` null).',
+        request: s.runDeliveryList,
+        response: s.deliveryListResponse,
+      },
+      async (ctx, { params, query }) =>
+        ok(ctx, await hooks.runDeliveries(params.run_id, query.project_id, query)),
+    )
+    .route<Validated<{ run_id: string; delivery_id: string }, ScopeQ>>(
+      {
+        method: 'post',
+        path: '/:run_id/deliveries/:delivery_id/redeliver',
+        summary: "Send one of a run's deliveries again (a one-off URL's too)",
+        description:
+          'The same body and `webhook-id`, with a new round of attempts. 409 while the delivery is still ' +
+          'being attempted or its webhook is disabled.',
+        request: s.runDeliveryRedeliver,
+        response: s.deliveryResponse,
+      },
+      async (ctx, { params, query }) =>
+        ok(ctx, await hooks.redeliverForRun(params.run_id, params.delivery_id, query.project_id)),
+    );
+  return [byWebhook, byRun];
 }

@@ -51,6 +51,15 @@ export const deliveryRedeliver = {
   query: scopeQuery,
 };
 
+export const runDeliveryList = {
+  params: Joi.object({ run_id: uuid.required() }),
+  query: Joi.object({ ...optionalProjectQuery, ...pagination }),
+};
+export const runDeliveryRedeliver = {
+  params: Joi.object({ run_id: uuid.required(), delivery_id: uuid.required() }),
+  query: scopeQuery,
+};
+
 export interface WebhookCreateBody {
   url: string;
   events: WebhookEventType[];

@@ -125,6 +125,46 @@ export class WebhooksService {
     const delivery = await this.hooks.findDelivery(deliveryId);
     if (!delivery || delivery.webhook_id !== id) throw new NotFoundError('delivery');
     if (!hook.enabled) throw new ConflictError({ field: 'enabled', reason: 'the webhook is disabled' });
+    return this.resend(delivery);
+  }
+
+  /**
+   * Every delivery of a run's events, newest first: to the project's
+   * webhooks and to the run's one-off URL (`webhook_id` null).
+   */
+  async runDeliveries(runId: string, projectId: string | undefined, page: Page): Promise<WebhookDelivery[]> {
+    await this.findRun(runId, projectId);
+    return (await this.hooks.listRunDeliveries(runId, page)).map(toDelivery);
+  }
+
+  /** Sends one of the run's deliveries again (a one-off URL's too), as `redeliver` does. */
+  async redeliverForRun(
+    runId: string,
+    deliveryId: string,
+    projectId: string | undefined,
+  ): Promise<WebhookDelivery> {
+    await this.findRun(runId, projectId);
+    const delivery = await this.hooks.findDelivery(deliveryId);
+    if (!delivery || delivery.run_id !== runId) throw new NotFoundError('delivery');
+    if (delivery.webhook_id) {
+      const hook = await this.hooks.findById(delivery.webhook_id);
+      if (hook && !hook.enabled)
+        throw new ConflictError({ field: 'enabled', reason: 'the webhook is disabled' });
+    }
+    return this.resend(delivery);
+  }
+
+  private async findRun(runId: string, projectId: string | undefined): Promise<void> {
+    const run = await this.hooks.runProject(runId);
+    if (!run || (projectId !== undefined && run.project_id !== projectId)) throw new NotFoundError('run');
+  }
+
+  /**
+   * The same body and `webhook-id` again, with a new round of attempts (and a
+   * new expiry). 409 while it is still being attempted.
+   */
+  private async resend(delivery: DbWebhookDelivery): Promise<WebhookDelivery> {
+    const deliveryId = delivery.id;
     if (delivery.status === 'pending')
       throw new ConflictError({ status: delivery.status, reason: 'the delivery is still being attempted' });
     // The last round records its outcome just before its workflow closes: let it close first.

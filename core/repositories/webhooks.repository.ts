@@ -102,6 +102,20 @@ export class WebhooksRepository {
       .offset(page.offset);
   }
 
+  /** A run's deliveries (to webhooks and to its one-off URL), newest first. */
+  listRunDeliveries(runId: string, page: Page): Promise<DbWebhookDelivery[]> {
+    return this.db(WebhookDeliveriesTableName)
+      .where({ run_id: runId })
+      .orderBy([...newestFirst])
+      .limit(page.limit)
+      .offset(page.offset);
+  }
+
+  /** The run's project, when the run exists. */
+  runProject(runId: string): Promise<{ project_id: string } | undefined> {
+    return this.db('runs').where({ id: runId }).first('project_id');
+  }
+
   /** One more attempt (made to `url`), and the delivery's status after it. */
   async recordAttempt(
     id: string,

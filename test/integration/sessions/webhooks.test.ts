@@ -208,6 +208,37 @@ describe.skipIf(noTemporal())('webhooks', () => {
       // The run view never shows the one-off secret.
       const view = await world.fx.api.request('GET', `/api/agent-server/runs/${run.run_id}`);
       expect(view.text).not.toContain(run.webhook_secret!);
+
+      // The run lists both deliveries; the one-off one is sent again from there, same id and body.
+      const ofRun = await waitFor(async () => {
+        const res = await world.fx.api.request<DeliveryData[]>(
+          'GET',
+          `/api/agent-server/runs/${run.run_id}/deliveries`,
+        );
+        return res.body.data.every((x) => x.status === 'delivered') && res.body.data.length === 2
+          ? res.body.data
+          : undefined;
+      });
+      const single = ofRun.find(
+        (x) => (x as DeliveryData & { webhook_id: string | null }).webhook_id === null,
+      );
+      expect(single).toMatchObject({ url: oneOff.url, event_type: 'run.completed' });
+      const again = await world.fx.api.request<DeliveryData>(
+        'POST',
+        `/api/agent-server/runs/${run.run_id}/deliveries/${single!.id}/redeliver`,
+      );
+      expect(again.status, again.text).toBe(200);
+      const twice = await waitFor(() => {
+        const r = oneOff.forRun(run.run_id);
+        return r.length === 2 ? r : undefined;
+      });
+      expect(twice[1]!.headers['webhook-id']).toBe(single!.id);
+      expect(twice[1]!.body).toBe(theirs!.body);
+      const unknown = await world.fx.api.request(
+        'GET',
+        `/api/agent-server/runs/00000000-0000-4000-8000-000000000000/deliveries`,
+      );
+      expect(unknown.status).toBe(404);
     } finally {
       await oneOff.close();
     }
