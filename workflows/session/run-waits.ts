@@ -31,13 +31,15 @@ function earliest(...limits: Array<number | undefined>): number | undefined {
  * (a durable timer), or ended by the agent's budget_wait_timeout_ms.
  */
 export class BudgetWait {
-  private waiting: { runId: string; by?: BudgetWake } | null = null;
+  /** `closed` once the wait has ended (woken or timed out): a late resume is refused. */
+  private waiting: { runId: string; by?: BudgetWake; closed?: boolean } | null = null;
 
   constructor(private readonly local: RunWaitActivities) {}
 
   /** The resumeBudget Update's validator: only the run waiting here. */
   validate(args: BudgetResumeArgs | undefined): void {
-    if (!this.waiting || this.waiting.runId !== args?.runId) throw new Error('run is not awaiting budget');
+    if (!this.waiting || this.waiting.runId !== args?.runId || this.waiting.closed)
+      throw new Error('run is not awaiting budget');
     if (args.by !== 'user' && args.by !== 'budget_raised')
       throw new Error('by must be user or budget_raised');
   }
@@ -66,7 +68,7 @@ export class BudgetWait {
     deadline: number | null,
     key: string,
   ): Promise<'resumed' | 'timeout'> {
-    const w: { runId: string; by?: BudgetWake } = { runId };
+    const w: { runId: string; by?: BudgetWake; closed?: boolean } = { runId };
     this.waiting = w;
     try {
       const details = short.shortfall;
@@ -74,6 +76,7 @@ export class BudgetWait {
       const reset = short.resetsAt !== null ? until(short.resetsAt) : undefined;
       const limit = earliest(reset, deadline !== null ? until(deadline) : undefined);
       const woken = await condition(() => w.by !== undefined, limit);
+      w.closed = true;
       if (!woken && deadline !== null && Date.now() >= deadline) return 'timeout';
       const by = w.by ?? 'period';
       await this.local.resumeRun({ runId, step, reason: 'budget', by, key });
@@ -92,14 +95,15 @@ type Decision = { action: (typeof TOOL_DECISION_ACTIONS)[number]; result?: ToolD
  * result; the agent's decision_timeout_ms fails the call.
  */
 export class DecisionWait {
-  private waiting: { runId: string; decision?: Decision } | null = null;
+  /** `closed` once the wait has ended (decided or timed out): a late decision is refused. */
+  private waiting: { runId: string; decision?: Decision; closed?: boolean } | null = null;
 
   constructor(private readonly local: RunWaitActivities) {}
 
   validate(args: ToolDecisionArgs | undefined): void {
     if (!this.waiting || this.waiting.runId !== args?.runId)
       throw new Error('run is not awaiting a decision');
-    if (this.waiting.decision) throw new Error('the call was already decided');
+    if (this.waiting.decision || this.waiting.closed) throw new Error('the call was already decided');
     if (args.action !== 'retry' && args.action !== 'supply')
       throw new Error('action must be retry or supply');
     if (args.action === 'supply' && typeof args.result?.output !== 'string')
@@ -126,12 +130,13 @@ export class DecisionWait {
     timeoutMs: number | null,
     key: string,
   ): Promise<Decision | undefined> {
-    const w: { runId: string; decision?: Decision } = { runId };
+    const w: { runId: string; decision?: Decision; closed?: boolean } = { runId };
     this.waiting = w;
     try {
       const timeoutAt = timeoutMs !== null ? Date.now() + timeoutMs : null;
       await this.local.pauseRun({ runId, step, reason: 'decision', details, timeoutAt, key });
       await condition(() => w.decision !== undefined, timeoutMs ?? undefined);
+      w.closed = true;
       const decision = w.decision;
       const by = decision ? 'user' : 'timeout';
       const said = { call_id: details.call_id, action: decision?.action ?? 'fail' };
