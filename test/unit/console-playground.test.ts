@@ -1,7 +1,8 @@
 /**
  * The playground's stream handling (console/src/features/playground/): the
  * SSE parser however the bytes are cut, events kept once each, and the fold
- * of a run's events into the transcript (restarts, approvals, sandbox results).
+ * of a run's events into the transcript (restarts, approvals, waits for
+ * budget or a decision, sandbox results).
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -172,6 +173,34 @@ describe('run events and the transcript', () => {
     expect(done.status).toBe('completed');
     expect(done.output?.structured).toEqual({ a: 1 });
     expect(done.steps[1]!.structured).toEqual({ a: 1 });
+  });
+
+  it('folds a wait for budget or a decision as its own status, with no call awaiting approval', () => {
+    const budget = [
+      ev(1, 'run.started', {}),
+      ev(2, 'run.paused', {
+        status: 'awaiting_budget',
+        step: 1,
+        reason: 'budget',
+        details: { scope: 'agent' },
+      }),
+    ];
+    expect(foldRun(budget).status).toBe('awaiting_budget');
+    expect(pendingCalls(foldRun(budget))).toEqual([]);
+    const resumed = foldRun([
+      ...budget,
+      ev(3, 'run.resumed', { status: 'running', step: 1, reason: 'budget', by: 'budget_raised' }),
+    ]);
+    expect(resumed.status).toBe('running');
+    const decision = foldRun([
+      ev(1, 'run.paused', {
+        status: 'awaiting_decision',
+        step: 2,
+        reason: 'decision',
+        details: { call_id: 'c1' },
+      }),
+    ]);
+    expect(decision.status).toBe('awaiting_decision');
   });
 
   it('marks an answer the schema refused, and a failed run', () => {

@@ -4,7 +4,7 @@
  * listed with the budget's figures; Resume says why it still waits; raising
  * the budget in the agent's form (the card links to it) lets the run finish;
  * Resume lets another go on once its budget has room; Cancel run ends a
- * third. The agent form saves a budget, the waits'
+ * third; the playground says a turn waits for budget and leads to the inbox. The agent form saves a budget, the waits'
  * timeouts and the non-idempotent tools, and shows the API's messages on
  * their inputs.
  */
@@ -171,6 +171,23 @@ describe.skipIf(noTemporal() || noBrowser())('console: waiting runs', () => {
       `/api/agent-server/agents/${agent.id}`,
     );
     expect(cleared.body.data).toMatchObject({ budget: null, budget_wait_timeout_ms: 600000 });
+    expect(problems()).toEqual([]);
+  });
+
+  it('the playground shows a turn waiting for budget as such, with the way to the inbox', async () => {
+    const agent = await world.agent({ budget: TINY });
+    const page = await world.open(`/playground?agent=${agent.id}`);
+    await page.getByRole('textbox', { name: 'Message' }).fill('Anything left?');
+    await page.getByRole('button', { name: 'Send' }).click();
+    const turn = page.getByRole('article', { name: 'Turn 1' });
+    await turn.getByText('awaiting budget').waitFor();
+    const notice = turn.getByRole('status').filter({ hasText: 'Waiting for budget' });
+    await notice.waitFor();
+    await notice.getByRole('link', { name: 'Decide in Waiting runs' }).click();
+    await page
+      .getByRole('article', { name: /^Budget wait for run / })
+      .filter({ hasText: agent.name })
+      .waitFor();
     expect(problems()).toEqual([]);
   });
 });

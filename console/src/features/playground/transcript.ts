@@ -43,7 +43,20 @@ export interface StepView {
   calls: ToolCallView[];
 }
 
-export type TurnStatus = 'queued' | 'running' | 'awaiting_approval' | 'completed' | 'failed' | 'cancelled';
+export type TurnStatus =
+  | 'queued'
+  | 'running'
+  | 'awaiting_approval'
+  | 'awaiting_budget'
+  | 'awaiting_decision'
+  | 'completed'
+  | 'failed'
+  | 'cancelled';
+
+const PAUSED: ReadonlySet<string> = new Set(['awaiting_approval', 'awaiting_budget', 'awaiting_decision']);
+
+/** Whether the turn waits for someone: an approval, budget, a decision on a tool call. */
+export const isPaused = (s: TurnStatus) => PAUSED.has(s);
 
 export interface TurnView {
   status: TurnStatus;
@@ -146,7 +159,8 @@ export function foldRun(events: readonly RunEvent[]): TurnView {
         applyCompleted(steps, d);
         break;
       case 'run.paused':
-        view.status = 'awaiting_approval';
+        // An approval's pause says only its status; every other reason says it too.
+        view.status = PAUSED.has(str(d.status) ?? '') ? (d.status as TurnStatus) : 'awaiting_approval';
         for (const p of Array.isArray(d.pending) ? (d.pending as Array<Record<string, unknown>>) : []) {
           const c = callOf(steps, p);
           if (c.state === 'requested') c.state = 'awaiting_approval';
@@ -179,7 +193,7 @@ export function pendingCalls(view: TurnView): ToolCallView[] {
   return view.steps.flatMap((s) => s.calls.filter((c) => c.state === 'awaiting_approval'));
 }
 
-export const isLive = (s: TurnStatus) => s === 'queued' || s === 'running' || s === 'awaiting_approval';
+export const isLive = (s: TurnStatus) => s === 'queued' || s === 'running' || isPaused(s);
 
 /** A sandbox call's result: `{stdout, stderr, exit_code, duration_ms}` as JSON text. */
 export interface SandboxResult {

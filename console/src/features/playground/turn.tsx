@@ -1,18 +1,28 @@
-import { Alert, Badge, Button, Group, Loader, Paper, Stack, Text } from '@mantine/core';
+import { Alert, Anchor, Badge, Button, Group, Loader, Paper, Stack, Text } from '@mantine/core';
 import { useMemo, type ReactNode } from 'react';
+import { Link } from 'react-router';
 import { ErrorAlert } from '../../components/error-alert.js';
 import type { Model, PromptVersion } from '../../api/types.js';
 import { useCancel, useDecide, useRun } from './queries.js';
 import { useRunEvents } from './run-events.js';
 import { StructuredOutput } from './structured.js';
 import { ToolCall } from './tool-call.js';
-import { foldRun, isLive, type StepView, type ToolCallView, type TurnStatus } from './transcript.js';
+import {
+  foldRun,
+  isLive,
+  isPaused,
+  type StepView,
+  type ToolCallView,
+  type TurnStatus,
+} from './transcript.js';
 import { TurnStats } from './turn-stats.js';
 
 const STATUS_COLOR: Record<TurnStatus, string> = {
   queued: 'gray',
   running: 'blue',
   awaiting_approval: 'orange',
+  awaiting_budget: 'orange',
+  awaiting_decision: 'grape',
   completed: 'green',
   failed: 'red',
   cancelled: 'gray',
@@ -71,7 +81,7 @@ export function Turn({
   const events = useRunEvents(runId, ctx.projectId);
   const view = useMemo(() => foldRun(events.data?.events ?? []), [events.data]);
   const live = isLive(view.status);
-  const run = useRun(runId, ctx.projectId, view.status, !live || view.status === 'awaiting_approval');
+  const run = useRun(runId, ctx.projectId, view.status, !live || isPaused(view.status));
   const decide = useDecide(runId, ctx.projectId);
   const cancel = useCancel(runId, ctx.projectId);
   const decided = new Map((run.data?.approvals ?? []).map((a) => [String(a.id), String(a.decision)]));
@@ -116,6 +126,7 @@ export function Turn({
           {w}
         </Alert>
       ))}
+      <WaitNotice status={view.status} />
       {view.error && (
         <Alert color="red" title={view.error.code ?? 'The turn failed'}>
           {view.error.message}
@@ -135,7 +146,7 @@ export function Turn({
         <Badge size="sm" variant="light" color={STATUS_COLOR[view.status]}>
           {view.status.replace('_', ' ')}
         </Badge>
-        {live && view.status !== 'awaiting_approval' && <Loader size="xs" aria-label="Streaming" />}
+        {live && !isPaused(view.status) && <Loader size="xs" aria-label="Streaming" />}
         {live && (
           <Button
             size="compact-xs"
@@ -150,6 +161,31 @@ export function Turn({
         <TurnStats run={run.data} view={view} versions={ctx.versions} models={ctx.models} />
       </Group>
     </Stack>
+  );
+}
+
+const WAITS: Partial<Record<TurnStatus, { title: string; text: string }>> = {
+  awaiting_budget: {
+    title: 'Waiting for budget',
+    text: "Its next model call does not fit in the agent's, the conversation's or the project key's budget: it goes on when the budget is raised or its next period begins.",
+  },
+  awaiting_decision: {
+    title: 'Waiting for a decision',
+    text: 'A worker stopped during a call of a non-idempotent tool, so whether it took effect is unknown: someone calls it again or supplies its result.',
+  },
+};
+
+/** A turn waiting for something other than approval (decided on the Waiting runs page, not here). */
+function WaitNotice({ status }: { status: TurnStatus }) {
+  const wait = WAITS[status];
+  if (!wait) return null;
+  return (
+    <Alert color="orange" variant="light" p="xs" title={wait.title} role="status">
+      {wait.text}{' '}
+      <Anchor component={Link} to="/waiting" size="sm">
+        Decide in Waiting runs
+      </Anchor>
+    </Alert>
   );
 }
 
