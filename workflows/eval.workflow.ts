@@ -14,7 +14,7 @@ import { evalCaseWorkflowId, type EvalCaseInput, type EvalInput } from './eval.d
 
 const bookkeeping = proxyActivities<EvalActivities>(activityDefaults.persistence);
 
-/** A turn waits for its session to run it (model and tool calls included); a dead worker's wait moves on after its heartbeat timeout. */
+/** A case's turns wait for their session to run them (model and tool calls included); a dead worker's case moves on after its heartbeat timeout. */
 function turnActivities(heartbeatTimeoutMs: number) {
   return proxyActivities<EvalActivities>({
     ...activityDefaults.modelCall,
@@ -76,26 +76,10 @@ export async function evalWorkflow(input: EvalInput): Promise<void> {
 
 /**
  * One case (a recorded conversation, or a dataset row) replayed against one
- * variant, turn by turn in its scratch conversation; a turn that diverged
- * from the recording ends the case, its later turns written as skipped.
+ * variant in its scratch conversation: one activity, which runs the case's
+ * turns in order and writes each once (a diverged turn ends the case); after
+ * a worker dies its retry goes on from the first turn not written.
  */
 export async function evalCaseWorkflow(input: EvalCaseInput): Promise<void> {
-  const { replayEvalTurn, judgeEvalTurn } = turnActivities(input.heartbeatTimeoutMs);
-  for (let turnIndex = 0; turnIndex < input.turns; turnIndex++) {
-    const args = {
-      evalId: input.evalId,
-      caseIndex: input.caseIndex,
-      variantIndex: input.variantIndex,
-      turnIndex,
-      pollMs: input.pollMs,
-    };
-    const outcome = await replayEvalTurn(args);
-    if (outcome.judge) await judgeEvalTurn(args);
-    if (outcome.status === 'skipped') return;
-    if (outcome.status === 'diverged') {
-      if (turnIndex + 1 < input.turns)
-        await bookkeeping.skipEvalTurns({ ...args, turnIndex: turnIndex + 1, turns: input.turns });
-      return;
-    }
-  }
+  await turnActivities(input.heartbeatTimeoutMs).replayEvalCase(input);
 }

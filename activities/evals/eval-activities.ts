@@ -4,6 +4,7 @@
  * resumed eval never runs a finished turn again), the judge, the turns left
  * after a divergence, and the end (verdict and the `eval.completed` webhook).
  */
+import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { exactMatch } from '../../core/evals/compare.js';
 import { evalView } from '../../core/evals/eval-view.js';
@@ -16,8 +17,14 @@ import {
 } from '../../core/db/tables/evals.js';
 import type { DbRun } from '../../core/db/tables/index.js';
 import { EvalsRepository } from '../../core/repositories/evals.repository.js';
-import type { EvalPlan, EvalTurnArgs, EvalTurnOutcome } from '../../workflows/eval.definitions.js';
+import type {
+  EvalCaseInput,
+  EvalPlan,
+  EvalTurnArgs,
+  EvalTurnOutcome,
+} from '../../workflows/eval.definitions.js';
 import { messageText } from '../session/context.js';
+import { heartbeating } from '../session/turn-run.js';
 import type { SessionDeps, TurnPlan } from '../session/types.js';
 import { emitProjectWebhooks } from '../webhooks/run-webhooks.js';
 import { judge } from './judge.js';
@@ -106,46 +113,46 @@ const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v));
 export function createEvalActivities(deps: EvalDeps) {
   const repo = new EvalsRepository(deps.db);
 
+  /** Agents' names (the session workflow's memo), read once per worker: a rename shows in later evals' sessions only. */
+  const agentNames = new Map<string, string>();
+
   async function loadEval(evalId: string): Promise<DbEval | undefined> {
     return repo.findById(evalId);
   }
 
-  return {
-    /** queued → running, with its cases (found once: a retry or a resumed eval keeps them). */
-    async startEval(evalId: string): Promise<EvalPlan> {
-      const ev = await loadEval(evalId);
-      if (!ev || EVAL_TERMINAL.has(ev.status)) return { over: true, cases: [], variants: 0, concurrency: 1 };
-      const started = ev.plan ? ev : await repo.start(evalId, await planCases(repo, ev));
-      const plan = started?.plan ?? [];
-      return {
-        over: !started || EVAL_TERMINAL.has(started.status),
-        cases: plan.map((c) => c.turns),
-        variants: ev.variants.length,
-        concurrency: ev.concurrency,
-      };
-    },
-
+  /** The steps of a case's turns; the case's activity runs them in order. */
+  const steps = {
     /**
      * One user turn of a case against a variant, in the case's scratch
      * conversation. A turn already written answers from its row; an eval that
      * has ended (cancelled) runs nothing more.
      */
-    async replayEvalTurn(args: EvalTurnArgs): Promise<EvalTurnOutcome & { judge: boolean }> {
+    async replayEvalTurn(
+      args: EvalTurnArgs,
+      prepared: Set<string>,
+    ): Promise<EvalTurnOutcome & { judge: boolean }> {
       const key = {
         variant_index: args.variantIndex,
         case_index: args.caseIndex,
         turn_index: args.turnIndex,
       };
-      const ev = await loadEval(args.evalId);
-      const done = await repo.findResult(args.evalId, key);
+      const [ev, done] = await Promise.all([loadEval(args.evalId), repo.findResult(args.evalId, key)]);
       if (done) return { status: done.status, judge: Boolean(ev?.judge) && done.status === 'completed' };
       if (!ev || EVAL_TERMINAL.has(ev.status) || !ev.plan) return { status: 'skipped', judge: false };
       if (!deps.temporal) throw new Error('evals need the worker’s Temporal client');
       const c = ev.plan[args.caseIndex]!;
       const variant = ev.variants[args.variantIndex]!;
-      const source = await turnSource(repo, ev, c, args.turnIndex);
+      const [source, agentName] = await Promise.all([
+        turnSource(repo, ev, c, args.turnIndex),
+        agentNames.get(ev.agent_id) ?? repo.agentName(ev.agent_id),
+      ]);
+      agentNames.set(ev.agent_id, agentName ?? '');
       const conversationId = scratchConversationId(ev.id, args.caseIndex, args.variantIndex);
-      await repo.ensureScratchConversation(ev.project_id, conversationId, ev.id, source.context);
+      // Once per case and attempt: the conversation must carry the eval's mark before its first run.
+      if (!prepared.has(conversationId)) {
+        await repo.ensureScratchConversation(ev.project_id, conversationId, ev.id, source.context);
+        prepared.add(conversationId);
+      }
       const overrides = {
         ...(variant.prompt_version_id ? { prompt_version_id: variant.prompt_version_id } : {}),
         ...(variant.model_id ? { model_id: variant.model_id } : {}),
@@ -156,7 +163,7 @@ export function createEvalActivities(deps: EvalDeps) {
         {
           projectId: ev.project_id,
           agentId: ev.agent_id,
-          agentName: (await repo.agentName(ev.agent_id)) ?? '',
+          agentName: agentName ?? '',
           conversationId,
           messageId: `turn-${args.turnIndex}`,
           input: source.input,
@@ -230,6 +237,52 @@ export function createEvalActivities(deps: EvalDeps) {
           case_key: c.key,
           status: 'skipped',
         });
+    },
+  };
+
+  return {
+    /** queued → running, with its cases (found once: a retry or a resumed eval keeps them). */
+    async startEval(evalId: string): Promise<EvalPlan> {
+      const ev = await loadEval(evalId);
+      if (!ev || EVAL_TERMINAL.has(ev.status)) return { over: true, cases: [], variants: 0, concurrency: 1 };
+      const started = ev.plan ? ev : await repo.start(evalId, await planCases(repo, ev));
+      const plan = started?.plan ?? [];
+      return {
+        over: !started || EVAL_TERMINAL.has(started.status),
+        cases: plan.map((c) => c.turns),
+        variants: ev.variants.length,
+        concurrency: ev.concurrency,
+      };
+    },
+
+    /**
+     * One case (a recorded conversation or a dataset row) against one
+     * variant: its turns in order, each answered (and judged) and written
+     * once, so a retried activity (its worker died) goes on from the first
+     * turn not written; a diverged turn ends the case, the rest written as
+     * skipped. One activity per case: a turn costs no Temporal round trip
+     * beyond its session's.
+     */
+    async replayEvalCase(input: EvalCaseInput): Promise<{ turns: number }> {
+      const signal = Context.current().cancellationSignal;
+      const prepared = new Set<string>();
+      const stop = heartbeating();
+      try {
+        for (let turnIndex = 0; turnIndex < input.turns; turnIndex++) {
+          if (signal.aborted) throw signal.reason;
+          const args = { ...input, turnIndex };
+          const outcome = await steps.replayEvalTurn(args, prepared);
+          if (outcome.judge) await steps.judgeEvalTurn(args);
+          if (outcome.status === 'skipped') return { turns: turnIndex };
+          if (outcome.status === 'diverged') {
+            await steps.skipEvalTurns({ ...args, turnIndex: turnIndex + 1, turns: input.turns });
+            return { turns: turnIndex + 1 };
+          }
+        }
+        return { turns: input.turns };
+      } finally {
+        stop();
+      }
     },
 
     /** Ends the eval (unless a cancel ended it first) and announces it: `eval.completed`, with the eval as data. */

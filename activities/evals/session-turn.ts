@@ -170,5 +170,7 @@ export async function replayTurn(deps: Deps, t: ReplayTurn, pollMs: number): Pro
       ],
     }),
   });
+  // The Update answers only once the session has closed the turn (tens of ms after the run row
+  // says so): the row, read every pollMs, is the faster signal; the answer wakes a slow poll.
   return untilEnded(deps, run.id, pollMs, handle.result());
 }
