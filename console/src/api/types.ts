@@ -85,6 +85,10 @@ export type RunPause = NonNullable<Run['pause']>;
 export type BudgetDecisionBody = Body<'postApiAgentServerRunsRunIdBudget'>;
 export type ToolDecisionBody = Body<'postApiAgentServerRunsRunIdDecision'>;
 export type ConverseBody = Body<'postApiAgentServerConverse'>;
+/** A conversation's budget as PATCH /conversations/{id} takes it. */
+export type ConversationBudget = NonNullable<
+  Body<'patchApiAgentServerConversationsConversationId'>['budget']
+>;
 
 // Evals
 export type Eval = Data<'getApiAgentServerEvalsId'>;

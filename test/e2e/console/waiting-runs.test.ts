@@ -4,7 +4,7 @@
  * listed with the budget's figures; Resume says why it still waits; raising
  * the budget in the agent's form (the card links to it) lets the run finish;
  * Resume lets another go on once its budget has room; Cancel run ends a
- * third; the playground says a turn waits for budget and leads to the inbox. The agent form saves a budget, the waits'
+ * third; a conversation's budget is raised in its card; the playground says a turn waits for budget and leads to the inbox. The agent form saves a budget, the waits'
  * timeouts and the non-idempotent tools, and shows the API's messages on
  * their inputs.
  */
@@ -106,6 +106,40 @@ describe.skipIf(noTemporal() || noBrowser())('console: waiting runs', () => {
     await card.getByRole('button', { name: 'Resume' }).click();
     await card.waitFor({ state: 'detached' });
     expect((await until(run.run_id, 'completed')).output?.content).toBe('Resumed by hand');
+    expect(problems()).toEqual([]);
+  });
+
+  it("raises a conversation's budget in its card, which lets the run finish", async () => {
+    const agent = await world.agent();
+    const conversation = await stack.api.request<{ id: string }>(
+      'POST',
+      `/api/agent-server/conversations?project_id=${world.projectId}`,
+      { budget: { ...TINY, period: 'week', alert_at: 0.5 } },
+    );
+    expect(conversation.status).toBe(200);
+    const conversationId = conversation.body.data.id;
+    stack.vendor.script({ reply: { text: 'Within the new budget' } });
+    const run = await world.converse({
+      agent_id: agent.id,
+      conversation_id: conversationId,
+      message: 'More',
+    });
+    expect(run.status).toBe('awaiting_budget');
+
+    const page = await world.open('/waiting');
+    const card = page.getByRole('article', { name: `Budget wait for run ${run.run_id}` });
+    await card.waitFor();
+    expect(await card.textContent()).toContain("The conversation's budget, per week");
+    await label(card, 'Conversation budget (USD)').fill('50');
+    await card.getByRole('button', { name: 'Raise' }).click();
+    await card.waitFor({ state: 'detached' });
+    expect((await until(run.run_id, 'completed')).output?.content).toBe('Within the new budget');
+    const raised = await stack.api.request<{ budget: unknown }>(
+      'GET',
+      `/api/agent-server/conversations/${conversationId}?project_id=${world.projectId}`,
+    );
+    // Only its most changed.
+    expect(raised.body.data.budget).toMatchObject({ max_usd: 50, period: 'week', alert_at: 0.5 });
     expect(problems()).toEqual([]);
   });
 

@@ -4,6 +4,7 @@ import { ApiError } from '../../api/client.js';
 import type { Run, RunPause } from '../../api/types.js';
 import { ErrorAlert } from '../../components/error-alert.js';
 import { fmtCost, fmtDate, fmtInt } from '../sessions/format.js';
+import { RaiseConversationBudget } from './conversation-budget.js';
 import { useBudgetDecision } from './queries.js';
 import { WaitCard, headOfRun } from './wait-card.js';
 
@@ -22,8 +23,8 @@ const PER: Record<string, string> = {
   total: 'in total',
 };
 
-/** Where the budget that holds the run is raised: the agent's or the key's form, or the API for a conversation's. */
-function RaiseBudget({ d }: { d: Details }) {
+/** A link to the form where the agent's or the key's budget is raised (a conversation's is raised in the card). */
+function EditBudgetLink({ d }: { d: Details }) {
   const id = encodeURIComponent(d.id ?? '');
   if (d.scope === 'agent')
     return (
@@ -37,11 +38,7 @@ function RaiseBudget({ d }: { d: Details }) {
         Edit the key's budget
       </Anchor>
     );
-  return (
-    <Text size="sm" c="dimmed">
-      Raise it with PATCH /conversations/{d.id} <code>budget</code>
-    </Text>
-  );
+  return null;
 }
 
 /** Spent of the most, in dollars and (when the budget counts them) tokens. */
@@ -121,8 +118,9 @@ export function BudgetCard({ run }: { run: Run }) {
         >
           Cancel run
         </Button>
-        <RaiseBudget d={d} />
+        <EditBudgetLink d={d} />
       </Group>
+      {d.scope === 'conversation' && <RaiseConversationBudget run={run} d={d} />}
       <DecisionError error={decide.error} />
     </WaitCard>
   );

@@ -1,6 +1,12 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, unwrap } from '../../api/client.js';
-import type { BudgetDecisionBody, PendingApproval, Run, ToolDecisionBody } from '../../api/types.js';
+import type {
+  BudgetDecisionBody,
+  ConversationBudget,
+  PendingApproval,
+  Run,
+  ToolDecisionBody,
+} from '../../api/types.js';
 
 export type WaitingCall = NonNullable<PendingApproval['calls']>[number];
 
@@ -96,5 +102,26 @@ export function useToolDecision(runId: string) {
         }),
       ),
     onSettled,
+  });
+}
+
+/** PATCH /conversations/{id} `budget`: raising it wakes the runs waiting on it whose call now fits. */
+export function useSaveConversationBudget(projectId: string, conversationId: string) {
+  const qc = useQueryClient();
+  const refresh = useRefreshAfter();
+  return useMutation({
+    mutationFn: (budget: ConversationBudget) =>
+      unwrap<unknown>(
+        api.PATCH('/api/agent-server/conversations/{conversation_id}', {
+          params: { path: { conversation_id: conversationId }, query: { project_id: projectId } },
+          body: { budget },
+        }),
+      ),
+    onSettled: async () => {
+      await Promise.all([
+        refresh(),
+        qc.invalidateQueries({ queryKey: ['conversation', projectId, conversationId] }),
+      ]);
+    },
   });
 }
