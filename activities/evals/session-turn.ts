@@ -16,6 +16,7 @@ import { isUniqueViolation } from '../../core/errors.js';
 import { EvalsRepository, type RunReplay } from '../../core/repositories/evals.repository.js';
 import { RunsRepository } from '../../core/repositories/runs.repository.js';
 import {
+  approvalUpdate,
   cancelRunUpdate,
   converseUpdate,
   SESSION_WORKFLOW_TYPE,
@@ -113,6 +114,24 @@ async function stopRun(deps: Deps, run: DbRun): Promise<void> {
   await Promise.race([cancelling.catch(() => undefined), new Promise((r) => setTimeout(r, STOP_WAIT_MS))]);
 }
 
+/**
+ * A replayed turn that pauses for approval is approved at once: its calls are
+ * answered from the recording (no side effect) or diverge, and a diverged
+ * sandbox command runs only in the scratch conversation's own sandbox, when
+ * the eval asked for that (`execute_diverged_tools`). A refusal (decided
+ * meanwhile) is left to the next read of the run.
+ */
+async function approveReplay(deps: Deps, run: DbRun): Promise<void> {
+  const ids = (run.pending_approvals ?? []).map((p) => String(p.id));
+  if (!ids.length) return;
+  await deps.temporal.workflow
+    .getHandle(run.workflow_id)
+    .executeUpdate(approvalUpdate, {
+      args: [{ runId: run.id, approved_call_ids: ids, rejected_call_ids: [] }],
+    })
+    .catch(() => undefined);
+}
+
 /** Until the run has ended: the Update's answer or, every `pollMs`, the run row (whichever first); cancellable. */
 async function untilEnded(
   deps: Deps,
@@ -137,6 +156,7 @@ async function untilEnded(
         await stopRun(deps, run);
         throw signal.reason;
       }
+      if (run.status === 'awaiting_approval') await approveReplay(deps, run);
       await Promise.race([
         new Promise((r) => setTimeout(r, woken ? 10 : pollMs)),
         answered.catch(() => undefined),

@@ -142,7 +142,7 @@ describe.skipIf(noTemporal())('evals: replaying recorded conversations against v
     });
   });
 
-  it('tool calls are answered from the recording (the MCP server sees none); a different call diverges', async () => {
+  it('tool calls are answered from the recording (the MCP server sees none, no approval waited for); a different call diverges', async () => {
     const { fx } = world;
     const mcp = await startCountingMcpServer();
     try {
@@ -151,13 +151,28 @@ describe.skipIf(noTemporal())('evals: replaying recorded conversations against v
         `/api/agent-server/mcp-servers?project_id=${fx.projectId}`,
         { name: uniqueName('mcp'), endpoint: mcp.url },
       );
-      const agent = await fx.agent({ mcp_servers: [{ mcp_server_id: server.body.data.id }] });
+      // The tool needs a person's approval: given when recording; a replay needs none (it runs nothing).
+      const agent = await fx.agent({
+        mcp_servers: [{ mcp_server_id: server.body.data.id, tools_requiring_approval: ['charge'] }],
+      });
       const conversation = `conv-${randomUUID()}`;
       fx.vendor.script(
         { reply: { tool_calls: [{ name: 'charge', arguments: { cents: 500, note: 'x' } }] } },
         { reply: { text: 'paid' } },
       );
-      await record(fx, agent.id, conversation, ['pay']);
+      const paused = await fx.converse({ agent_id: agent.id, conversation_id: conversation, message: 'pay' });
+      expect(paused.body.data.status, paused.text).toBe('awaiting_approval');
+      const runId = paused.body.data.run_id;
+      const pending = (paused.body.data as unknown as { pending_approvals: Array<{ id: string }> })
+        .pending_approvals;
+      const approved = await fx.api.request('POST', `/api/agent-server/runs/${runId}/approvals`, {
+        approved_call_ids: pending.map((p) => p.id),
+      });
+      expect(approved.status, approved.text).toBe(200);
+      await waitFor(async () => {
+        const r = await fx.api.request<{ status: string }>('GET', `/api/agent-server/runs/${runId}`);
+        return r.body.data.status === 'completed' ? true : undefined;
+      });
       expect(mcp.calls).toHaveLength(1);
 
       fx.vendor.script(
