@@ -5,7 +5,8 @@
  * (`awaiting_budget`) until the budget is raised, its next period begins or
  * a person decides. Pure types and figures, shared by the api and the worker.
  */
-import type { BudgetPeriod } from '../repositories/metering.repository.js';
+/** A budget's period: what it counts restarts at each one's beginning (`total`: never). */
+export type BudgetPeriod = 'day' | 'week' | 'month' | 'total';
 
 export const BUDGET_PERIODS = ['day', 'week', 'month', 'total'] as const satisfies readonly BudgetPeriod[];
 

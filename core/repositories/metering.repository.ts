@@ -1,3 +1,4 @@
+import type { BudgetPeriod } from '../budgets/types.js';
 import type pg from 'pg';
 import type { Db } from '../db/knex.js';
 import { GatewayUsageTableName, ModelsTableName, type DbGatewayUsageInsert } from '../db/tables/index.js';
@@ -16,7 +17,7 @@ export interface UsageCompletion {
   trace_id: string | null;
 }
 
-export type BudgetPeriod = 'day' | 'week' | 'month' | 'total';
+export type { BudgetPeriod };
 
 /** What one admission counts against a key, in one statement. */
 export interface CountRequest {
