@@ -1283,6 +1283,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/agent-server/runs/{run_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A run's webhook deliveries with their attempts, newest first
+         * @description Every delivery of the run's events: to the project's webhooks and to the converse request's one-off `webhook` URL (`webhook_id` null).
+         */
+        get: operations["getApiAgentServerRunsRunIdDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agent-server/runs/{run_id}/deliveries/{delivery_id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send one of a run's deliveries again (a one-off URL's too)
+         * @description The same body and `webhook-id`, with a new round of attempts. 409 while the delivery is still being attempted or its webhook is disabled.
+         */
+        post: operations["postApiAgentServerRunsRunIdDeliveriesDeliveryIdRedeliver"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/agent-server/openapi.json": {
         parameters: {
             query?: never;
@@ -7227,8 +7267,11 @@ export interface operations {
                             id?: string;
                             /** Format: uuid */
                             project_id?: string;
-                            /** Format: uuid */
-                            agent_id?: string;
+                            /**
+                             * Format: uuid
+                             * @description Null once the agent was deleted (the eval and its results stay)
+                             */
+                            agent_id?: string | null;
                             /** @enum {string} */
                             status?: "queued" | "running" | "completed" | "failed" | "cancelled";
                             conversation_ids?: string[] | null;
@@ -7433,8 +7476,11 @@ export interface operations {
                             id?: string;
                             /** Format: uuid */
                             project_id?: string;
-                            /** Format: uuid */
-                            agent_id?: string;
+                            /**
+                             * Format: uuid
+                             * @description Null once the agent was deleted (the eval and its results stay)
+                             */
+                            agent_id?: string | null;
                             /** @enum {string} */
                             status?: "queued" | "running" | "completed" | "failed" | "cancelled";
                             conversation_ids?: string[] | null;
@@ -7573,8 +7619,11 @@ export interface operations {
                             id?: string;
                             /** Format: uuid */
                             project_id?: string;
-                            /** Format: uuid */
-                            agent_id?: string;
+                            /**
+                             * Format: uuid
+                             * @description Null once the agent was deleted (the eval and its results stay)
+                             */
+                            agent_id?: string | null;
                             /** @enum {string} */
                             status?: "queued" | "running" | "completed" | "failed" | "cancelled";
                             conversation_ids?: string[] | null;
@@ -7722,8 +7771,11 @@ export interface operations {
                             id?: string;
                             /** Format: uuid */
                             project_id?: string;
-                            /** Format: uuid */
-                            agent_id?: string;
+                            /**
+                             * Format: uuid
+                             * @description Null once the agent was deleted (the eval and its results stay)
+                             */
+                            agent_id?: string | null;
                             /** @enum {string} */
                             status?: "queued" | "running" | "completed" | "failed" | "cancelled";
                             conversation_ids?: string[] | null;
@@ -11929,6 +11981,211 @@ export interface operations {
             header?: never;
             path: {
                 id: string;
+                delivery_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description Also the `webhook-id` header of every attempt (receivers deduplicate on it)
+                             */
+                            id?: string;
+                            /** Format: uuid */
+                            webhook_id?: string | null;
+                            /** Format: uuid */
+                            run_id?: string | null;
+                            event_type?: string;
+                            url?: string;
+                            /**
+                             * @description pending: being attempted; delivered: acknowledged (2xx); failed: expired unacknowledged
+                             * @enum {string}
+                             */
+                            status?: "pending" | "delivered" | "failed";
+                            attempts?: {
+                                /** Format: date-time */
+                                at?: string;
+                                /** @description The endpoint's HTTP status; null: no answer */
+                                status_code?: number | null;
+                                /** @description Why the attempt failed (`HTTP 503`, `timeout`, `egress_denied: …`, `connection_failed: …`) */
+                                error?: string | null;
+                                duration_ms?: number;
+                            }[];
+                            /** @description The body sent: `{type, timestamp, data}` */
+                            payload?: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            created_at?: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                        };
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getApiAgentServerRunsRunIdDeliveries: {
+        parameters: {
+            query?: {
+                project_id?: string;
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /**
+                             * Format: uuid
+                             * @description Also the `webhook-id` header of every attempt (receivers deduplicate on it)
+                             */
+                            id?: string;
+                            /** Format: uuid */
+                            webhook_id?: string | null;
+                            /** Format: uuid */
+                            run_id?: string | null;
+                            event_type?: string;
+                            url?: string;
+                            /**
+                             * @description pending: being attempted; delivered: acknowledged (2xx); failed: expired unacknowledged
+                             * @enum {string}
+                             */
+                            status?: "pending" | "delivered" | "failed";
+                            attempts?: {
+                                /** Format: date-time */
+                                at?: string;
+                                /** @description The endpoint's HTTP status; null: no answer */
+                                status_code?: number | null;
+                                /** @description Why the attempt failed (`HTTP 503`, `timeout`, `egress_denied: …`, `connection_failed: …`) */
+                                error?: string | null;
+                                duration_ms?: number;
+                            }[];
+                            /** @description The body sent: `{type, timestamp, data}` */
+                            payload?: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            created_at?: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                        }[];
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postApiAgentServerRunsRunIdDeliveriesDeliveryIdRedeliver: {
+        parameters: {
+            query?: {
+                project_id?: string;
+            };
+            header?: never;
+            path: {
+                run_id: string;
                 delivery_id: string;
             };
             cookie?: never;
