@@ -4,7 +4,7 @@
  * resumed eval never runs a finished turn again), the judge, the turns left
  * after a divergence, and the end (verdict and the `eval.completed` webhook).
  */
-import { Context } from '@temporalio/activity';
+import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { exactMatch } from '../../core/evals/compare.js';
 import { evalView } from '../../core/evals/eval-view.js';
@@ -48,11 +48,17 @@ interface TurnSource {
   sourceRunId: string | null;
 }
 
+/** The eval's agent; an eval whose agent was deleted cannot go on (its turns would have no one to answer). */
+function agentOf(ev: DbEval): string {
+  if (!ev.agent_id) throw ApplicationFailure.nonRetryable("the eval's agent was deleted", 'agent_deleted');
+  return ev.agent_id;
+}
+
 async function planCases(repo: EvalsRepository, ev: DbEval): Promise<EvalCase[]> {
   if (ev.dataset_id) return (await repo.datasetRows(ev.dataset_id)).map((r) => ({ key: r.id, turns: 1 }));
   const cases: EvalCase[] = [];
   for (const id of ev.conversation_ids ?? []) {
-    const turns = await repo.recordedTurns(ev.project_id, ev.agent_id, id);
+    const turns = await repo.recordedTurns(ev.project_id, agentOf(ev), id);
     cases.push({ key: id, turns: turns.length, run_ids: turns.map((t) => t.run_id) });
   }
   return cases;
@@ -144,9 +150,9 @@ export function createEvalActivities(deps: EvalDeps) {
       const variant = ev.variants[args.variantIndex]!;
       const [source, agentName] = await Promise.all([
         turnSource(repo, ev, c, args.turnIndex),
-        agentNames.get(ev.agent_id) ?? repo.agentName(ev.agent_id),
+        agentNames.get(agentOf(ev)) ?? repo.agentName(agentOf(ev)),
       ]);
-      agentNames.set(ev.agent_id, agentName ?? '');
+      agentNames.set(agentOf(ev), agentName ?? '');
       const conversationId = scratchConversationId(ev.id, args.caseIndex, args.variantIndex);
       // Once per case and attempt: the conversation must carry the eval's mark before its first run.
       if (!prepared.has(conversationId)) {
@@ -162,7 +168,7 @@ export function createEvalActivities(deps: EvalDeps) {
         { config: deps.config, db: deps.db, temporal: deps.temporal },
         {
           projectId: ev.project_id,
-          agentId: ev.agent_id,
+          agentId: agentOf(ev),
           agentName: agentName ?? '',
           conversationId,
           messageId: `turn-${args.turnIndex}`,

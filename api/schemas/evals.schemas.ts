@@ -176,7 +176,7 @@ const totalsResponse = Joi.object({
 export const evalResponse = Joi.object({
   id: uuid,
   project_id: uuid,
-  agent_id: uuid,
+  agent_id: uuid.allow(null).description('Null once the agent was deleted (the eval and its results stay)'),
   status: Joi.string().valid('queued', 'running', 'completed', 'failed', 'cancelled'),
   conversation_ids: Joi.array().items(Joi.string()).allow(null),
   dataset_id: uuid.allow(null),

@@ -41,7 +41,8 @@ export interface VariantTotals {
 export interface EvalView {
   id: string;
   project_id: string;
-  agent_id: string;
+  /** Null once the agent was deleted. */
+  agent_id: string | null;
   status: EvalStatus;
   conversation_ids: string[] | null;
   dataset_id: string | null;

@@ -36,7 +36,8 @@ export type EvalCase = {
 export type DbEval = {
   id: string;
   project_id: string;
-  agent_id: string;
+  /** Null once the agent was deleted: the eval and its results stay. */
+  agent_id: string | null;
   /** The recorded conversations' ids (the client's); null for a dataset eval. */
   conversation_ids: string[] | null;
   dataset_id: string | null;

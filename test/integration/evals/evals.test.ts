@@ -254,6 +254,10 @@ describe.skipIf(noTemporal())('evals: replaying recorded conversations against v
     // The row's context fills the prompt's variables.
     const clerk = fx.vendor.received.find((r) => JSON.stringify(r.body).includes('a clerk'));
     expect(clerk).toBeDefined();
+    // Deleting the agent keeps the eval and its results.
+    expect((await fx.api.request('DELETE', `/api/agent-server/agents/${agent.id}`)).status).toBe(200);
+    expect(await getEval(fx, ev.id)).toMatchObject({ agent_id: null, status: 'completed' });
+    expect(await resultsOf(fx, ev.id)).toHaveLength(2);
   });
 
   it('an agent with an output schema: each answer checked against it, compared with expected JSON keys sorted', async () => {

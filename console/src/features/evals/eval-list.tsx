@@ -23,7 +23,8 @@ export function EvalList() {
   const [opened, setOpened] = useState(asked.length > 0);
   const evals = useEvals(project?.id);
   const agents = useAgents(project?.id);
-  const agentName = (id: string | undefined) => agents.data?.find((a) => a.id === id)?.name ?? id;
+  const agentName = (id: string | null | undefined) =>
+    id ? (agents.data?.find((a) => a.id === id)?.name ?? id) : 'deleted agent';
   const close = () => {
     setOpened(false);
     if (asked.length) setParams({}, { replace: true });
