@@ -18,7 +18,8 @@ const bookkeeping = proxyActivities<EvalActivities>(activityDefaults.persistence
 function turnActivities(heartbeatTimeoutMs: number) {
   return proxyActivities<EvalActivities>({
     ...activityDefaults.modelCall,
-    startToCloseTimeout: '1 hour',
+    // A case may hold many long turns; a dead worker is noticed by the heartbeat, not this.
+    startToCloseTimeout: '7 days',
     heartbeatTimeout: heartbeatTimeoutMs,
     // A cancelled eval waits for its turn to stop the run under way.
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
