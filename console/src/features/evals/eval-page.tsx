@@ -103,7 +103,7 @@ export function EvalPage() {
   const { id = '' } = useParams();
   const ev = useEval(id);
   const live = EVAL_LIVE.has(ev.data?.status ?? 'queued');
-  const results = useEvalResults(id, live);
+  const results = useEvalResults(id, ev.data?.progress?.turns_done ?? 0, ev.data?.status);
   if (ev.error)
     return (
       <ErrorAlert

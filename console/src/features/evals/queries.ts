@@ -1,4 +1,4 @@
-import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { api, unwrap } from '../../api/client.js';
 import type { Eval, EvalBody, EvalResult } from '../../api/types.js';
 
@@ -26,11 +26,15 @@ export function useEval(id: string) {
   });
 }
 
-/** The per-turn rows, read again while the eval runs (`live`). */
-export function useEvalResults(id: string, live: boolean) {
+/**
+ * The per-turn rows, read again whenever the eval's progress (`done`, from
+ * its polled view) or status moves: the last turns are never missed when the
+ * eval ends between two polls.
+ */
+export function useEvalResults(id: string, done: number, status: string | undefined) {
   return useQuery({
-    queryKey: ['eval-results', id],
-    refetchInterval: live ? POLL_MS : false,
+    queryKey: ['eval-results', id, done, status],
+    placeholderData: keepPreviousData,
     queryFn: () =>
       unwrap<EvalResult[]>(api.GET('/api/agent-server/evals/{id}/results', { params: { path: { id } } })),
   });
