@@ -28,6 +28,7 @@ import { heartbeating } from '../session/turn-run.js';
 import type { SessionDeps, TurnPlan } from '../session/types.js';
 import { emitProjectWebhooks } from '../webhooks/run-webhooks.js';
 import { judge } from './judge.js';
+import { RunEndNotices } from './run-end-notices.js';
 import { replayTurn } from './session-turn.js';
 
 export interface EvalDeps extends SessionDeps {
@@ -119,6 +120,7 @@ const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v));
 export function createEvalActivities(deps: EvalDeps) {
   const repo = new EvalsRepository(deps.db);
 
+  const notices = new RunEndNotices(deps.config.databaseUrl, deps.config.database.ssl, deps.logger);
   /** Agents' names (the session workflow's memo), read once per worker: a rename shows in later evals' sessions only. */
   const agentNames = new Map<string, string>();
 
@@ -165,7 +167,7 @@ export function createEvalActivities(deps: EvalDeps) {
         ...(variant.parameters ? { parameters: variant.parameters } : {}),
       };
       const run = await replayTurn(
-        { config: deps.config, db: deps.db, temporal: deps.temporal },
+        { config: deps.config, db: deps.db, temporal: deps.temporal, notices },
         {
           projectId: ev.project_id,
           agentId: agentOf(ev),

@@ -24,6 +24,7 @@ import {
   type SessionInput,
 } from '../../workflows/session.definitions.js';
 import { heartbeating } from '../session/turn-run.js';
+import type { RunEndNotices } from './run-end-notices.js';
 
 const SA = {
   ProjectId: defineSearchAttributeKey('ProjectId', SearchAttributeType.KEYWORD),
@@ -51,6 +52,7 @@ interface Deps {
   config: Config;
   db: Db;
   temporal: Client;
+  notices: RunEndNotices;
 }
 
 /** The turn's run: created once (the message id is the turn's key), marked as a replay before it is delivered. */
@@ -132,47 +134,47 @@ async function approveReplay(deps: Deps, run: DbRun): Promise<void> {
     .catch(() => undefined);
 }
 
-/** Until the run has ended: the Update's answer or, every `pollMs`, the run row (whichever first); cancellable. */
-async function untilEnded(
-  deps: Deps,
-  runId: string,
-  pollMs: number,
-  answered: Promise<unknown>,
-): Promise<DbRun> {
+/** Until the run has ended: woken by its terminal event's notification, else the row read every `pollMs`; cancellable. */
+async function untilEnded(deps: Deps, runId: string, pollMs: number): Promise<DbRun> {
   const runs = new RunsRepository(deps.db);
   const signal = Context.current().cancellationSignal;
-  let woken = false;
-  answered.then(
-    () => (woken = true),
-    () => (woken = true),
+  const aborted = new Promise<void>((resolve) =>
+    signal.addEventListener('abort', () => resolve(), { once: true }),
   );
   const stop = heartbeating();
   try {
     for (;;) {
-      const run = await runs.findById(runId);
-      if (!run) throw new Error(`run ${runId} no longer exists`);
-      if (isTerminal(run.status)) return run;
-      if (signal.aborted) {
-        await stopRun(deps, run);
-        throw signal.reason;
+      // Listening before the read: an end between the two still wakes the wait.
+      const notice = deps.notices.wait(runId);
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        const run = await runs.findById(runId);
+        if (!run) throw new Error(`run ${runId} no longer exists`);
+        if (isTerminal(run.status)) return run;
+        if (signal.aborted) {
+          await stopRun(deps, run);
+          throw signal.reason;
+        }
+        if (run.status === 'awaiting_approval') await approveReplay(deps, run);
+        await Promise.race([
+          new Promise((resolve) => (timer = setTimeout(resolve, pollMs))),
+          notice.ended,
+          aborted,
+        ]);
+      } finally {
+        clearTimeout(timer);
+        notice.done();
       }
-      if (run.status === 'awaiting_approval') await approveReplay(deps, run);
-      await Promise.race([
-        new Promise((r) => setTimeout(r, woken ? 10 : pollMs)),
-        answered.catch(() => undefined),
-        new Promise((r) => signal.addEventListener('abort', r, { once: true })),
-      ]);
     }
   } finally {
     stop();
   }
 }
 
-/** Runs the turn in its scratch conversation's session and returns its run once it has ended. */
 export async function replayTurn(deps: Deps, t: ReplayTurn, pollMs: number): Promise<DbRun> {
   const run = await storeRun(deps.db, t);
   if (isTerminal(run.status)) return run;
-  const handle = await deps.temporal.workflow.startUpdateWithStart(converseUpdate, {
+  await deps.temporal.workflow.startUpdateWithStart(converseUpdate, {
     args: [{ runId: run.id }],
     updateId: run.message_id,
     waitForStage: 'ACCEPTED',
@@ -190,7 +192,7 @@ export async function replayTurn(deps: Deps, t: ReplayTurn, pollMs: number): Pro
       ],
     }),
   });
-  // The Update answers only once the session has closed the turn (tens of ms after the run row
-  // says so): the row, read every pollMs, is the faster signal; the answer wakes a slow poll.
-  return untilEnded(deps, run.id, pollMs, handle.result());
+  // Not the Update's answer: the session gives it only once it has closed the turn, tens of
+  // milliseconds after the run's end is written (and notified).
+  return untilEnded(deps, run.id, pollMs);
 }

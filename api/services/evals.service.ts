@@ -14,8 +14,8 @@ import type { Page } from '../schemas/common.schemas.js';
 import type { EvalCreateBody, EvalResultView, EvalVariantBody } from '../schemas/evals.schemas.js';
 import { assertInProject, requireProject } from './project-scope.js';
 
-/** How often a replayed turn's activity reads its run: the row says the turn ended sooner than the session's Update answers. */
-const TURN_POLL_MS = 25;
+/** How often a replayed turn's activity reads its run when no notification of its end came (a lost one). */
+const TURN_POLL_MS = 250;
 
 const invalid = (field: string, message: string) => ValidationError.field(field, message, 'any.reference');
 
