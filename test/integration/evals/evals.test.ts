@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { startCountingMcpServer } from '../../fixtures/mcp-servers.js';
+import { createModel, createVirtualKey } from '../../helpers/factories/config.js';
 import { createPrompt, createSchema } from '../../helpers/factories/content.js';
 import { uniqueName } from '../../helpers/factories.js';
 import { noTemporal } from '../../helpers/services.js';
@@ -306,6 +307,69 @@ describe.skipIf(noTemporal())('evals: replaying recorded conversations against v
       ['failed', false, false],
     ]);
     expect(results[1]!.error).toMatchObject({ code: 'schema_validation_failed' });
+  });
+
+  it("the replayed turns and the judge's calls are metered on the project's key, priced like turns", async () => {
+    const { fx } = world;
+    fx.vendor.respond = answering;
+    const vk = await createVirtualKey(fx.api, {
+      providers: [{ provider_id: fx.providerId, model_names: ['*'] }],
+    });
+    const project = await fx.api.request<{ id: string }>('POST', '/api/agent-server/projects', {
+      name: uniqueName('metered'),
+      virtual_key_id: vk.id,
+    });
+    const projectId = project.body.data.id;
+    const model = await createModel(fx.api, projectId, {
+      provider_id: fx.providerId,
+      model_id: 'gpt-test',
+      pricing: { input_per_million_usd: 1_000, output_per_million_usd: 1_000 },
+    });
+    const prompt = await createPrompt(fx.api, projectId, { template: 'Be brief.' });
+    const judgePrompt = await createPrompt(fx.api, projectId, { template: 'You judge answers.' });
+    const agent = await fx.api.request<{ id: string }>(
+      'POST',
+      `/api/agent-server/agents?project_id=${projectId}`,
+      {
+        name: uniqueName('agent'),
+        model_id: model.id,
+        prompt_id: prompt.id,
+      },
+    );
+    const conversation = `conv-${randomUUID()}`;
+    const turn = await fx.api.request<{ status: string }>(
+      'POST',
+      `/api/agent-server/converse?project_id=${projectId}`,
+      {
+        agent_id: agent.body.data.id,
+        conversation_id: conversation,
+        message: 'hi',
+      },
+    );
+    expect(turn.body.data.status).toBe('completed');
+    const started = await fx.api.request<{ id: string }>('POST', `${EVALS}?project_id=${projectId}`, {
+      agent_id: agent.body.data.id,
+      conversation_ids: [conversation],
+      variants: [{ name: 'current' }],
+      judge: { model_id: model.id, prompt_id: judgePrompt.id },
+    });
+    expect(started.status, started.text).toBe(200);
+    const ev = await untilEnded(fx, started.body.data.id);
+    // Each call: (tokens in + out) × $1,000 per million.
+    expect(ev.totals[0]).toMatchObject({
+      cost_usd: 0.014,
+      original_cost_usd: 0.014,
+      cost_ratio: 1,
+      judge_cost_usd: 0.01,
+    });
+    // The recorded turn, its replay and the judge's call, all on the project's key.
+    const usage = await waitFor(async () => {
+      const u = await fx.api.request<{
+        totals: { requests: number; input_tokens: number; output_tokens: number };
+      }>('GET', `/api/agent-server/virtual-keys/${vk.id}/usage`);
+      return u.body.data.totals.requests === 3 ? u.body.data.totals : undefined;
+    });
+    expect(usage).toMatchObject({ input_tokens: 27, output_tokens: 11 });
   });
 
   it('DELETE cancels a running eval: it ends cancelled and runs nothing more', async () => {
