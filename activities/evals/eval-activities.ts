@@ -65,10 +65,20 @@ async function planCases(repo: EvalsRepository, ev: DbEval): Promise<EvalCase[]>
   return cases;
 }
 
-async function turnSource(repo: EvalsRepository, ev: DbEval, c: EvalCase, turn: number): Promise<TurnSource> {
-  if (ev.dataset_id) {
+/**
+ * What the turn replays: a dataset row (a case without recorded runs) or a
+ * recorded turn; a string saying what is gone when it was deleted since the
+ * eval started (the turn is then written as failed, `source_missing`).
+ */
+async function turnSource(
+  repo: EvalsRepository,
+  ev: DbEval,
+  c: EvalCase,
+  turn: number,
+): Promise<TurnSource | string> {
+  if (!c.run_ids) {
     const row = await repo.datasetRow(c.key);
-    if (!row) throw new Error(`dataset row ${c.key} no longer exists`);
+    if (!row) return `dataset row ${c.key} no longer exists`;
     return {
       key: c.key,
       input: row.input,
@@ -78,13 +88,16 @@ async function turnSource(repo: EvalsRepository, ev: DbEval, c: EvalCase, turn: 
       sourceRunId: null,
     };
   }
-  const runId = c.run_ids?.[turn];
-  const rec = runId ? await repo.recordedTurn(runId) : undefined;
-  if (!rec) throw new Error(`the recorded turn ${turn} of conversation "${c.key}" no longer exists`);
+  const runId = c.run_ids[turn];
+  const [rec, context] = await Promise.all([
+    runId ? repo.recordedTurn(runId) : undefined,
+    repo.conversationContext(ev.project_id, c.key),
+  ]);
+  if (!rec) return `the recorded turn ${turn + 1} of conversation "${c.key}" no longer exists`;
   return {
     key: c.key,
     input: rec.input,
-    context: await repo.conversationContext(ev.project_id, c.key),
+    context,
     expected: rec.output,
     original: {
       run_id: rec.run_id,
@@ -155,6 +168,17 @@ export function createEvalActivities(deps: EvalDeps) {
         agentNames.get(agentOf(ev)) ?? repo.agentName(agentOf(ev)),
       ]);
       agentNames.set(agentOf(ev), agentName ?? '');
+      if (typeof source === 'string') {
+        const error = { code: 'source_missing', message: source };
+        await repo.insertResult({
+          eval_id: ev.id,
+          ...key,
+          case_key: c.key,
+          status: 'failed',
+          error: json(error),
+        });
+        return { status: 'failed', judge: false };
+      }
       const conversationId = scratchConversationId(ev.id, args.caseIndex, args.variantIndex);
       // Once per case and attempt: the conversation must carry the eval's mark before its first run.
       if (!prepared.has(conversationId)) {

@@ -322,7 +322,8 @@ describe.skipIf(noTemporal())('evals: replaying recorded conversations against v
     const projectId = project.body.data.id;
     const model = await createModel(fx.api, projectId, {
       provider_id: fx.providerId,
-      model_id: 'gpt-test',
+      // A model name of its own: prices are looked up by provider and model name.
+      model_id: 'gpt-priced',
       pricing: { input_per_million_usd: 1_000, output_per_million_usd: 1_000 },
     });
     const prompt = await createPrompt(fx.api, projectId, { template: 'Be brief.' });
