@@ -61,16 +61,29 @@ const ledger = async (keyId: string) => {
   return { spent: Number(row?.spent_usd ?? 0), reserved: Number(row?.reserved_usd ?? 0) };
 };
 
-const spentInUsageLog = async (keyId: string) =>
-  Number(
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * What the key's usage rows charge, once every row is final: an answer waits
+ * for its provisional row (charged at the call's worst case), whose completion
+ * with the actual cost is written just after.
+ */
+const spentInUsageLog = async (keyId: string) => {
+  const deadline = Date.now() + 10_000;
+  while (
+    (await db('gateway_usage').where({ virtual_key_id: keyId, provisional: true }).first('id')) !== undefined
+  ) {
+    if (Date.now() > deadline) throw new Error('usage rows stayed provisional');
+    await sleep(50);
+  }
+  return Number(
     (
       (await db('gateway_usage').where({ virtual_key_id: keyId }).sum({ s: 'cost_usd' }).first()) as {
         s: string;
       }
     ).s ?? 0,
   );
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+};
 
 beforeAll(async () => {
   scratch = await createScratchDatabase('leases');
