@@ -12,6 +12,10 @@ export const evalWorkflowId = (evalId: string) => `eval/${evalId}`;
 export const evalCaseWorkflowId = (evalId: string, caseIndex: number, variantIndex: number) =>
   `eval/${evalId}/${caseIndex}/${variantIndex}`;
 
+/** The scratch conversation a case's variant is replayed in: one per eval, case and variant. */
+export const scratchConversationId = (evalId: string, caseIndex: number, variantIndex: number) =>
+  `eval-${evalId}-${caseIndex}-${variantIndex}`;
+
 export interface EvalInput {
   evalId: string;
   /** How often a turn's activity looks at its run while the session runs it. */

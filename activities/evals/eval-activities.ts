@@ -1,114 +1,34 @@
 /**
- * The eval workflows' activities: planning the cases, replaying one user
- * turn (written once per eval, variant, case and turn, so a retried or
- * resumed eval never runs a finished turn again), the judge, the turns left
+ * The eval workflows' activities: planning the cases, replaying a case turn
+ * by turn (each written once per eval, variant, case and turn, so a retried
+ * or resumed eval never runs a finished turn again), the judge, the turns left
  * after a divergence, and the end (verdict and the `eval.completed` webhook).
  */
-import { ApplicationFailure, Context } from '@temporalio/activity';
+import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { exactMatch } from '../../core/evals/compare.js';
 import { evalView } from '../../core/evals/eval-view.js';
-import {
-  EVAL_TERMINAL,
-  type DbEval,
-  type DbEvalResult,
-  type EvalCase,
-  type EvalOriginal,
-} from '../../core/db/tables/evals.js';
+import { EVAL_TERMINAL, type DbEval, type DbEvalResult } from '../../core/db/tables/evals.js';
 import type { DbRun } from '../../core/db/tables/index.js';
 import { EvalsRepository } from '../../core/repositories/evals.repository.js';
-import type {
-  EvalCaseInput,
-  EvalPlan,
-  EvalTurnArgs,
-  EvalTurnOutcome,
+import {
+  scratchConversationId,
+  type EvalCaseInput,
+  type EvalPlan,
+  type EvalTurnArgs,
+  type EvalTurnOutcome,
 } from '../../workflows/eval.definitions.js';
 import { messageText } from '../session/context.js';
 import { heartbeating } from '../session/turn-run.js';
 import type { SessionDeps, TurnPlan } from '../session/types.js';
 import { emitProjectWebhooks } from '../webhooks/run-webhooks.js';
+import { agentOf, planCases, turnSource, type TurnSource } from './eval-cases.js';
 import { judge } from './judge.js';
 import { RunEndNotices } from './run-end-notices.js';
 import { replayTurn } from './session-turn.js';
 
 export interface EvalDeps extends SessionDeps {
   temporal?: Client;
-}
-
-/** The scratch conversation a case's variant is replayed in: one per eval, case and variant. */
-export const scratchConversationId = (evalId: string, caseIndex: number, variantIndex: number) =>
-  `eval-${evalId}-${caseIndex}-${variantIndex}`;
-
-/** What a turn is asked and compared with, and the recorded turn's figures. */
-interface TurnSource {
-  key: string;
-  input: unknown;
-  context: Record<string, unknown>;
-  expected: unknown;
-  original: EvalOriginal | null;
-  sourceRunId: string | null;
-}
-
-/** The eval's agent; an eval whose agent was deleted cannot go on (its turns would have no one to answer). */
-function agentOf(ev: DbEval): string {
-  if (!ev.agent_id) throw ApplicationFailure.nonRetryable("the eval's agent was deleted", 'agent_deleted');
-  return ev.agent_id;
-}
-
-async function planCases(repo: EvalsRepository, ev: DbEval): Promise<EvalCase[]> {
-  if (ev.dataset_id) return (await repo.datasetRows(ev.dataset_id)).map((r) => ({ key: r.id, turns: 1 }));
-  const cases: EvalCase[] = [];
-  for (const id of ev.conversation_ids ?? []) {
-    const turns = await repo.recordedTurns(ev.project_id, agentOf(ev), id);
-    cases.push({ key: id, turns: turns.length, run_ids: turns.map((t) => t.run_id) });
-  }
-  return cases;
-}
-
-/**
- * What the turn replays: a dataset row (a case without recorded runs) or a
- * recorded turn; a string saying what is gone when it was deleted since the
- * eval started (the turn is then written as failed, `source_missing`).
- */
-async function turnSource(
-  repo: EvalsRepository,
-  ev: DbEval,
-  c: EvalCase,
-  turn: number,
-): Promise<TurnSource | string> {
-  if (!c.run_ids) {
-    const row = await repo.datasetRow(c.key);
-    if (!row) return `dataset row ${c.key} no longer exists`;
-    return {
-      key: c.key,
-      input: row.input,
-      context: row.context ?? {},
-      expected: row.expected_output,
-      original: null,
-      sourceRunId: null,
-    };
-  }
-  const runId = c.run_ids[turn];
-  const [rec, context] = await Promise.all([
-    runId ? repo.recordedTurn(runId) : undefined,
-    repo.conversationContext(ev.project_id, c.key),
-  ]);
-  if (!rec) return `the recorded turn ${turn + 1} of conversation "${c.key}" no longer exists`;
-  return {
-    key: c.key,
-    input: rec.input,
-    context,
-    expected: rec.output,
-    original: {
-      run_id: rec.run_id,
-      output: rec.output,
-      input_tokens: rec.input_tokens,
-      output_tokens: rec.output_tokens,
-      cost_usd: rec.cost_usd,
-      latency_ms: rec.latency_ms,
-    },
-    sourceRunId: rec.run_id,
-  };
 }
 
 /** The run's outcome as the eval counts it. */
@@ -129,6 +49,29 @@ const latencyOf = (run: DbRun) =>
   run.started_at && run.finished_at ? run.finished_at.getTime() - run.started_at.getTime() : null;
 
 const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v));
+
+/** The turn's result row: the variant's answer and figures beside the source's, and the comparisons. */
+function resultOf(source: TurnSource, run: DbRun) {
+  const status = outcomeOf(run);
+  const output = run.output?.content ?? null;
+  return {
+    case_key: source.key,
+    status,
+    input: json(source.input),
+    expected: json(source.expected),
+    original: json(source.original),
+    run_id: run.id,
+    output,
+    structured: json(run.output?.structured),
+    input_tokens: run.usage?.input_tokens ?? 0,
+    output_tokens: run.usage?.output_tokens ?? 0,
+    cost_usd: run.usage?.cost_usd ?? null,
+    latency_ms: latencyOf(run),
+    exact_match: status === 'completed' ? exactMatch(output, source.expected) : false,
+    schema_valid: schemaValid(run),
+    error: json(run.error ? { code: run.error.code, message: run.error.message } : null),
+  };
+}
 
 export function createEvalActivities(deps: EvalDeps) {
   const repo = new EvalsRepository(deps.db);
@@ -210,26 +153,7 @@ export function createEvalActivities(deps: EvalDeps) {
         args.pollMs,
       );
       const status = outcomeOf(run);
-      const output = run.output?.content ?? null;
-      await repo.insertResult({
-        eval_id: ev.id,
-        ...key,
-        case_key: source.key,
-        status,
-        input: json(source.input),
-        expected: json(source.expected),
-        original: json(source.original),
-        run_id: run.id,
-        output,
-        structured: json(run.output?.structured),
-        input_tokens: run.usage?.input_tokens ?? 0,
-        output_tokens: run.usage?.output_tokens ?? 0,
-        cost_usd: run.usage?.cost_usd ?? null,
-        latency_ms: latencyOf(run),
-        exact_match: status === 'completed' ? exactMatch(output, source.expected) : false,
-        schema_valid: schemaValid(run),
-        error: json(run.error ? { code: run.error.code, message: run.error.message } : null),
-      });
+      await repo.insertResult({ eval_id: ev.id, ...key, ...resultOf(source, run) });
       return { status, judge: Boolean(ev.judge) && status === 'completed' };
     },
 

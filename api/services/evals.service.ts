@@ -8,7 +8,12 @@ import { DatasetsRepository } from '../../core/repositories/datasets.repository.
 import { EvalsRepository } from '../../core/repositories/evals.repository.js';
 import { PromptsRepository } from '../../core/repositories/prompts.repository.js';
 import { RunsRepository } from '../../core/repositories/runs.repository.js';
-import { EVAL_WORKFLOW_TYPE, evalWorkflowId, type EvalInput } from '../../workflows/eval.definitions.js';
+import {
+  EVAL_WORKFLOW_TYPE,
+  evalWorkflowId,
+  scratchConversationId,
+  type EvalInput,
+} from '../../workflows/eval.definitions.js';
 import type { AppDeps } from '../deps.js';
 import type { Page } from '../schemas/common.schemas.js';
 import type { EvalCreateBody, EvalResultView, EvalVariantBody } from '../schemas/evals.schemas.js';
@@ -30,7 +35,7 @@ function toResult(evalId: string, variants: EvalVariant[], r: DbEvalResult): Eva
     expected: r.expected,
     original: r.original,
     run_id: r.run_id,
-    conversation_id: `eval-${evalId}-${r.case_index}-${r.variant_index}`,
+    conversation_id: scratchConversationId(evalId, r.case_index, r.variant_index),
     output: r.output,
     structured: r.structured ?? null,
     input_tokens: r.input_tokens,
