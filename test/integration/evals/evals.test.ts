@@ -443,5 +443,18 @@ describe.skipIf(noTemporal())('evals: replaying recorded conversations against v
       ).toContain(field);
     }
     expect((await fx.api.request('GET', `${EVALS}/${randomUUID()}`)).status).toBe(404);
+    // An eval of another project does not exist for this one.
+    const ev = await startEval(fx, base);
+    const otherProject = await fx.api.request<{ id: string }>('POST', '/api/agent-server/projects', {
+      name: uniqueName('other'),
+    });
+    expect(
+      (await fx.api.request('GET', `${EVALS}/${ev.id}?project_id=${otherProject.body.data.id}`)).status,
+    ).toBe(404);
+    expect(
+      (await fx.api.request('DELETE', `${EVALS}/${ev.id}?project_id=${otherProject.body.data.id}`)).status,
+    ).toBe(404);
+    expect((await getEval(fx, ev.id)).status).not.toBe('cancelled');
+    await untilEnded(fx, ev.id);
   });
 });
