@@ -18,6 +18,7 @@ import { temporalConnectionOptions } from '../core/temporal/connection-options.j
 import { SecretBox } from '../core/crypto/secrets.js';
 import { GatewayPolicyService } from '../core/metering/gateway-policy.js';
 import { UsageWriter } from '../core/metering/usage-writer.js';
+import { evalReplayTaskQueue } from '../workflows/eval.definitions.js';
 import { createActivities } from './index.js';
 import { installRunWebhooks } from './webhooks/run-webhooks.js';
 import { RunEventsRepository } from '../core/repositories/run-events.repository.js';
@@ -157,6 +158,16 @@ export async function startWorker(
     // Each activity of a turn runs in the turn's context: its spans name the turn (turn-scope.ts).
     plugins: telemetry ? [temporalWorkerPlugin(telemetry, sessionTurnOf(db))] : [],
   });
+  // Eval replays wait on their sessions' turns: on a queue of their own, they never hold the
+  // activity slots those turns' activities need (workflows/eval.definitions.ts).
+  const replays = await Worker.create({
+    connection,
+    namespace: settings.namespace,
+    taskQueue: evalReplayTaskQueue(options.taskQueue ?? settings.taskQueue),
+    activities,
+    shutdownGraceTime: `${config.shutdownTimeoutMs} ms`,
+    maxHeartbeatThrottleInterval: '400 ms',
+  });
   // Housekeeping: stream events of long-finished runs (one replica prunes at a time).
   const runEvents = new RunEventsRepository(db);
   const pruneRunEventsNow = () =>
@@ -176,15 +187,24 @@ export async function startWorker(
     });
     logger.info({ url: metricsServer.url }, 'worker metrics listening');
   }
-  const done = worker.run().finally(async () => {
-    clearInterval(pruneTimer);
-    uninstallWebhooks();
-    unobserveApprovals();
-    await metricsServer?.close();
-    await usage.close().catch((err: unknown) => logger.error({ err }, 'final usage flush failed'));
-    await connection.close();
-    await sandboxes.stop();
-  });
+  // The two stop together, whichever stops first (a shutdown, or a fatal error).
+  const stopBoth = () => {
+    for (const w of [worker, replays]) if (w.getState() === 'RUNNING') w.shutdown();
+  };
+  const done = Promise.allSettled([worker.run(), replays.run()].map((run) => run.finally(stopBoth)))
+    .then((ended) => {
+      const failed = ended.find((e) => e.status === 'rejected');
+      if (failed) throw failed.reason;
+    })
+    .finally(async () => {
+      clearInterval(pruneTimer);
+      uninstallWebhooks();
+      unobserveApprovals();
+      await metricsServer?.close();
+      await usage.close().catch((err: unknown) => logger.error({ err }, 'final usage flush failed'));
+      await connection.close();
+      await sandboxes.stop();
+    });
   done.catch((err: unknown) => logger.error({ err }, 'worker stopped with an error'));
   let stopping: Promise<void> | undefined;
   return {
@@ -193,7 +213,7 @@ export async function startWorker(
     done,
     shutdown() {
       stopping ??= (async () => {
-        if (worker.getState() === 'RUNNING') worker.shutdown();
+        stopBoth();
         await done.catch(() => undefined);
         // The last activities' spans are still queued; the process is about to exit.
         await telemetry?.flush();

@@ -12,6 +12,14 @@ export const evalWorkflowId = (evalId: string) => `eval/${evalId}`;
 export const evalCaseWorkflowId = (evalId: string, caseIndex: number, variantIndex: number) =>
   `eval/${evalId}/${caseIndex}/${variantIndex}`;
 
+/**
+ * Where a case's replay activity runs: a task queue of its own beside the
+ * sessions' (`<queue>-eval-replays`, polled by the same worker processes), so
+ * replays waiting on their sessions never hold the activity slots those
+ * sessions' own activities need.
+ */
+export const evalReplayTaskQueue = (taskQueue: string) => `${taskQueue}-eval-replays`;
+
 /** The scratch conversation a case's variant is replayed in: one per eval, case and variant. */
 export const scratchConversationId = (evalId: string, caseIndex: number, variantIndex: number) =>
   `eval-${evalId}-${caseIndex}-${variantIndex}`;

@@ -7,16 +7,23 @@ import {
   executeChild,
   isCancellation,
   proxyActivities,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { EvalActivities } from '../activities/evals/eval-activities.js';
 import { activityDefaults } from '../temporal.config.js';
-import { evalCaseWorkflowId, type EvalCaseInput, type EvalInput } from './eval.definitions.js';
+import {
+  evalCaseWorkflowId,
+  evalReplayTaskQueue,
+  type EvalCaseInput,
+  type EvalInput,
+} from './eval.definitions.js';
 
 const bookkeeping = proxyActivities<EvalActivities>(activityDefaults.persistence);
 
 /** A case's turns wait for their session to run them (model and tool calls included); a dead worker's case moves on after its heartbeat timeout. */
 function turnActivities(heartbeatTimeoutMs: number) {
   return proxyActivities<EvalActivities>({
+    taskQueue: evalReplayTaskQueue(workflowInfo().taskQueue),
     ...activityDefaults.modelCall,
     // A case may hold many long turns; a dead worker is noticed by the heartbeat, not this.
     startToCloseTimeout: '7 days',
