@@ -14,15 +14,10 @@
  *
  * Run: flock /tmp/test.lock npm run bench -- budget   (BENCH_BUDGET_ROUNDS, default 20)
  */
-import { type ChildProcess } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { spawnTied } from '../../scripts/lib/children.js';
-import { findTemporalCli, startTemporalDevServer } from '../../scripts/lib/temporal-dev-server.js';
 import { openaiSpec } from '../../test/fixtures/vendors/openai.js';
-import { freePort } from '../../test/helpers/ports.js';
-import { ROOT, scratchDatabase, spawnServer } from '../lib/scratch.js';
+import { benchAgent, startPlatform } from '../lib/platform.js';
 
 const ROUNDS = Number(process.env.BENCH_BUDGET_ROUNDS ?? 20);
 const WARMUP = 2;
@@ -66,74 +61,15 @@ function nextCall(): Promise<number> {
 }
 
 // ---- Platform: Temporal dev server, Postgres, API and worker processes ----
-const cli = findTemporalCli();
-if (!cli) throw new Error('no temporal CLI: run scripts/install-temporal or set TEMPORAL_CLI_PATH');
-const temporal = await startTemporalDevServer({ cliPath: cli, port: await freePort() });
-const scratch = await scratchDatabase('agent_bench_budget');
-const env = {
-  DATABASE_URL: scratch.url,
-  TEMPORAL_ADDRESS: temporal.address,
-  TEMPORAL_TASK_QUEUE: `bench-${randomUUID()}`,
-  SECRETS_KEY: randomBytes(32).toString('base64'),
-  LOG_LEVEL: 'error',
-};
-const api = await spawnServer('api/server.ts', env);
-const worker: ChildProcess = spawnTied(process.execPath, ['--import', 'tsx', 'activities/worker.ts'], {
-  cwd: ROOT,
-  env: { ...process.env, ...env, LOG_LEVEL: 'info' },
-  stdio: ['ignore', 'pipe', 'inherit'],
-}).child;
-await new Promise<void>((resolve) => {
-  let out = '';
-  worker.stdout!.on('data', (c: Buffer) => {
-    out += c.toString();
-    if (out.includes('worker running')) resolve();
-  });
-});
-
-async function call<T>(method: string, path: string, body: unknown): Promise<T> {
-  const res = await fetch(`${api.url}${path}`, {
-    method,
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  const json = (await res.json()) as { data: T };
-  if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json.data;
-}
-
-const project = await call<{ id: string }>('POST', '/api/agent-server/projects', {
-  name: `bench-${Date.now()}`,
-});
-const q = `?project_id=${project.id}`;
-const provider = await call<{ id: string }>('POST', '/api/agent-server/providers', {
-  name: `bench-${Date.now()}`,
-  provider_type: 'openai',
-  base_url: `${vendorUrl}/v1`,
-  api_key: `sk-bench-${randomBytes(12).toString('hex')}`,
-});
-const model = await call<{ id: string }>('POST', `/api/agent-server/models${q}`, {
-  name: 'bench-model',
-  model_id: 'gpt-bench',
-  provider_type: 'openai',
-  provider_id: provider.id,
-  pricing: { input_per_million_usd: 1, output_per_million_usd: 1 },
-  max_output_tokens: 1_000,
-});
-const prompt = await call<{ id: string }>('POST', `/api/agent-server/prompts${q}`, {
-  name: 'bench-prompt',
-  template: 'You are a benchmark agent.',
-  commit_message: 'v1',
-});
-const agent = await call<{ id: string }>('POST', `/api/agent-server/agents${q}`, {
-  name: 'bench-agent',
-  model_id: model.id,
-  prompt_id: prompt.id,
+const platform = await startPlatform('budget');
+const { call } = platform;
+const { q, agentId } = await benchAgent(platform, vendorUrl, {
+  model: { pricing: { input_per_million_usd: 1, output_per_million_usd: 1 }, max_output_tokens: 1_000 },
 });
 
 const turn = (conversationId: string) =>
   call<{ status: string; run_id: string }>('POST', `/api/agent-server/converse${q}`, {
-    agent_id: agent.id,
+    agent_id: agentId,
     conversation_id: conversationId,
     message: 'hello',
   });
@@ -169,9 +105,8 @@ async function baseline(): Promise<number> {
 
 async function until(runId: string, status: string): Promise<void> {
   for (let i = 0; i < 400; i++) {
-    const res = await fetch(`${api.url}/api/agent-server/runs/${runId}`);
-    const run = (await res.json()) as { data: { status: string } };
-    if (run.data.status === status) return;
+    const run = await call<{ status: string }>('GET', `/api/agent-server/runs/${runId}`);
+    if (run.status === status) return;
     await new Promise((r) => setTimeout(r, 25));
   }
   throw new Error(`run ${runId} never became ${status}`);
@@ -206,10 +141,6 @@ console.log(
 console.log(`baseline converse → the model's first byte, median: ${ms(median(baselines))}`);
 console.log(`raise − baseline: ${ms(median(raises) - median(baselines))}`);
 
-await api.stop();
-worker.kill('SIGTERM');
-await new Promise((r) => worker.once('exit', r));
-await temporal.stop();
-await scratch.drop();
+await platform.stop();
 vendor.close();
 process.exit(0);

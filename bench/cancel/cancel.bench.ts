@@ -22,8 +22,8 @@
  * Run: flock /tmp/test.lock npm run bench -- cancel   (builds the sandbox image if needed)
  * BENCH_CANCEL_ROUNDS (default 15), BENCH_CANCEL_KINDS (default model,mcp,sandbox).
  */
-import { type ChildProcess, execFileSync } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -33,12 +33,10 @@ import path from 'node:path';
 import Docker from 'dockerode';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { spawnTied } from '../../scripts/lib/children.js';
-import { findTemporalCli, startTemporalDevServer } from '../../scripts/lib/temporal-dev-server.js';
 import { openaiSpec } from '../../test/fixtures/vendors/openai.js';
 import type { Reply } from '../../test/fixtures/vendors/scripted-server.js';
-import { freePort } from '../../test/helpers/ports.js';
-import { ROOT, scratchDatabase, spawnServer } from '../lib/scratch.js';
+import { benchProject, startPlatform } from '../lib/platform.js';
+import { ROOT } from '../lib/scratch.js';
 
 type Kind = 'model' | 'mcp' | 'sandbox';
 const ROUNDS = Number(process.env.BENCH_CANCEL_ROUNDS ?? 15);
@@ -191,18 +189,9 @@ if (kinds.includes('sandbox'))
     cwd: ROOT,
     stdio: ['ignore', 'ignore', 'inherit'],
   });
-const cli = findTemporalCli();
-if (!cli) throw new Error('no temporal CLI: run scripts/install-temporal or set TEMPORAL_CLI_PATH');
-const temporal = await startTemporalDevServer({ cliPath: cli, port: await freePort() });
-const scratch = await scratchDatabase('agent_bench_cancel');
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'cancel-bench-'));
 const installation = `bench-cancel-${randomUUID().slice(0, 8)}`;
-const env = {
-  DATABASE_URL: scratch.url,
-  TEMPORAL_ADDRESS: temporal.address,
-  TEMPORAL_TASK_QUEUE: `bench-${randomUUID()}`,
-  SECRETS_KEY: randomBytes(32).toString('base64'),
-  LOG_LEVEL: 'error',
+const platform = await startPlatform('cancel', {
   DATA_DIR: tmp,
   SANDBOX_ENABLED: String(kinds.includes('sandbox')),
   SANDBOX_BACKEND: 'docker',
@@ -211,20 +200,8 @@ const env = {
   SANDBOX_INSTALLATION: installation,
   SANDBOX_IDLE_TIMEOUT_MS: '600000',
   SANDBOX_POOL_SIZE: '0',
-};
-const api = await spawnServer('api/server.ts', env);
-const worker: ChildProcess = spawnTied(process.execPath, ['--import', 'tsx', 'activities/worker.ts'], {
-  cwd: ROOT,
-  env: { ...process.env, ...env, LOG_LEVEL: 'info' },
-  stdio: ['ignore', 'pipe', 'inherit'],
-}).child;
-await new Promise<void>((resolve) => {
-  let out = '';
-  worker.stdout!.on('data', (c: Buffer) => {
-    out += c.toString();
-    if (out.includes('worker running')) resolve();
-  });
 });
+const api = { url: platform.url };
 
 async function post<T>(p: string, body: unknown): Promise<{ status: number; data: T }> {
   const res = await fetch(`${api.url}${p}`, {
@@ -235,32 +212,11 @@ async function post<T>(p: string, body: unknown): Promise<{ status: number; data
   const json = (await res.json()) as { data: T };
   return { status: res.status, data: json.data };
 }
-async function create<T>(p: string, body: unknown): Promise<T> {
-  const res = await post<T>(p, body);
-  if (res.status !== 200) throw new Error(`${p}: ${res.status} ${JSON.stringify(res.data)}`);
-  return res.data;
-}
+const create = <T>(p: string, body: unknown) => platform.call<T>('POST', p, body);
 
-const stamp = Date.now();
-const project = await create<{ id: string }>('/api/agent-server/projects', { name: `bench-cancel-${stamp}` });
-const q = `?project_id=${project.id}`;
-const provider = await create<{ id: string }>('/api/agent-server/providers', {
-  name: `bench-cancel-${stamp}`,
-  provider_type: 'openai',
-  base_url: `${vendorUrl}/v1`,
-  api_key: `sk-bench-${randomBytes(12).toString('hex')}`,
-});
-const model = await create<{ id: string }>(`/api/agent-server/models${q}`, {
-  name: 'bench-model',
-  model_id: 'gpt-bench',
-  provider_type: 'openai',
-  provider_id: provider.id,
-});
-const prompt = await create<{ id: string }>(`/api/agent-server/prompts${q}`, {
-  name: 'bench-prompt',
-  template: 'You are a benchmark agent.',
-  commit_message: 'v1',
-});
+const { q, modelId, promptId } = await benchProject(platform, vendorUrl);
+const model = { id: modelId };
+const prompt = { id: promptId };
 const mcpServer = await create<{ id: string }>(`/api/agent-server/mcp-servers${q}`, {
   name: 'bench-held',
   endpoint: mcpUrl,
@@ -374,9 +330,7 @@ console.log(
 );
 for (const r of rows) console.log(r);
 
-await api.stop();
-worker.kill('SIGTERM');
-await new Promise((r) => worker.once('exit', r));
+await platform.stop();
 if (kinds.includes('sandbox')) {
   const d = new Docker();
   const filters = JSON.stringify({ label: [`agent-server.installation=${installation}`] });
@@ -391,8 +345,6 @@ if (kinds.includes('sandbox')) {
       .remove()
       .catch(() => {});
 }
-await temporal.stop();
-await scratch.drop();
 rmSync(tmp, { recursive: true, force: true });
 vendor.close();
 mcpHttp.closeAllConnections();

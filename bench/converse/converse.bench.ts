@@ -12,16 +12,12 @@
  *    when the previous turn is done.
  * Targets: one-step overhead ≤ 50 ms p50; first streamed token ≤ 30 ms after the model's first byte.
  */
-import { type ChildProcess } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { spawnTied } from '../../scripts/lib/children.js';
-import { findTemporalCli, startTemporalDevServer } from '../../scripts/lib/temporal-dev-server.js';
 import { openaiSpec } from '../../test/fixtures/vendors/openai.js';
 import type { Reply } from '../../test/fixtures/vendors/scripted-server.js';
-import { freePort } from '../../test/helpers/ports.js';
-import { ROOT, scratchDatabase, spawnServer } from '../lib/scratch.js';
+import { benchAgent, startPlatform } from '../lib/platform.js';
 
 const N = Number(process.env.BENCH_TURNS ?? 200);
 const N3 = Number(process.env.BENCH_TURNS_3 ?? 100);
@@ -76,69 +72,14 @@ await new Promise<void>((r) => vendor.listen(0, '127.0.0.1', r));
 const vendorUrl = `http://127.0.0.1:${(vendor.address() as AddressInfo).port}`;
 
 // ---- Platform: Temporal dev server, Postgres, API and worker processes ----
-const cli = findTemporalCli();
-if (!cli) throw new Error('no temporal CLI: run scripts/install-temporal or set TEMPORAL_CLI_PATH');
-const temporal = await startTemporalDevServer({ cliPath: cli, port: await freePort() });
-const scratch = await scratchDatabase('agent_bench_converse');
-const env = {
-  DATABASE_URL: scratch.url,
-  TEMPORAL_ADDRESS: temporal.address,
-  TEMPORAL_TASK_QUEUE: `bench-${randomUUID()}`,
-  SECRETS_KEY: randomBytes(32).toString('base64'),
-  LOG_LEVEL: 'error',
+const platform = await startPlatform('converse', {
   OTEL_SDK_DISABLED: process.env.OTEL_SDK_DISABLED ?? 'false',
-};
-const api = await spawnServer('api/server.ts', env);
-const worker: ChildProcess = spawnTied(process.execPath, ['--import', 'tsx', 'activities/worker.ts'], {
-  cwd: ROOT,
-  env: { ...process.env, ...env, LOG_LEVEL: 'info' },
-  stdio: ['ignore', 'pipe', 'inherit'],
-}).child;
-await new Promise<void>((resolve) => {
-  let out = '';
-  worker.stdout!.on('data', (c: Buffer) => {
-    out += c.toString();
-    if (out.includes('worker running')) resolve();
-  });
 });
-
-async function post<T>(path: string, body: unknown): Promise<T> {
-  const res = await fetch(`${api.url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  const json = (await res.json()) as { data: T };
-  if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json.data;
-}
-
-const project = await post<{ id: string }>('/api/agent-server/projects', { name: `bench-${Date.now()}` });
-const q = `?project_id=${project.id}`;
-const provider = await post<{ id: string }>('/api/agent-server/providers', {
-  name: `bench-${Date.now()}`,
-  provider_type: 'openai',
-  base_url: `${vendorUrl}/v1`,
-  api_key: `sk-bench-${randomBytes(12).toString('hex')}`,
+const post = <T>(path: string, body: unknown) => platform.call<T>('POST', path, body);
+const { q, agentId } = await benchAgent(platform, vendorUrl, {
+  agent: { summarizer_type: 'sliding_window', sliding_window_keep_count: 4 },
 });
-const model = await post<{ id: string }>(`/api/agent-server/models${q}`, {
-  name: 'bench-model',
-  model_id: 'gpt-bench',
-  provider_type: 'openai',
-  provider_id: provider.id,
-});
-const prompt = await post<{ id: string }>(`/api/agent-server/prompts${q}`, {
-  name: 'bench-prompt',
-  template: 'You are a benchmark agent.',
-  commit_message: 'v1',
-});
-const agent = await post<{ id: string }>(`/api/agent-server/agents${q}`, {
-  name: 'bench-agent',
-  model_id: model.id,
-  prompt_id: prompt.id,
-  summarizer_type: 'sliding_window',
-  sliding_window_keep_count: 4,
-});
+const agent = { id: agentId };
 
 async function converse(conversationId: string, message: string): Promise<void> {
   const data = await post<{ status: string; error?: unknown }>(`/api/agent-server/converse${q}`, {
@@ -189,7 +130,7 @@ const directTimes = await timed(N, 20, () => direct());
 if (process.env.BENCH_PAUSE_FOR_HISTORY) {
   const c = conv();
   for (let i = 0; i < 3; i++) await converse(c, `probe ${i}`);
-  console.log(`PROBE ${temporal.address} session/${agent.id}/${c}`);
+  console.log(`PROBE ${platform.temporalAddress} session/${agent.id}/${c}`);
   await new Promise((r) => setTimeout(r, Number(process.env.BENCH_PAUSE_FOR_HISTORY)));
 }
 let c1 = conv();
@@ -217,7 +158,7 @@ const threeStep = await timed(N3, 10, (i) => {
 pauseMs = 150;
 const firstToken: number[] = [];
 for (let i = 0; i < NFIRST + 10; i++) {
-  const res = await fetch(`${api.url}/api/agent-server/converse${q}`, {
+  const res = await fetch(`${platform.url}/api/agent-server/converse${q}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ agent_id: agent.id, conversation_id: conv(), message: 'stream it', stream: true }),
@@ -300,7 +241,7 @@ console.log(
 console.log(`direct-call baseline for the same model: ${(1000 / d50).toFixed(0)} sequential calls/s`);
 
 // Where a one-step turn's time goes, from the run rows (medians over every completed turn).
-const phases = await scratch.db.raw<{ rows: Array<Record<string, number>> }>(`
+const phases = await platform.db.raw<{ rows: Array<Record<string, number>> }>(`
   select percentile_cont(0.5) within group (order by extract(epoch from (started_at - created_at)) * 1000) as queued_to_started,
          percentile_cont(0.5) within group (order by extract(epoch from (finished_at - started_at)) * 1000) as started_to_finished
     from runs where status = 'completed'`);
@@ -313,7 +254,7 @@ console.log(
 // after the request's server span started, and its duration (medians over the turns).
 if (process.env.OTEL_SDK_DISABLED !== 'true') {
   await new Promise((r) => setTimeout(r, 3_000)); // the span exporter's batch delay
-  const spans = await scratch.db.raw<{ rows: Array<Record<string, string | number>> }>(
+  const spans = await platform.db.raw<{ rows: Array<Record<string, string | number>> }>(
     `with roots as (
        select trace_id, start_time from spans
         where parent_span_id is null and name = 'POST /api/agent-server/converse'
@@ -332,10 +273,6 @@ if (process.env.OTEL_SDK_DISABLED !== 'true') {
     );
 }
 
-await api.stop();
-worker.kill('SIGTERM');
-await new Promise((r) => worker.once('exit', r));
-await temporal.stop();
-await scratch.drop();
+await platform.stop();
 vendor.close();
 process.exit(0);
