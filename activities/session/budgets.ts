@@ -182,6 +182,19 @@ export async function holdScopeBudgets(
   );
 }
 
+/** The key's budget period as its ledger counts it (a key's budget counts no tokens). */
+async function keyPeriodUse(deps: SessionDeps, keyId: string, budget: Budget): Promise<BudgetPeriodUse> {
+  const figures = await new MeteringRepository(deps.db).budgetPeriod(keyId, budget.period);
+  return {
+    period_start: figures.period_start,
+    resets_at: figures.period_end,
+    spent_usd: figures.spent_usd,
+    spent_tokens: 0,
+    reserved_usd: figures.reserved_usd,
+    reserved_tokens: 0,
+  };
+}
+
 /** The key's budget figures for a call it refused: the run waits for the key (its raise, its period, a person). */
 export async function keyShortfall(
   deps: SessionDeps,
@@ -190,15 +203,7 @@ export async function keyShortfall(
   budget: Budget,
   need: BudgetNeed,
 ): Promise<AwaitingBudget> {
-  const figures = await new MeteringRepository(deps.db).budgetPeriod(keyId, budget.period);
-  const use: BudgetPeriodUse = {
-    period_start: figures.period_start,
-    resets_at: figures.period_end,
-    spent_usd: figures.spent_usd,
-    spent_tokens: 0,
-    reserved_usd: figures.reserved_usd,
-    reserved_tokens: 0,
-  };
+  const use = await keyPeriodUse(deps, keyId, budget);
   const b: BudgetInEffect = { scope: 'key', scope_id: keyId, budget };
   await alertIfCrossing(deps, run, b, keyId, use, need);
   const { waitTimeoutMs } = await scopeBudgets(deps, run);
@@ -212,16 +217,8 @@ export async function alertKeyBudget(
   keyId: string,
   budget: Budget,
 ): Promise<void> {
-  const figures = await new MeteringRepository(deps.db).budgetPeriod(keyId, budget.period);
   // The call's own reservation is in the figures already.
-  const use: BudgetPeriodUse = {
-    period_start: figures.period_start,
-    resets_at: figures.period_end,
-    spent_usd: figures.spent_usd,
-    spent_tokens: 0,
-    reserved_usd: figures.reserved_usd,
-    reserved_tokens: 0,
-  };
+  const use = await keyPeriodUse(deps, keyId, budget);
   await alertIfCrossing(deps, run, { scope: 'key', scope_id: keyId, budget }, keyId, use, {
     usd: 0,
     tokens: 0,
