@@ -8,16 +8,12 @@
  *
  * Target: the eval's wall time ≤ 1.5× the direct calls'.
  */
-import { type ChildProcess } from 'node:child_process';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpus, loadavg } from 'node:os';
-import { spawnTied } from '../../scripts/lib/children.js';
-import { findTemporalCli, startTemporalDevServer } from '../../scripts/lib/temporal-dev-server.js';
 import { openaiSpec } from '../../test/fixtures/vendors/openai.js';
-import { freePort } from '../../test/helpers/ports.js';
-import { ROOT, scratchDatabase, spawnServer } from '../lib/scratch.js';
+import { benchAgent, startPlatform } from '../lib/platform.js';
 
 const CONVERSATIONS = Number(process.env.BENCH_CONVERSATIONS ?? 20);
 const TURNS = Number(process.env.BENCH_TURNS_PER_CONVERSATION ?? 3);
@@ -57,67 +53,11 @@ await new Promise<void>((r) => vendor.listen(0, '127.0.0.1', r));
 const vendorUrl = `http://127.0.0.1:${(vendor.address() as AddressInfo).port}`;
 
 // ---- Platform: Temporal dev server, Postgres, API and worker processes ----
-const cli = findTemporalCli();
-if (!cli) throw new Error('no temporal CLI: run scripts/install-temporal or set TEMPORAL_CLI_PATH');
-const temporal = await startTemporalDevServer({ cliPath: cli, port: await freePort() });
-const scratch = await scratchDatabase('agent_bench_evals');
-const env = {
-  DATABASE_URL: scratch.url,
-  TEMPORAL_ADDRESS: temporal.address,
-  TEMPORAL_TASK_QUEUE: `bench-${randomUUID()}`,
-  SECRETS_KEY: randomBytes(32).toString('base64'),
-  LOG_LEVEL: 'error',
-};
-const api = await spawnServer('api/server.ts', env);
-const worker: ChildProcess = spawnTied(process.execPath, ['--import', 'tsx', 'activities/worker.ts'], {
-  cwd: ROOT,
-  env: { ...process.env, ...env, LOG_LEVEL: 'info' },
-  stdio: ['ignore', 'pipe', 'inherit'],
-}).child;
-await new Promise<void>((resolve) => {
-  let out = '';
-  worker.stdout!.on('data', (c: Buffer) => {
-    out += c.toString();
-    if (out.includes('worker running')) resolve();
-  });
-});
-
-async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
-  const res = await fetch(`${api.url}${path}`, {
-    method,
-    headers: body ? { 'content-type': 'application/json' } : {},
-    ...(body ? { body: JSON.stringify(body) } : {}),
-  });
-  const json = (await res.json()) as { data: T };
-  if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json.data;
-}
+const platform = await startPlatform('evals');
+const { call } = platform;
 const post = <T>(path: string, body: unknown) => call<T>('POST', path, body);
-
-const project = await post<{ id: string }>('/api/agent-server/projects', { name: `bench-${Date.now()}` });
-const q = `?project_id=${project.id}`;
-const provider = await post<{ id: string }>('/api/agent-server/providers', {
-  name: `bench-${Date.now()}`,
-  provider_type: 'openai',
-  base_url: `${vendorUrl}/v1`,
-  api_key: `sk-bench-${randomBytes(12).toString('hex')}`,
-});
-const model = await post<{ id: string }>(`/api/agent-server/models${q}`, {
-  name: 'bench-model',
-  model_id: 'gpt-bench',
-  provider_type: 'openai',
-  provider_id: provider.id,
-});
-const prompt = await post<{ id: string }>(`/api/agent-server/prompts${q}`, {
-  name: 'bench-prompt',
-  template: 'You are a benchmark agent.',
-  commit_message: 'v1',
-});
-const agent = await post<{ id: string }>(`/api/agent-server/agents${q}`, {
-  name: 'bench-agent',
-  model_id: model.id,
-  prompt_id: prompt.id,
-});
+const { q, agentId } = await benchAgent(platform, vendorUrl);
+const agent = { id: agentId };
 
 // ---- The recording: CONVERSATIONS conversations of TURNS turns, in parallel ----
 const conversations = Array.from({ length: CONVERSATIONS }, (_, i) => `bench-${i}-${randomUUID()}`);
@@ -243,9 +183,6 @@ if (process.env.BENCH_DIAG) {
       r.finished_at,
     );
 }
-await api.stop();
-worker.kill('SIGTERM');
-await temporal.stop();
-await scratch.drop();
+await platform.stop();
 vendor.close();
 process.exit(0);
