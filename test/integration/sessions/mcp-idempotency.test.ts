@@ -145,12 +145,20 @@ describe.skipIf(noTemporal())('idempotency keys of MCP tool calls', () => {
   it('a non-idempotent tool whose worker died mid-call waits for a decision; a supplied result answers it', async () => {
     const { mcp, runId, waiting, streaming, cleanup } = await diedMidCall({});
     try {
-      expect(waiting.pause).toMatchObject({ reason: 'decision', timeout_at: null, details: { name: 'charge' } });
+      expect(waiting.pause).toMatchObject({
+        reason: 'decision',
+        timeout_at: null,
+        details: { name: 'charge' },
+      });
       // Not called again: the charge may have happened.
       expect(mcp.calls).toHaveLength(1);
-      const wrong = await fx.api.request('POST', `/api/agent-server/runs/${runId}/budget`, { action: 'resume' });
+      const wrong = await fx.api.request('POST', `/api/agent-server/runs/${runId}/budget`, {
+        action: 'resume',
+      });
       expect(wrong.status).toBe(409);
-      const missing = await fx.api.request('POST', `/api/agent-server/runs/${runId}/decision`, { action: 'supply' });
+      const missing = await fx.api.request('POST', `/api/agent-server/runs/${runId}/decision`, {
+        action: 'supply',
+      });
       expect(missing.status).toBe(400);
       expect(JSON.stringify(missing.body)).toContain('result');
       const decided = await fx.api.request<WaitingRun>('POST', `/api/agent-server/runs/${runId}/decision`, {
@@ -163,7 +171,10 @@ describe.skipIf(noTemporal())('idempotency keys of MCP tool calls', () => {
       expect((await streaming).at(-1)!.event).toBe('run.paused');
       const done = await until(runId, 'completed');
       expect(done.output?.content).toBe('paid');
-      expect(done.tool_calls[0]).toMatchObject({ output: 'charged 500 cents (checked by hand)', is_error: false });
+      expect(done.tool_calls[0]).toMatchObject({
+        output: 'charged 500 cents (checked by hand)',
+        is_error: false,
+      });
       expect(mcp.calls).toHaveLength(1);
       // The model's next request carries the supplied result.
       expect(JSON.stringify(fx.vendor.received.at(-1))).toContain('checked by hand');
