@@ -21,6 +21,8 @@ import { UsageWriter } from '../core/metering/usage-writer.js';
 import { evalReplayTaskQueue } from '../workflows/eval.definitions.js';
 import { createActivities } from './index.js';
 import { installRunWebhooks } from './webhooks/run-webhooks.js';
+import { BudgetsRepository } from '../core/repositories/budgets.repository.js';
+import { WebhooksRepository } from '../core/repositories/webhooks.repository.js';
 import { RunEventsRepository } from '../core/repositories/run-events.repository.js';
 import { ConversationsRepository } from '../core/repositories/conversations.repository.js';
 import { createSandboxManager } from './sandbox/create-sandbox-manager.js';
@@ -168,12 +170,22 @@ export async function startWorker(
     shutdownGraceTime: `${config.shutdownTimeoutMs} ms`,
     maxHeartbeatThrottleInterval: '400 ms',
   });
-  // Housekeeping: stream events of long-finished runs (one replica prunes at a time).
+  // Housekeeping: stream events of long-finished runs, ended webhook deliveries (one replica
+  // prunes each at a time), and budget reservations of workers that died.
   const runEvents = new RunEventsRepository(db);
-  const pruneRunEventsNow = () =>
+  const deliveries = new WebhooksRepository(db);
+  const reservations = new BudgetsRepository(db);
+  const pruneRunEventsNow = () => {
     void runEvents
       .prune(config.session.runEventsRetentionDays)
       .catch((err: unknown) => logger.warn({ err }, 'run events retention prune failed'));
+    void deliveries
+      .prune(config.webhooks.deliveriesRetentionDays)
+      .catch((err: unknown) => logger.warn({ err }, 'webhook deliveries retention prune failed'));
+    void reservations
+      .pruneExpired()
+      .catch((err: unknown) => logger.warn({ err }, 'expired budget reservations prune failed'));
+  };
   const pruneTimer = setInterval(pruneRunEventsNow, config.session.runEventsPruneIntervalMs);
   pruneTimer.unref();
   const turns = new TurnsRepository(db);

@@ -80,6 +80,7 @@ export function buildConfig(v: Record<string, unknown>, resolved: ResolvedSettin
       retryMaxMs: v.WEBHOOK_RETRY_MAX_MS as number,
       expireMs: v.WEBHOOK_EXPIRE_MS as number,
       timeoutMs: v.WEBHOOK_TIMEOUT_MS as number,
+      deliveriesRetentionDays: v.WEBHOOK_DELIVERIES_RETENTION_DAYS as number,
     },
     gateway: {
       responsesRetentionDays: v.GATEWAY_RESPONSES_RETENTION_DAYS as number,

@@ -98,6 +98,8 @@ export interface Config {
     expireMs: number;
     /** WEBHOOK_TIMEOUT_MS: one attempt (connect, send, answer) is a failure after this long. */
     timeoutMs: number;
+    /** WEBHOOK_DELIVERIES_RETENTION_DAYS: a delivery delivered or failed this long ago is pruned. */
+    deliveriesRetentionDays: number;
   };
   /** The LLM gateway (see api/gateway/README.md). */
   gateway: {

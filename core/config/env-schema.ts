@@ -111,6 +111,8 @@ export const envSchema = Joi.object({
     .max(30 * 86_400_000)
     .default(3 * 86_400_000),
   WEBHOOK_TIMEOUT_MS: Joi.number().integer().min(100).max(300_000).default(15_000),
+  // Finished deliveries (delivered or failed) are kept this long, then pruned with the run events.
+  WEBHOOK_DELIVERIES_RETENTION_DAYS: Joi.number().min(0.001).max(3650).default(30),
   GATEWAY_RESPONSES_RETENTION_DAYS: Joi.number().min(0.001).max(3650).default(30),
   GATEWAY_LEASES: Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off').default(true),
   GATEWAY_LEASE_MS: Joi.number().integer().min(10).max(60_000).default(2_000),

@@ -120,6 +120,11 @@ export class BudgetsRepository {
     await rows.delete();
   }
 
+  /** Deletes reservations past their expiry (left by workers that died; they hold nothing any more). */
+  async pruneExpired(): Promise<number> {
+    return this.db('budget_reservations').where('expires_at', '<', this.db.fn.now()).delete();
+  }
+
   /** Records the budget's threshold crossing in its period; false when it was already recorded (it fires once). */
   async claimAlert(scope: BudgetScope, scopeId: string, periodStart: Date): Promise<boolean> {
     const rows = await this.db('budget_alerts')

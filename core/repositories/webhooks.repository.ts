@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db/knex.js';
+import { deleteInChunks } from '../db/prune.js';
 import {
   RunWebhooksTableName,
   WebhookDeliveriesTableName,
@@ -114,6 +115,23 @@ export class WebhooksRepository {
   /** The run's project, when the run exists. */
   runProject(runId: string): Promise<{ project_id: string } | undefined> {
     return this.db('runs').where({ id: runId }).first('project_id');
+  }
+
+  /**
+   * Deletes deliveries that ended (delivered or failed) more than
+   * `retentionDays` ago, in chunks, one replica at a time. A pending one stays
+   * whatever its age: its workflow is still attempting it.
+   */
+  prune(retentionDays: number, chunk = 10_000): Promise<number> {
+    const cutoff = new Date(Date.now() - retentionDays * 86_400_000);
+    return deleteInChunks(
+      this.db,
+      'agent-server:prune-webhook-deliveries',
+      `delete from webhook_deliveries where id in (
+         select id from webhook_deliveries where status <> 'pending' and updated_at < ? limit ?)`,
+      [cutoff],
+      chunk,
+    );
   }
 
   /** One more attempt (made to `url`), and the delivery's status after it. */
