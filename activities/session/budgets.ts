@@ -14,7 +14,6 @@ import {
   type BudgetNeed,
   type BudgetPeriodUse,
   type BudgetShortfall,
-  type ScopeBudget,
 } from '../../core/budgets/types.js';
 import type { LlmRequest } from '../../core/llm/types.js';
 import { estimateInputTokens } from '../../core/metering/model-call.js';
@@ -24,7 +23,7 @@ import {
   UnknownOutputCeilingError,
 } from '../../core/metering/reservation.js';
 import type { Budget } from '../../core/metering/types.js';
-import { BudgetsRepository } from '../../core/repositories/budgets.repository.js';
+import { BudgetsRepository, type RunBudgets } from '../../core/repositories/budgets.repository.js';
 import { MeteringRepository } from '../../core/repositories/metering.repository.js';
 import type { ModelStepResult } from '../../workflows/session.definitions.js';
 import { emitProjectWebhooks } from '../webhooks/run-webhooks.js';
@@ -37,24 +36,12 @@ const RESERVATION_TTL_MS = 60 * 60_000;
 type AwaitingBudget = Extract<ModelStepResult, { kind: 'awaiting_budget' }>;
 type ScopedBudget = BudgetInEffect & { scope: 'agent' | 'conversation' };
 
-/** The run's agent and conversation budgets, live, and the agent's wait timeout. */
-async function scopeBudgets(deps: SessionDeps, run: DbRun) {
-  const row = await deps
-    .db('runs as r')
-    .join('conversations as c', 'c.pk', 'r.conversation_pk')
-    .leftJoin('agents as a', 'a.id', 'r.agent_id')
-    .where('r.id', run.id)
-    .first<{
-      agent_budget: ScopeBudget | null;
-      conversation_budget: ScopeBudget | null;
-      conversation_id: string;
-      budget_wait_timeout_ms: number | null;
-    }>(
-      'a.budget as agent_budget',
-      'c.budget as conversation_budget',
-      'c.id as conversation_id',
-      'a.budget_wait_timeout_ms',
-    );
+/**
+ * The run's agent and conversation budgets in effect, and the agent's wait
+ * timeout: from `known` (read with the step's start), else read now.
+ */
+async function scopeBudgets(deps: SessionDeps, run: DbRun, known?: RunBudgets | null) {
+  const row = known ?? (await new BudgetsRepository(deps.db).runBudgets(run.id));
   const budgets: ScopedBudget[] = [];
   if (row?.agent_budget && run.agent_id)
     budgets.push({ scope: 'agent', scope_id: run.agent_id, budget: row.agent_budget });
@@ -157,8 +144,9 @@ export async function holdScopeBudgets(
   step: number,
   providerId: string,
   req: LlmRequest,
+  known?: RunBudgets | null,
 ): Promise<AwaitingBudget | undefined> {
-  const { budgets, conversationId, waitTimeoutMs } = await scopeBudgets(deps, run);
+  const { budgets, conversationId, waitTimeoutMs } = await scopeBudgets(deps, run, known);
   if (budgets.length === 0) return undefined;
   const need = await callNeed(deps, providerId, req);
   const idOf = (b: ScopedBudget) => (b.scope === 'conversation' ? conversationId : b.scope_id);
@@ -202,11 +190,12 @@ export async function keyShortfall(
   keyId: string,
   budget: Budget,
   need: BudgetNeed,
+  known?: RunBudgets | null,
 ): Promise<AwaitingBudget> {
   const use = await keyPeriodUse(deps, keyId, budget);
   const b: BudgetInEffect = { scope: 'key', scope_id: keyId, budget };
   await alertIfCrossing(deps, run, b, keyId, use, need);
-  const { waitTimeoutMs } = await scopeBudgets(deps, run);
+  const { waitTimeoutMs } = await scopeBudgets(deps, run, known);
   return awaiting(shortfall(b, keyId, use, need), keyId, waitTimeoutMs);
 }
 

@@ -59,7 +59,7 @@ export function createModelCallActivities(deps: SessionDeps) {
       if (stored) return stepResult(plan, runTools, messageText(stored.content), stored.tool_calls ?? []);
 
       const req = turnRequest(plan, runId, rows, summary, offered);
-      const waiting = await holdScopeBudgets(deps, row, step, provider.id, req);
+      const waiting = await holdScopeBudgets(deps, row, step, provider.id, req, row.j_budgets);
       if (waiting) return waiting;
       try {
         let metered;
@@ -73,6 +73,7 @@ export function createModelCallActivities(deps: SessionDeps) {
             plan.virtual_key_id,
             err.budget,
             await callNeed(deps, provider.id, req),
+            row.j_budgets,
           );
         }
         const answer = await streamAnswer(deps, { runId, step, target, req, metered });

@@ -9,7 +9,7 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db/knex.js';
 import type { BudgetInEffect, BudgetNeed, BudgetPeriodUse, BudgetScope } from '../budgets/types.js';
-import { fits } from '../budgets/types.js';
+import { fits, type ScopeBudget } from '../budgets/types.js';
 import type { DbRun } from '../db/tables/index.js';
 import { PERIOD_SQL, type BudgetPeriod } from './metering.repository.js';
 
@@ -31,8 +31,31 @@ export type ReserveOutcome =
   | { ok: true; uses: Array<{ budget: ScopedBudget; use: BudgetPeriodUse }> }
   | { ok: false; budget: ScopedBudget; use: BudgetPeriodUse };
 
+/** A run's agent and conversation budgets as they are now, and the agent's wait timeout. */
+export interface RunBudgets {
+  agent_budget: ScopeBudget | null;
+  conversation_budget: ScopeBudget | null;
+  /** The conversation's id as the API names it. */
+  conversation_id: string;
+  budget_wait_timeout_ms: number | null;
+}
+
+/** RunBudgets of run `r`, as a subquery (TurnsRepository.startRow reads it with the rest of a step's start). */
+export const RUN_BUDGETS_SQL = `(select jsonb_build_object('agent_budget', ab.budget, 'conversation_budget', cb.budget,
+           'conversation_id', cb.id, 'budget_wait_timeout_ms', ab.budget_wait_timeout_ms)
+      from conversations cb left join agents ab on ab.id = r.agent_id where cb.pk = r.conversation_pk)`;
+
 export class BudgetsRepository {
   constructor(private readonly db: Db) {}
+
+  /** The run's budgets as they are now (read live at each model call: a raise applies to the next one). */
+  async runBudgets(runId: string): Promise<RunBudgets | undefined> {
+    const { rows } = await this.db.raw<{ rows: Array<{ b: RunBudgets | null }> }>(
+      `select ${RUN_BUDGETS_SQL} as b from runs r where r.id = ?`,
+      [runId],
+    );
+    return rows[0]?.b ?? undefined;
+  }
 
   /**
    * The budget's current period: its runs' cost and tokens, and what other

@@ -12,6 +12,7 @@ import {
   type StoredRunPause,
   type TurnError,
 } from '../db/tables/index.js';
+import { RUN_BUDGETS_SQL, type RunBudgets } from './budgets.repository.js';
 import type { McpEntry } from './types.js';
 
 type Conn = Db | Knex.Transaction;
@@ -31,6 +32,8 @@ export type TurnStartRow = DbRun & {
   j_schema: Pick<DbSchema, 'id' | 'name' | 'schema'> | null;
   j_provider: DbProvider | null;
   j_mcp: McpEntry[] | null;
+  /** At every step (the other joins only before the plan is pinned): budgets are read live. */
+  j_budgets: RunBudgets | null;
 };
 
 /** What `pinPlan` writes on a run that has no plan yet. */
@@ -91,7 +94,8 @@ export class TurnsRepository {
               to_jsonb(pr) as j_provider,
               (select jsonb_agg(jsonb_build_object('mcp_server_id', e.mcp_server_id, 'tool_filters', e.tool_filters,
                                                    'tools_requiring_approval', e.tools_requiring_approval) order by e.position)
-                 from agent_mcp_servers e where e.agent_id = a.id) as j_mcp
+                 from agent_mcp_servers e where e.agent_id = a.id) as j_mcp,
+              ${RUN_BUDGETS_SQL} as j_budgets
          from runs r
          left join agents a on a.id = r.agent_id and r.plan is null
          left join conversations c on c.pk = r.conversation_pk and r.plan is null
