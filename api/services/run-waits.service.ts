@@ -1,5 +1,5 @@
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
-import { fits, type BudgetScope, type ScopeBudget } from '../../core/budgets/types.js';
+import { fits, type BudgetScope } from '../../core/budgets/types.js';
 import type { DbRun } from '../../core/db/tables/index.js';
 import { ConflictError, NotFoundError, ServiceUnavailableError } from '../../core/errors.js';
 import { BudgetsRepository } from '../../core/repositories/budgets.repository.js';
@@ -98,11 +98,8 @@ export class RunWaitsService {
 
   /** `wake` for a conversation named as the API names it. */
   async wakeConversation(projectId: string, conversationId: string): Promise<void> {
-    const row = await this.deps
-      .db('conversations')
-      .where({ project_id: projectId, id: conversationId })
-      .first('pk');
-    if (row) await this.wake('conversation', row.pk);
+    const pk = await this.budgets.conversationPk(projectId, conversationId);
+    if (pk) await this.wake('conversation', pk);
   }
 
   private async waiting(
@@ -125,25 +122,15 @@ export class RunWaitsService {
     const d = run.pause?.details as BudgetPauseDetails | undefined;
     if (!d) return { fits: true, scope: 'agent' };
     const need = { usd: Number(d.needed_usd), tokens: Number(d.needed_tokens) };
-    if (d.scope === 'key') {
-      const key = await this.deps.db('virtual_keys').where({ id: d.scope_id }).first('budget');
-      if (!key?.budget) return { fits: true, scope: d.scope };
-      const use = await new MeteringRepository(this.deps.db).budgetPeriod(d.scope_id, key.budget.period);
-      const figures = { ...use, resets_at: use.period_end, spent_tokens: 0, reserved_tokens: 0 };
-      return { fits: fits(key.budget, figures, { usd: need.usd, tokens: 0 }), scope: d.scope };
-    }
-    const budget = await this.scopeBudget(d.scope, d.scope_id);
+    const budget = await this.budgets.budgetOf(d.scope, d.scope_id);
     if (!budget) return { fits: true, scope: d.scope };
+    if (d.scope === 'key') {
+      const use = await new MeteringRepository(this.deps.db).budgetPeriod(d.scope_id, budget.period);
+      const figures = { ...use, resets_at: use.period_end, spent_tokens: 0, reserved_tokens: 0 };
+      return { fits: fits(budget, figures, { usd: need.usd, tokens: 0 }), scope: d.scope };
+    }
     const use = await this.budgets.use({ scope: d.scope, scope_id: d.scope_id, budget });
     return { fits: fits(budget, use, need), scope: d.scope };
-  }
-
-  private async scopeBudget(scope: 'agent' | 'conversation', id: string): Promise<ScopeBudget | null> {
-    const row =
-      scope === 'agent'
-        ? await this.deps.db('agents').where({ id }).first('budget')
-        : await this.deps.db('conversations').where({ pk: id }).first('budget');
-    return row?.budget ?? null;
   }
 
   private async update(run: DbRun, send: () => Promise<unknown>): Promise<void> {

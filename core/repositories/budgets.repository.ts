@@ -158,6 +158,25 @@ export class BudgetsRepository {
     return rows.length > 0;
   }
 
+  /** The budget of an agent (by id), a conversation (by pk) or a key (by id) as it is now; null: none. */
+  async budgetOf(scope: BudgetScope, id: string): Promise<ScopeBudget | null> {
+    const row =
+      scope === 'agent'
+        ? await this.db('agents').where({ id }).first('budget')
+        : scope === 'conversation'
+          ? await this.db('conversations').where({ pk: id }).first('budget')
+          : await this.db('virtual_keys').where({ id }).first('budget');
+    return row?.budget ?? null;
+  }
+
+  /** A conversation's pk, named as the API names it. */
+  async conversationPk(projectId: string, conversationId: string): Promise<string | undefined> {
+    const row = await this.db('conversations')
+      .where({ project_id: projectId, id: conversationId })
+      .first('pk');
+    return row?.pk;
+  }
+
   /** Runs waiting for the budget of this scope (its pause names it). */
   waitingOn(
     scope: BudgetScope,
