@@ -32,7 +32,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Docker from 'dockerode';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { serveStatelessMcp } from '../../test/fixtures/mcp-servers.js';
 import { openaiSpec } from '../../test/fixtures/vendors/openai.js';
 import type { Reply } from '../../test/fixtures/vendors/scripted-server.js';
 import { benchProject, startPlatform } from '../lib/platform.js';
@@ -114,38 +114,19 @@ await new Promise<void>((r) => vendor.listen(0, '127.0.0.1', r));
 const vendorUrl = `http://127.0.0.1:${(vendor.address() as AddressInfo).port}`;
 
 // ---- An MCP server whose `held` tool never answers; it notes when the call is cancelled or cut off ----
-const mcpHttp = createServer((req: IncomingMessage, res: ServerResponse) => {
-  if (req.method !== 'POST') {
-    res.writeHead(405).end();
-    return;
-  }
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => {
-    const server = new McpServer({ name: 'bench-held', version: '1.0.0' });
-    server.registerTool('held', { description: 'Never answers' }, async (extra) => {
-      const h = held;
-      extra.signal.addEventListener('abort', () => stopped(h));
-      res.on('close', () => stopped(h));
-      h.started.resolve();
-      await new Promise(() => {});
-      return { content: [] };
-    });
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-    });
-    res.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    void server
-      .connect(transport)
-      .then(() => transport.handleRequest(req, res, JSON.parse(Buffer.concat(chunks).toString() || 'null')));
+const mcp = await serveStatelessMcp((res) => {
+  const server = new McpServer({ name: 'bench-held', version: '1.0.0' });
+  server.registerTool('held', { description: 'Never answers' }, async (extra) => {
+    const h = held;
+    extra.signal.addEventListener('abort', () => stopped(h));
+    res.on('close', () => stopped(h));
+    h.started.resolve();
+    await new Promise(() => {});
+    return { content: [] };
   });
+  return server;
 });
-await new Promise<void>((r) => mcpHttp.listen(0, '127.0.0.1', r));
-const mcpUrl = `http://127.0.0.1:${(mcpHttp.address() as AddressInfo).port}/mcp`;
+const mcpUrl = mcp.url;
 
 // ---- The sandbox `sleep`: found in /proc (the containers' processes are the host's) ----
 /** The pid of the process whose command line is exactly `sleep <arg>`, if any. */
@@ -347,6 +328,5 @@ if (kinds.includes('sandbox')) {
 }
 rmSync(tmp, { recursive: true, force: true });
 vendor.close();
-mcpHttp.closeAllConnections();
-mcpHttp.close();
+await mcp.close();
 process.exit(0);
