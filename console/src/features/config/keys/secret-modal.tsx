@@ -1,9 +1,7 @@
-import { Alert, Button, Code, CopyButton, Group, Modal, Stack, Text } from '@mantine/core';
+import { Code, Text } from '@mantine/core';
+import { SecretOnce } from '../../../components/secret-once.js';
 
-/**
- * The secret, shown exactly once (after create or rotate): the API stores
- * only its hash, and the console keeps it only while this dialog is open.
- */
+/** A virtual key's secret, shown exactly once (after create or rotate): the API stores only its hash. */
 export function SecretModal({
   secret,
   name,
@@ -14,38 +12,17 @@ export function SecretModal({
   onClose: () => void;
 }) {
   return (
-    <Modal
-      opened={secret !== null}
-      onClose={onClose}
+    <SecretOnce
+      secret={secret}
       title={`Secret of ${name}`}
-      size="lg"
-      closeOnClickOutside={false}
+      testId="virtual-key-secret"
+      warning="The server keeps only a hash; if you lose it, rotate the key."
+      onClose={onClose}
     >
-      <Stack>
-        <Alert color="yellow" title="Copy it now">
-          This is the only time the secret is shown. The server keeps only a hash; if you lose it, rotate the
-          key.
-        </Alert>
-        <Group wrap="nowrap" align="center">
-          <Code block style={{ flex: 1, wordBreak: 'break-all' }} data-testid="virtual-key-secret">
-            {secret}
-          </Code>
-          <CopyButton value={secret ?? ''}>
-            {({ copied, copy }) => (
-              <Button color={copied ? 'teal' : undefined} onClick={copy} variant="light">
-                {copied ? 'Copied' : 'Copy'}
-              </Button>
-            )}
-          </CopyButton>
-        </Group>
-        <Text size="sm" c="dimmed">
-          Use it where the vendor SDK takes its API key, with the gateway as base URL (for OpenAI:{' '}
-          <Code>{`${location.origin}/api/gateway/openai/v1`}</Code>).
-        </Text>
-        <Group justify="flex-end">
-          <Button onClick={onClose}>I have copied it</Button>
-        </Group>
-      </Stack>
-    </Modal>
+      <Text size="sm" c="dimmed">
+        Use it where the vendor SDK takes its API key, with the gateway as base URL (for OpenAI:{' '}
+        <Code>{`${location.origin}/api/gateway/openai/v1`}</Code>).
+      </Text>
+    </SecretOnce>
   );
 }

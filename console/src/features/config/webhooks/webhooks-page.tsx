@@ -1,43 +1,27 @@
-import { Alert, Badge, Button, Code, CopyButton, Group, Modal, Stack, Text } from '@mantine/core';
+import { Badge, Code, Text } from '@mantine/core';
 import { useState } from 'react';
+import { SecretOnce } from '../../../components/secret-once.js';
 import type { Webhook } from '../../../api/types.js';
 import { NeedProject } from '../shared/need-project.js';
 import { ResourcePage } from '../shared/resource-page.js';
 import { useDeleteWebhook, useWebhooks } from './queries.js';
 import { WebhookForm } from './webhook-form.js';
 
-/** The signing secret, shown exactly once after create; the console keeps it only while this is open. */
+/** The signing secret, shown exactly once after create. */
 function WebhookSecret({ secret, onClose }: { secret: string | null; onClose: () => void }) {
   return (
-    <Modal
-      opened={secret !== null}
-      onClose={onClose}
+    <SecretOnce
+      secret={secret}
       title="Webhook secret"
-      size="lg"
-      closeOnClickOutside={false}
-    >
-      <Stack>
-        <Alert color="yellow" title="Copy it now">
-          This is the only time the secret is shown. Verify each delivery&apos;s{' '}
-          <Code>webhook-signature</Code> with it (any Standard Webhooks library does).
-        </Alert>
-        <Group wrap="nowrap" align="center">
-          <Code block style={{ flex: 1, wordBreak: 'break-all' }} data-testid="webhook-secret">
-            {secret}
-          </Code>
-          <CopyButton value={secret ?? ''}>
-            {({ copied, copy }) => (
-              <Button color={copied ? 'teal' : undefined} onClick={copy} variant="light">
-                {copied ? 'Copied' : 'Copy'}
-              </Button>
-            )}
-          </CopyButton>
-        </Group>
-        <Group justify="flex-end">
-          <Button onClick={onClose}>I have copied it</Button>
-        </Group>
-      </Stack>
-    </Modal>
+      testId="webhook-secret"
+      warning={
+        <>
+          Verify each delivery&apos;s <Code>webhook-signature</Code> with it (any Standard Webhooks library
+          does).
+        </>
+      }
+      onClose={onClose}
+    />
   );
 }
 
