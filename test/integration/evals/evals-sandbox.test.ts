@@ -5,36 +5,17 @@
  * diverged one stops the replay, or runs in the scratch conversation's own
  * sandbox with `execute_diverged_tools`.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
-import os from 'node:os';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { noTemporal } from '../../helpers/services.js';
-import { useSessionWorld } from '../sessions/session-harness.js';
+import { useProcessSandboxWorld } from '../sessions/session-harness.js';
 import { record, resultsOf, startEval, untilEnded } from './eval-harness.js';
 
-const dataDir = mkdtempSync(path.join(os.tmpdir(), 'evals-sandbox-'));
-
 describe.skipIf(noTemporal())('evals with sandbox commands', () => {
-  beforeAll(() => {
-    execFileSync(
-      process.execPath,
-      [path.resolve(import.meta.dirname, '../../../sandbox-daemon/bundle.mjs')],
-      {
-        stdio: 'ignore',
-      },
-    );
-  });
-  const world = useSessionWorld({
-    SANDBOX_ENABLED: 'true',
-    SANDBOX_BACKEND: 'process',
-    DATA_DIR: dataDir,
-    SANDBOX_IDLE_TIMEOUT_MS: '60000',
-  });
-  afterAll(() => rm(dataDir, { recursive: true, force: true }));
+  const world = useProcessSandboxWorld('evals-sandbox');
+  const { dataDir } = world;
 
   it('a recorded command is not run again; a diverged one stops the case unless execute_diverged_tools runs it', async () => {
     const { fx } = world;

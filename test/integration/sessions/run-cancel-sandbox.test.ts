@@ -4,35 +4,14 @@
  * while it runs, the command is killed in the sandbox, the call is
  * answered "cancelled", and the next turn goes on in the same session.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { uniqueName } from '../../helpers/factories.js';
-import { useSessionWorld, type RunData } from './session-harness.js';
-
-const dataDir = mkdtempSync(path.join(os.tmpdir(), 'run-cancel-sandbox-'));
+import { useProcessSandboxWorld, type RunData } from './session-harness.js';
 
 describe('cancelling a run while a sandbox command runs', () => {
-  beforeAll(() => {
-    execFileSync(
-      process.execPath,
-      [path.resolve(import.meta.dirname, '../../../sandbox-daemon/bundle.mjs')],
-      {
-        stdio: 'ignore',
-      },
-    );
-  });
-  const world = useSessionWorld({
-    SANDBOX_ENABLED: 'true',
-    SANDBOX_BACKEND: 'process',
-    DATA_DIR: dataDir,
-    SANDBOX_IDLE_TIMEOUT_MS: '60000',
-  });
-  afterAll(() => rm(dataDir, { recursive: true, force: true }));
+  const world = useProcessSandboxWorld('run-cancel-sandbox');
+  const { dataDir } = world;
 
   it('interrupt: the turn stops while the command runs, the command is killed and answered "cancelled"', async () => {
     const agent = await world.fx.agent({ sandbox: { enabled: true } }, 'Use the sandbox.');

@@ -1,4 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -280,4 +284,31 @@ export function useSessionWorld(extraEnv: Record<string, string> = {}): SessionW
   });
   beforeEach(() => world.fx.vendor.reset());
   return world;
+}
+
+/**
+ * `useSessionWorld` with the process sandbox backend (commands run as local
+ * processes, no Docker needed): the daemon bundle is built first, and the
+ * sandboxes' data folder (`dataDir`, named after `name`) is removed at the end.
+ * Call it inside the describe callback.
+ */
+export function useProcessSandboxWorld(name: string): SessionWorld & { dataDir: string } {
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), `${name}-`));
+  beforeAll(() => {
+    execFileSync(
+      process.execPath,
+      [path.resolve(import.meta.dirname, '../../../sandbox-daemon/bundle.mjs')],
+      {
+        stdio: 'ignore',
+      },
+    );
+  });
+  const world = useSessionWorld({
+    SANDBOX_ENABLED: 'true',
+    SANDBOX_BACKEND: 'process',
+    DATA_DIR: dataDir,
+    SANDBOX_IDLE_TIMEOUT_MS: '60000',
+  });
+  afterAll(() => rm(dataDir, { recursive: true, force: true }));
+  return Object.assign(world, { dataDir });
 }
