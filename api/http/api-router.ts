@@ -28,9 +28,23 @@ export interface RouteSpec {
   public?: boolean;
 }
 
+/** How a door other than the configuration API differs: its own credential check and answer shapes. */
+export interface DoorOptions {
+  /** The guard in front of this router's non-public routes (given ADMIN_TOKEN), instead of the bearer check. */
+  guard?: (adminToken: string | undefined) => Middleware | undefined;
+  /** Answers in the door's own shapes (`response` is the whole body, errors `{detail}`), not the envelope. */
+  raw?: boolean;
+  /** The header the door also takes ADMIN_TOKEN in (documented as an API key). */
+  apiKeyHeader?: string;
+}
+
 export interface RegisteredRoute extends RouteSpec {
   fullPath: string;
   tag: string;
+  /** The answer is the door's own shape, not the envelope. */
+  raw?: boolean;
+  /** The credential the door takes, when not ADMIN_TOKEN as a bearer token. */
+  apiKeyHeader?: string;
 }
 
 type Handler<I> = (ctx: Context, input: I) => Promise<void> | void;
@@ -50,6 +64,7 @@ export class ApiRouter {
   constructor(
     readonly prefix: string,
     readonly tag: string,
+    readonly door: DoorOptions = {},
   ) {}
 
   get routes(): RegisteredRoute[] {
@@ -65,6 +80,8 @@ export class ApiRouter {
       ...spec,
       fullPath,
       tag: this.tag,
+      ...(this.door.raw ? { raw: true } : {}),
+      ...(this.door.apiKeyHeader ? { apiKeyHeader: this.door.apiKeyHeader } : {}),
       chain: [...before, validate(spec.request ?? {}), run],
     });
     return this;
@@ -79,9 +96,10 @@ export class ApiRouter {
    */
   static mountAll(routers: ApiRouter[], opts: { adminToken?: string | undefined } = {}): Router {
     const root = new Router({ sensitive: true });
-    const guard = adminAuth(opts.adminToken);
+    const adminGuard = adminAuth(opts.adminToken);
     for (const r of routers)
       for (const m of r.mountable) {
+        const guard = r.door.guard ? r.door.guard(opts.adminToken) : adminGuard;
         const body = WITH_BODY.has(m.method) ? [jsonBody] : [];
         const chain = guard && !m.public ? [guard, ...body, ...m.chain] : [...body, ...m.chain];
         root[m.method](m.fullPath, ...chain);

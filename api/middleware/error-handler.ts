@@ -3,6 +3,7 @@ import { AppError, NotFoundError, STATUS_MESSAGES, ValidationError } from '../..
 import { failure } from '../http/envelope.js';
 import { gatewayErrorResponse, isGatewayPath } from '../gateway/error-response.js';
 import { BodiesBusyError } from '../http/body-reader.js';
+import { isLangGraphPath, langGraphErrorResponse } from '../protocols/langgraph/errors.js';
 
 interface HttpLikeError {
   status?: number;
@@ -74,6 +75,8 @@ export function errorHandler() {
     } catch (caught) {
       // The gateway imitates each vendor, errors included: its own formatter answers there.
       if (isGatewayPath(ctx.path)) return gatewayErrorResponse(ctx, caught);
+      // So does the Agent Protocol, whose clients read `{detail}`.
+      if (isLangGraphPath(ctx.path)) return langGraphErrorResponse(ctx, caught);
       const err = caught as HttpLikeError;
       const appErr = caught instanceof AppError ? caught : (fromPostgres(err) ?? fromHttpError(err));
       const status = appErr?.status ?? 500;

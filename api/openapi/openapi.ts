@@ -30,10 +30,22 @@ function envelope(data: JsonSchema, error: boolean): JsonSchema {
   };
 }
 
-const errorResponse = (status: number) => ({
+const errorResponse = (status: number, raw = false) => ({
   description: STATUS_MESSAGES[status] ?? 'Error',
-  content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorEnvelope' } } },
+  content: {
+    'application/json': { schema: { $ref: `#/components/schemas/${raw ? 'ErrorDetail' : 'ErrorEnvelope'}` } },
+  },
 });
+
+/** A door's own answer (`raw`) is documented as it is; the configuration API's inside the envelope. */
+function okContent(route: RegisteredRoute): Record<string, unknown> {
+  if (route.produces) return { description: 'OK', content: { [route.produces]: {} } };
+  const data = route.response ? toSchema(route.response) : { type: 'object' };
+  return {
+    description: 'OK',
+    content: { 'application/json': { schema: route.raw ? data : envelope(data, false) } },
+  };
+}
 
 function parameters(route: RegisteredRoute): JsonSchema[] {
   const out: JsonSchema[] = [];
@@ -63,24 +75,16 @@ export function buildOpenApi(routes: RegisteredRoute[], info: { version: string 
       operationId: `${route.method}${route.fullPath.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ?? '').toUpperCase())}`,
       parameters: parameters(route),
       responses: {
-        200: route.produces
-          ? { description: 'OK', content: { [route.produces]: {} } }
-          : {
-              description: 'OK',
-              content: {
-                'application/json': {
-                  schema: envelope(route.response ? toSchema(route.response) : { type: 'object' }, false),
-                },
-              },
-            },
-        400: errorResponse(400),
-        ...(route.fullPath.includes(':') ? { 404: errorResponse(404) } : {}),
-        500: errorResponse(500),
+        200: okContent(route),
+        [route.raw ? 422 : 400]: errorResponse(route.raw ? 422 : 400, route.raw),
+        ...(route.fullPath.includes(':') ? { 404: errorResponse(404, route.raw) } : {}),
+        500: errorResponse(500, route.raw),
       },
     };
-    // Optional security: the bearer token applies only when the server sets ADMIN_TOKEN.
-    op.security = route.public ? [] : [{ adminToken: [] }, {}];
-    if (!route.public) (op.responses as Record<number, unknown>)[401] = errorResponse(401);
+    // Optional security: the token applies only when the server sets ADMIN_TOKEN.
+    const schemes = route.apiKeyHeader ? [{ adminToken: [] }, { apiKey: [] }, {}] : [{ adminToken: [] }, {}];
+    op.security = route.public ? [] : schemes;
+    if (!route.public) (op.responses as Record<number, unknown>)[401] = errorResponse(401, route.raw);
     if (route.description) op.description = route.description;
     if (route.request?.body) {
       const content: Record<string, unknown> = {
@@ -103,9 +107,24 @@ export function buildOpenApi(routes: RegisteredRoute[], info: { version: string 
     servers: [{ url: '/', description: 'The server that serves this document' }],
     paths,
     components: {
-      schemas: { ErrorEnvelope: envelope({ type: 'object' }, true) },
+      schemas: {
+        ErrorEnvelope: envelope({ type: 'object' }, true),
+        ErrorDetail: {
+          type: 'object',
+          required: ['detail'],
+          description: "The Agent Protocol's error: a message, or the list of fields a request got wrong",
+          properties: { detail: {} },
+        },
+      },
       securitySchemes: {
         adminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN, when the server sets one' },
+        apiKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'x-api-key',
+          description:
+            'ADMIN_TOKEN as the Agent Protocol clients send it (their apiKey), when the server sets one',
+        },
       },
     },
   };

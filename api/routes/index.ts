@@ -20,6 +20,7 @@ import { usageRoutes } from './usage.routes.js';
 import { virtualKeyRoutes } from './virtual-keys.routes.js';
 import { virtualKeyUsageRoutes } from './virtual-key-usage.routes.js';
 import { webhookRoutes } from './webhooks.routes.js';
+import { langGraphRouters } from '../protocols/langgraph/index.js';
 
 /**
  * Every router of the API, in one list: the app mounts them and the OpenAPI
@@ -46,6 +47,7 @@ export function buildRouters(deps: AppDeps): ApiRouter[] {
     usageRoutes(deps),
     traceRoutes(deps),
     ...webhookRoutes(deps),
+    ...langGraphRouters(deps),
   ];
   routers.push(docsRoutes(() => routers.flatMap((r) => r.routes)));
   return routers;

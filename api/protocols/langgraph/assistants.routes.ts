@@ -1,0 +1,8 @@
+import type { AppDeps } from '../../deps.js';
+import type { ApiRouter } from '../../http/api-router.js';
+import { protocolRouter } from './door.js';
+
+/** The Agent Protocol's assistants routes. */
+export function assistantsRoutes(_deps: AppDeps): ApiRouter {
+  return protocolRouter();
+}

@@ -1,0 +1,18 @@
+import type { AppDeps } from '../../deps.js';
+import type { ApiRouter } from '../../http/api-router.js';
+import { assistantsRoutes } from './assistants.routes.js';
+import { cronsRoutes } from './crons.routes.js';
+import { runsRoutes } from './runs.routes.js';
+import { storeRoutes } from './store.routes.js';
+import { threadsRoutes } from './threads.routes.js';
+
+/** Every router of the Agent Protocol door (`/api/langgraph/{project_id}/…`). */
+export function langGraphRouters(deps: AppDeps): ApiRouter[] {
+  return [
+    assistantsRoutes(deps),
+    threadsRoutes(deps),
+    runsRoutes(deps),
+    cronsRoutes(deps),
+    storeRoutes(deps),
+  ];
+}
