@@ -10,7 +10,7 @@ import type { Db } from '../../core/db/knex.js';
 import { renderTemplate } from '../../core/prompts/prompt-template.js';
 import { ModelsRepository } from '../../core/repositories/models.repository.js';
 import { PromptsRepository } from '../../core/repositories/prompts.repository.js';
-import type { DbRun, RunOverrides } from '../../core/db/tables/index.js';
+import type { RunOverrides } from '../../core/db/tables/index.js';
 import { RunsRepository } from '../../core/repositories/runs.repository.js';
 import { TurnsRepository, type TurnStartRow } from '../../core/repositories/turns.repository.js';
 import { metrics } from '../../core/telemetry/metrics.js';
@@ -77,7 +77,7 @@ async function summarizerModel(db: Db, modelId: string): Promise<PlanModel | str
   };
 }
 
-/** The llm summarizer's prompt (rendered with the conversation's context) and model; null for other summarizers. */
+/** The llm summarizer's prompt (rendered with the turn's context) and model; null for other summarizers. */
 async function resolveSummarizer(
   db: Db,
   agent: Agent,
@@ -176,11 +176,14 @@ export async function resolvePlan(deps: SessionDeps, row: TurnStartRow): Promise
   if ('kind' in model) return model;
   const version = row.j_prompt;
   if (!version) return noPromptVersion(agent, row.overrides);
-  const context = row.j_context ?? {};
+  // The agent's context gives defaults; the conversation's (converse's `context` included) wins.
+  const context = { ...(agent.context ?? {}), ...(row.j_context ?? {}) };
   const warnings: string[] = [];
   const rendered = renderTemplate(version.template, context);
   for (const name of rendered.missing)
-    warnings.push(`template variable "${name}" is not set in the conversation's context; it rendered empty`);
+    warnings.push(
+      `template variable "${name}" is set in neither the agent's nor the conversation's context; it rendered empty`,
+    );
   if (agent.schema_id && !row.j_schema)
     return fail('schema_not_found', "the agent's schema no longer exists");
   const summarizer = await resolveSummarizer(deps.db, agent, context);
@@ -193,13 +196,20 @@ export async function resolvePlan(deps: SessionDeps, row: TurnStartRow): Promise
 }
 
 /**
- * Pins the plan on the run and marks it running. Idempotent: when a
+ * Pins the plan (and the agent version it came from) on the run and marks it running. Idempotent: when a
  * concurrent first attempt pinned first, its plan is the one returned.
  */
-export async function pinPlan(db: Db, run: DbRun, plan: TurnPlan, warnings: string[]): Promise<TurnPlan> {
+export async function pinPlan(
+  db: Db,
+  run: TurnStartRow,
+  plan: TurnPlan,
+  warnings: string[],
+): Promise<TurnPlan> {
   const pinned = await new TurnsRepository(db).pinPlan(run.id, {
     plan,
     promptVersionId: plan.prompt_version_id,
+    // The version of the agent row this plan was resolved from, read in the same statement.
+    agentVersion: run.j_agent?.version ?? null,
     warnings: [...run.warnings, ...warnings],
     // Without MCP servers the tools are known now; with them, `listTools` records them.
     ...(plan.mcp_servers.length ? {} : { tools: runToolsRecord(sandboxState(plan)) }),

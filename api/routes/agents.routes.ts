@@ -97,6 +97,33 @@ export function agentRoutes(deps: AppDeps): ApiRouter {
         ok(ctx, agent);
       },
     )
+    .route<Validated<Id, OptScope & Page>>(
+      {
+        method: 'get',
+        path: '/:id/versions',
+        summary: "List an agent's versions",
+        description:
+          'Every write of the agent (create, update) made a version: all its settings as they were then. ' +
+          'Newest first; `in_force` marks the one the agent runs with (runs record it as `agent_version`).',
+        request: s.agentVersionList,
+        response: s.agentVersionListResponse,
+      },
+      async (ctx, { params, query }) => ok(ctx, await svc.listVersions(params.id, query.project_id, query)),
+    )
+    .route<Validated<Id & { version: number }, OptScope>>(
+      {
+        method: 'post',
+        path: '/:id/versions/:version/pin',
+        summary: "Put one of the agent's versions back in force",
+        description:
+          "The version's settings become the agent's, without making a new version (the next update does). " +
+          'Checked like an update: a model, prompt or other resource it names that no longer exists is a 400 ' +
+          'naming the field; its name taken by another agent since, a 409; an unknown version, a 404.',
+        request: s.agentVersionPin,
+        response: s.agentResponse,
+      },
+      async (ctx, { params, query }) => ok(ctx, await svc.pin(params.id, query.project_id, params.version)),
+    )
     .route<Validated<Id, OptScope>>(
       {
         method: 'delete',

@@ -1,6 +1,7 @@
 import Joi from 'joi';
 import type { ScopeBudget } from '../../core/budgets/types.js';
 import { scopeBudget } from './budget.schemas.js';
+import { context as templateContext } from './conversations.schemas.js';
 import {
   description,
   idParams,
@@ -68,6 +69,15 @@ const bounded = (min: number, max: number) =>
     'number.max': '{#label} must be at most {#limit}',
   });
 
+/** A free-form JSON object of the caller's (labels, the Agent Protocol's config), at most 64 KiB. */
+const freeObject = Joi.object()
+  .unknown(true)
+  .custom((value: unknown, helpers) =>
+    Buffer.byteLength(JSON.stringify(value)) > 65_536
+      ? helpers.message({ custom: '{{#label}} must be at most 65536 bytes of JSON' })
+      : value,
+  );
+
 const fields = {
   name,
   description,
@@ -105,6 +115,15 @@ const fields = {
   decision_timeout_ms: bounded(1_000, 24 * 24 * 3600 * 1000)
     .allow(null)
     .description('an undecided call of a non-idempotent tool fails after this long (null: it waits)'),
+  metadata: freeObject.description(
+    'Your own labels for the agent (the Agent Protocol searches assistants by them)',
+  ),
+  config: freeObject.description(
+    "The Agent Protocol's assistant `config` (tags, recursion_limit, configurable): stored and returned",
+  ),
+  context: templateContext.description(
+    "Template variables for the agent's prompts: defaults under the conversation's context (which wins)",
+  ),
 };
 
 export const agentCreate = {
@@ -154,8 +173,25 @@ export interface AgentFields {
   budget_wait_timeout_ms?: number | null;
   non_idempotent_tools?: string[];
   decision_timeout_ms?: number | null;
+  metadata?: Record<string, unknown>;
+  config?: Record<string, unknown>;
+  context?: Record<string, unknown>;
 }
 export type AgentUpdateBody = Partial<AgentFields>;
+
+/** `GET /agents/{id}/versions` */
+export const agentVersionList = {
+  params: idParams,
+  query: Joi.object({ ...optionalProjectQuery, ...pagination }),
+};
+/** `POST /agents/{id}/versions/{version}/pin` */
+export const agentVersionPin = {
+  params: Joi.object({
+    id: uuid.required(),
+    version: Joi.number().integer().min(1).max(2_147_483_647).required(),
+  }),
+  query: Joi.object(optionalProjectQuery),
+};
 
 export const agentResponse = Joi.object({
   id: uuid,
@@ -182,6 +218,17 @@ export const agentResponse = Joi.object({
   budget_wait_timeout_ms: Joi.number().allow(null),
   non_idempotent_tools: Joi.array().items(Joi.string()),
   decision_timeout_ms: Joi.number().allow(null),
+  metadata: Joi.object().unknown(true),
+  config: Joi.object().unknown(true),
+  context: Joi.object().unknown(true),
+  graph_id: uuid
+    .allow(null)
+    .description(
+      'The agent this one was copied from through the Agent Protocol (its graph); null for an agent made here',
+    ),
+  version: Joi.number()
+    .integer()
+    .description('The version in force (GET /agents/{id}/versions): the latest write, or the version pinned'),
   warnings: Joi.array()
     .items(Joi.string())
     .description(
@@ -204,3 +251,16 @@ export const agentCheckResponse = Joi.object({
     )
     .description('what the saved agent would be warned about'),
 });
+
+export const agentVersionResponse = Joi.object({
+  agent_id: uuid,
+  version: Joi.number().integer(),
+  in_force: Joi.boolean().description("Whether these are the agent's settings now"),
+  settings: Joi.object()
+    .unknown(true)
+    .description(
+      'Every setting the agent had after this write (as in the agent view), its MCP servers included',
+    ),
+  created_at: timestamp,
+});
+export const agentVersionListResponse = Joi.array().items(agentVersionResponse);

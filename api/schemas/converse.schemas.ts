@@ -210,6 +210,10 @@ export const runResponse = Joi.object({
   error: Joi.object({ code: Joi.string(), message: Joi.string(), details: Joi.any() }).allow(null),
   warnings: Joi.array().items(Joi.string()),
   prompt_version_id: uuid.allow(null),
+  agent_version: Joi.number()
+    .integer()
+    .allow(null)
+    .description('The version of its agent the turn ran with (GET /agents/{id}/versions); null until the turn starts'),
   overrides: Joi.object({
     prompt_version_id: uuid,
     model_id: uuid,

@@ -24,6 +24,8 @@ export interface WarningSubject {
   llm_summarizer_prompt_id?: string | null;
   llm_summarizer_prompt_label?: PromptLabel | null;
   sandbox?: Pick<SandboxSettings, 'enabled'> | null;
+  /** The agent's own template variables: those it gives are not warned about. */
+  context?: Record<string, unknown> | null;
 }
 
 /** What the project holds that the warnings check an agent against. */
@@ -89,7 +91,8 @@ export class AgentWarnings {
     warnings.push(...this.modelWarnings('model_id', a.model_id, facts));
     if (llm && a.llm_summarizer_model_id && a.llm_summarizer_model_id !== a.model_id)
       warnings.push(...this.modelWarnings('llm_summarizer_model_id', a.llm_summarizer_model_id, facts));
-    warnings.push(...variableWarnings('prompt_id', a.prompt_id, a.prompt_label, facts));
+    const given = new Set(Object.keys(a.context ?? {}));
+    warnings.push(...variableWarnings('prompt_id', a.prompt_id, a.prompt_label, facts, given));
     if (llm)
       warnings.push(
         ...variableWarnings(
@@ -97,6 +100,7 @@ export class AgentWarnings {
           a.llm_summarizer_prompt_id,
           a.llm_summarizer_prompt_label,
           facts,
+          given,
         ),
       );
     return warnings;
@@ -130,19 +134,20 @@ export class AgentWarnings {
   }
 }
 
-/** Template variables that nothing here gives a value: each conversation's context must. */
+/** Template variables that the agent's context does not give a value: each conversation's context must. */
 function variableWarnings(
   field: string,
   promptId: string | null | undefined,
   label: PromptLabel | null | undefined,
   facts: Facts,
+  given: Set<string>,
 ): AgentWarning[] {
   const wanted = label ?? 'latest';
   const version = facts.templates.find((t) => t.prompt_id === promptId && t.label === wanted);
   if (!version) return [];
   let names: string[];
   try {
-    names = validateTemplate(version.template);
+    names = validateTemplate(version.template).filter((n) => !given.has(n));
   } catch {
     return []; // written around the API; the turn reports it
   }

@@ -1,24 +1,23 @@
 import type { Knex } from 'knex';
 import { notifyChange, type ReadCache } from '../cache/change-feed.js';
 import type { Db } from '../../core/db/knex.js';
+import { ConflictError, NotFoundError, ValidationError, isUniqueViolation } from '../../core/errors.js';
+import type { DbAgentVersion } from '../../core/db/tables/index.js';
 import {
-  ConflictError,
-  NotFoundError,
-  ValidationError,
-  type FieldError,
-  isUniqueViolation,
-} from '../../core/errors.js';
-import type { DbAgentWrite } from '../../core/db/tables/index.js';
-import { defaultPrice } from '../../core/metering/pricing.js';
+  AgentVersionsRepository,
+  type VersionFilter,
+} from '../../core/repositories/agent-versions.repository.js';
 import { AgentsRepository, type AgentWithServers } from '../../core/repositories/agents.repository.js';
-import type {
-  AgentFields,
-  AgentUpdateBody,
-  McpEntry,
-  PromptLabel,
-  SandboxSettings,
-} from '../schemas/agents.schemas.js';
+import type { AgentFields, AgentUpdateBody } from '../schemas/agents.schemas.js';
 import type { Page } from '../schemas/common.schemas.js';
+import {
+  AGENT_DEFAULTS,
+  agentRow,
+  agentState,
+  normalizeAgent,
+  validateAgent,
+  type AgentState,
+} from './agent-rules.js';
 import { AgentWarnings, type AgentWarning } from './agent-warnings.js';
 import { assertInProject, requireProject } from './project-scope.js';
 
@@ -28,33 +27,26 @@ export interface Agent extends Omit<AgentWithServers, 'created_at' | 'updated_at
   updated_at: string;
 }
 
-/** An agent's whole configuration after defaults: what gets validated and stored. */
-type AgentState = Omit<DbAgentWrite, 'project_id'> & { mcp_servers: McpEntry[] };
+/** One version of an agent: its settings as a write left them, and whether they are the ones in force. */
+export interface AgentVersion {
+  agent_id: string;
+  version: number;
+  in_force: boolean;
+  settings: Record<string, unknown>;
+  created_at: string;
+}
 
-const DEFAULTS: Omit<AgentState, 'name' | 'model_id' | 'prompt_id'> = {
-  description: null,
-  prompt_label: 'latest',
-  schema_id: null,
-  enable_history: true,
-  summarizer_type: 'none',
-  llm_summarizer_token_threshold: null,
-  llm_summarizer_keep_recent_count: null,
-  llm_summarizer_prompt_id: null,
-  llm_summarizer_prompt_label: null,
-  llm_summarizer_model_id: null,
-  sliding_window_keep_count: null,
-  sandbox: { enabled: false, docker_image: null, require_approval: false },
-  max_iterations: 20,
-  approval_timeout_ms: null,
-  budget: null,
-  budget_wait_timeout_ms: null,
-  non_idempotent_tools: [],
-  decision_timeout_ms: null,
-  mcp_servers: [],
-};
+/** A write of an agent: our API's fields, and the Agent Protocol's graph (the agent it copies). */
+export type AgentWrite = AgentUpdateBody & { graph_id?: string | null };
+
+/** How a write treats what it is given: the Agent Protocol merges metadata into the agent's. */
+export interface WriteOptions {
+  mergeMetadata?: boolean;
+}
 
 export class AgentsService {
   private readonly repo: AgentsRepository;
+  private readonly versions: AgentVersionsRepository;
   private readonly warnings: AgentWarnings;
 
   constructor(
@@ -64,6 +56,7 @@ export class AgentsService {
     private readonly cache?: ReadCache<AgentWithServers>,
   ) {
     this.repo = new AgentsRepository(db);
+    this.versions = new AgentVersionsRepository(db);
     this.warnings = new AgentWarnings(this.repo, opts.sandboxEnabled);
   }
 
@@ -91,100 +84,8 @@ export class AgentsService {
   /** What an agent configured so would be warned about, without saving it (the console's form, while it is filled in). */
   async check(projectId: string, body: AgentUpdateBody): Promise<AgentWarning[]> {
     await requireProject(this.db, projectId);
-    const state = AgentsService.normalize({ ...DEFAULTS, ...body } as AgentState);
+    const state = normalizeAgent({ ...AGENT_DEFAULTS, ...body } as AgentState);
     return (await this.warnings.of(projectId, [state]))[0]!;
-  }
-
-  private static normalize(state: AgentState): AgentState {
-    const sandbox: SandboxSettings = {
-      ...state.sandbox,
-      docker_image: state.sandbox.docker_image ?? null,
-      require_approval: state.sandbox.require_approval ?? false,
-    };
-    return { ...state, summarizer_type: state.summarizer_type ?? 'none', sandbox };
-  }
-
-  /** Cross-field rules and every reference, all problems reported at once (400). */
-  private async validate(conn: Knex.Transaction, projectId: string, a: AgentState): Promise<void> {
-    const problems: FieldError[] = [];
-    const need = (field: string, message: string) => problems.push({ field, message, type: 'any.required' });
-    if (a.summarizer_type === 'llm') {
-      if (!a.llm_summarizer_token_threshold)
-        need(
-          'llm_summarizer_token_threshold',
-          'llm_summarizer_token_threshold (> 0) is required when summarizer_type is llm',
-        );
-      if (!a.llm_summarizer_keep_recent_count)
-        need(
-          'llm_summarizer_keep_recent_count',
-          'llm_summarizer_keep_recent_count (>= 1) is required when summarizer_type is llm',
-        );
-      if (!a.llm_summarizer_prompt_id)
-        need('llm_summarizer_prompt_id', 'llm_summarizer_prompt_id is required when summarizer_type is llm');
-    }
-    if (a.summarizer_type === 'sliding_window' && !a.sliding_window_keep_count) {
-      need(
-        'sliding_window_keep_count',
-        'sliding_window_keep_count (>= 1) is required when summarizer_type is sliding_window',
-      );
-    }
-
-    const exists = async (table: string, id: string) =>
-      Boolean(await conn(table).where({ id, project_id: projectId }).first('id'));
-    const ref = async (field: string, table: string, what: string, id: string | null | undefined) => {
-      if (id && !(await exists(table, id))) {
-        problems.push({
-          field,
-          message: `${field} does not name an existing ${what} in this project`,
-          type: 'any.reference',
-        });
-        return false;
-      }
-      return Boolean(id);
-    };
-    const labelled = async (field: string, promptId: string, label: PromptLabel) => {
-      if (!(await this.repo.promptHasLabel(conn, promptId, label))) {
-        problems.push({
-          field,
-          message: `the prompt has no version labelled ${label}`,
-          type: 'any.reference',
-        });
-      }
-    };
-
-    if ((await ref('model_id', 'models', 'model', a.model_id)) && a.budget) {
-      const model = await conn('models').where({ id: a.model_id }).first('model_id', 'pricing');
-      if (model && !model.pricing && !defaultPrice(model.model_id))
-        problems.push({
-          field: 'budget',
-          message: `a budget needs a price for the agent's model: no price is known for "${model.model_id}"; set pricing on the model`,
-          type: 'any.invalid',
-        });
-    }
-    if (await ref('prompt_id', 'prompts', 'prompt', a.prompt_id))
-      await labelled('prompt_label', a.prompt_id, a.prompt_label);
-    await ref('schema_id', 'schemas', 'schema', a.schema_id);
-    if (await ref('llm_summarizer_prompt_id', 'prompts', 'prompt', a.llm_summarizer_prompt_id)) {
-      await labelled(
-        'llm_summarizer_prompt_label',
-        a.llm_summarizer_prompt_id!,
-        a.llm_summarizer_prompt_label ?? 'latest',
-      );
-    }
-    await ref('llm_summarizer_model_id', 'models', 'model', a.llm_summarizer_model_id);
-    for (const [i, entry] of a.mcp_servers.entries()) {
-      await ref(`mcp_servers.${i}.mcp_server_id`, 'mcp_servers', 'MCP server', entry.mcp_server_id);
-    }
-    if (problems.length > 0) throw new ValidationError(problems);
-  }
-
-  private static toRow(projectId: string, a: AgentState): DbAgentWrite {
-    const { mcp_servers: _servers, ...rest } = a;
-    return {
-      ...rest,
-      project_id: projectId,
-      sandbox: JSON.stringify(a.sandbox) as unknown as SandboxSettings,
-    };
   }
 
   private async write<T>(fn: () => Promise<T>): Promise<T> {
@@ -200,38 +101,95 @@ export class AgentsService {
     }
   }
 
-  async create(projectId: string, body: AgentFields): Promise<Agent> {
+  /**
+   * A new agent, at its version 1. `id` and `graph_id` are the Agent
+   * Protocol's (an assistant id the client chose, the agent it copies).
+   */
+  async create(
+    projectId: string,
+    body: AgentFields,
+    opts: { id?: string; graph_id?: string | null } = {},
+  ): Promise<Agent> {
     await requireProject(this.db, projectId);
-    const state = AgentsService.normalize({ ...DEFAULTS, ...body } as AgentState);
+    const state = normalizeAgent({
+      ...AGENT_DEFAULTS,
+      ...body,
+      graph_id: opts.graph_id ?? null,
+    } as AgentState);
     const row = await this.write(() =>
       this.repo.transaction(async (trx) => {
-        await this.validate(trx, projectId, state);
-        return this.repo.insert(trx, AgentsService.toRow(projectId, state), state.mcp_servers);
+        await validateAgent(trx, this.repo, projectId, state);
+        const row = { ...agentRow(projectId, state, 1), ...(opts.id ? { id: opts.id } : {}) };
+        const created = await this.repo.insert(trx, row, state.mcp_servers);
+        await this.versions.add(trx, created.id, state);
+        return created;
       }),
     );
     return this.presentOne(row);
   }
 
-  async update(id: string, projectId: string | undefined, body: AgentUpdateBody): Promise<Agent> {
+  /** Every update is a new version of the agent, in force from now. */
+  async update(
+    id: string,
+    projectId: string | undefined,
+    body: AgentWrite,
+    opts: WriteOptions = {},
+  ): Promise<Agent> {
+    return this.changed(id, projectId, async (trx, current) => {
+      const merged = { ...current, ...body, sandbox: body.sandbox ?? current.sandbox };
+      if (opts.mergeMetadata && body.metadata) merged.metadata = { ...current.metadata, ...body.metadata };
+      const state = agentState(merged);
+      await validateAgent(trx, this.repo, current.project_id, state);
+      const version = await this.versions.add(trx, id, state);
+      const row = agentRow(current.project_id, state, version);
+      return this.repo.update(trx, id, row, body.mcp_servers ? state.mcp_servers : undefined);
+    });
+  }
+
+  /**
+   * Puts one of the agent's versions back in force, without making a new
+   * one: its settings, checked as a write checks them (a model or prompt it
+   * names that is gone since is a 400 naming the field; its name now taken,
+   * a 409). Pinning the version in force changes nothing.
+   */
+  async pin(id: string, projectId: string | undefined, version: number): Promise<Agent> {
+    return this.changed(id, projectId, async (trx, current) => {
+      const pinned = await this.versions.find(id, version, trx);
+      if (!pinned) throw new NotFoundError('agent_version');
+      if (current.version === version) return current;
+      const state = agentState(pinned.snapshot);
+      await validateAgent(trx, this.repo, current.project_id, state);
+      return this.repo.update(trx, id, agentRow(current.project_id, state, version), state.mcp_servers);
+    });
+  }
+
+  /** A write of the agent under its row lock, announced to every replica's cache. */
+  private async changed(
+    id: string,
+    projectId: string | undefined,
+    fn: (trx: Knex.Transaction, current: AgentWithServers) => Promise<AgentWithServers>,
+  ): Promise<Agent> {
     const row = await this.write(() =>
       this.repo.transaction(async (trx) => {
         const current = await this.repo.findById(id, trx, true);
         assertInProject(current, projectId, 'agent');
-        const { id: _id, project_id, created_at: _c, updated_at: _u, ...existing } = current!;
-        const sandbox = body.sandbox ?? existing.sandbox;
-        const state = AgentsService.normalize({ ...existing, ...body, sandbox } as AgentState);
-        await this.validate(trx, project_id, state);
-        const row = await this.repo.update(
-          trx,
-          id,
-          AgentsService.toRow(project_id, state),
-          body.mcp_servers ? state.mcp_servers : undefined,
-        );
+        const row = await fn(trx, current!);
         await notifyChange(trx, 'agents', id);
         return row;
       }),
     ).finally(() => this.cache?.invalidate(id));
     return this.presentOne(row);
+  }
+
+  /** The agent's versions, newest first. */
+  async listVersions(
+    id: string,
+    projectId: string | undefined,
+    filter: VersionFilter,
+  ): Promise<AgentVersion[]> {
+    const agent = await this.repo.findById(id);
+    assertInProject(agent, projectId, 'agent');
+    return (await this.versions.list(id, filter)).map((v) => versionView(v, agent!.version));
   }
 
   async list(projectId: string, page: Page): Promise<Agent[]> {
@@ -271,4 +229,14 @@ export class AgentsService {
     });
     this.cache?.invalidate(id);
   }
+}
+
+function versionView(v: DbAgentVersion, inForce: number): AgentVersion {
+  return {
+    agent_id: v.agent_id,
+    version: v.version,
+    in_force: v.version === inForce,
+    settings: v.snapshot,
+    created_at: v.created_at.toISOString(),
+  };
 }

@@ -23,6 +23,19 @@ export interface AgentWithServers extends DbAgent {
 
 type Conn = Db | Knex.Transaction;
 
+/** Agents of a project matched as the Agent Protocol searches assistants. */
+export interface AgentSearch {
+  /** The agent's graph: the agent it was copied from, or itself. */
+  graphId?: string;
+  /** Contained in the agent's metadata. */
+  metadata?: Record<string, unknown>;
+  /** A substring of the name, whatever its case. */
+  name?: string;
+}
+
+export const AGENT_SORTS = ['id', 'graph_id', 'created_at', 'updated_at', 'name'] as const;
+export type AgentSort = { by: (typeof AGENT_SORTS)[number]; order: 'asc' | 'desc' };
+
 /** A model as its agents' turns would call it: which provider serves it, if one can. */
 export interface ModelServing {
   id: string;
@@ -145,6 +158,32 @@ export class AgentsRepository {
       .where(projectId ? { name, project_id: projectId } : { name })
       .limit(2);
     return this.withServers(rows);
+  }
+
+  private searched(projectId: string, f: AgentSearch): Knex.QueryBuilder {
+    const q = this.db(AgentsTableName).where({ project_id: projectId });
+    if (f.graphId !== undefined) void q.whereRaw('coalesce(graph_id, id) = ?::uuid', [f.graphId]);
+    if (f.metadata && Object.keys(f.metadata).length > 0)
+      void q.whereRaw('metadata @> ?::jsonb', [JSON.stringify(f.metadata)]);
+    if (f.name) void q.whereRaw('strpos(lower(name), lower(?)) > 0', [f.name]);
+    return q;
+  }
+
+  /** The project's agents matching the search, in the order asked (then by id). */
+  async search(projectId: string, f: AgentSearch, sort: AgentSort, page: Page): Promise<AgentWithServers[]> {
+    const column = sort.by === 'graph_id' ? this.db.raw('coalesce(graph_id, id)') : sort.by;
+    const rows = (await this.searched(projectId, f)
+      .orderBy(column as string, sort.order)
+      .orderBy('id', sort.order)
+      .limit(page.limit)
+      .offset(page.offset)) as DbAgent[];
+    return this.withServers(rows);
+  }
+
+  async count(projectId: string, f: AgentSearch): Promise<number> {
+    const rows = await this.searched(projectId, f).count<Array<{ n: string | number }>>('* as n');
+    const row = rows[0];
+    return Number(row?.n ?? 0);
   }
 
   async delete(id: string, conn: Conn = this.db): Promise<boolean> {

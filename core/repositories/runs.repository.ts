@@ -86,6 +86,7 @@ const VIEW_COLUMNS = [
   'r.workflow_id',
   'r.trace_id',
   'r.prompt_version_id',
+  'r.agent_version',
   'r.output',
   'r.tool_calls',
   'r.usage',

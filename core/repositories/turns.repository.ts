@@ -40,6 +40,8 @@ export type TurnStartRow = DbRun & {
 export interface PlanPin {
   plan: object;
   promptVersionId: string;
+  /** The version of the agent the plan was resolved from (`agents.version` as the turn read it). */
+  agentVersion: number | null;
   /** Every warning of the run: the ones it had and the plan's. */
   warnings: string[];
   /** The tools, when they are known at start (no MCP servers to list). */
@@ -124,6 +126,7 @@ export class TurnsRepository {
         status: 'running',
         started_at: this.db.fn.now(),
         prompt_version_id: pin.promptVersionId,
+        agent_version: pin.agentVersion,
         warnings: JSON.stringify(pin.warnings),
         ...(pin.tools ? { tools: JSON.stringify(pin.tools) } : {}),
       });

@@ -38,6 +38,8 @@ export interface RunView {
   error: { code: string; message: string; details?: unknown } | null;
   warnings: string[];
   prompt_version_id: string | null;
+  /** The version of its agent the turn ran with; null until it starts. */
+  agent_version: number | null;
   overrides: RunOverrides | null;
   /** Cancelled with `rollback`: its messages, summaries and events were removed from the conversation. */
   rolled_back: boolean;
@@ -133,6 +135,7 @@ export function toRunView(row: RunViewRow, config: Config): RunView {
     error: row.error,
     warnings: row.warnings,
     prompt_version_id: row.prompt_version_id,
+    agent_version: row.agent_version ?? null,
     overrides: row.overrides,
     rolled_back: row.rolled_back,
     trace_id: row.trace_id,

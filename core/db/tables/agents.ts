@@ -43,11 +43,21 @@ export type DbAgent = {
   non_idempotent_tools: string[];
   /** An undecided call of a non-idempotent tool fails after this long; null: it waits for ever. */
   decision_timeout_ms: number | null;
+  /** The version in force (agent_versions): the one pinned, or the latest write. */
+  version: number;
+  /** The caller's own labels (the Agent Protocol's assistant metadata). */
+  metadata: Record<string, unknown>;
+  /** The Agent Protocol's assistant `config`: stored and returned. */
+  config: Record<string, unknown>;
+  /** Template variables for the agent's prompts, defaults under the conversation's. */
+  context: Record<string, unknown>;
+  /** The agent this one was copied from (its graph, for the Agent Protocol); null when made through our API. */
+  graph_id: string | null;
   created_at: Date;
   updated_at: Date;
 };
 /** Every column an agent's writer sets (the API writes the whole agent). */
-export type DbAgentWrite = Omit<DbAgent, 'id' | 'created_at' | 'updated_at'>;
+export type DbAgentWrite = Omit<DbAgent, 'created_at' | 'updated_at' | 'id'> & { id?: string };
 /** Columns with a database default (or nullable) may be left out of an insert. */
 export type DbAgentInsert = Pick<DbAgentWrite, 'project_id' | 'name' | 'model_id' | 'prompt_id'> &
   Partial<

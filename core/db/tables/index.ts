@@ -55,6 +55,8 @@ export * from './schemas.js';
 export * from './mcp-servers.js';
 export * from './agents.js';
 export * from './agent-mcp-servers.js';
+// agent-versions.ts registers its table with Knex itself.
+export * from './agent-versions.js';
 export * from './conversations.js';
 export * from './threads.js';
 export * from './messages.js';

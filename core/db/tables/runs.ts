@@ -96,6 +96,8 @@ export type DbRun = {
   workflow_id: string;
   trace_id: string | null;
   prompt_version_id: string | null;
+  /** The version of its agent the turn ran with (pinned with its plan); null until it starts. */
+  agent_version: number | null;
   output: RunOutput | null;
   tool_calls: Array<Record<string, unknown>>;
   /** Summed over the turn's model calls; the cache counts (part of input_tokens) only once some were reported. */
@@ -134,6 +136,7 @@ export type DbRunInsert = {
   workflow_id: string;
   trace_id?: string | null;
   prompt_version_id?: string | null;
+  agent_version?: number | null;
   output?: JsonText | null;
   tool_calls?: JsonText;
   usage?: JsonText;
