@@ -22,6 +22,7 @@ import { evalReplayTaskQueue } from '../workflows/eval.definitions.js';
 import { createActivities } from './index.js';
 import { installRunWebhooks } from './webhooks/run-webhooks.js';
 import { BudgetsRepository } from '../core/repositories/budgets.repository.js';
+import { MemoryStoreRepository } from '../core/repositories/memory-store.repository.js';
 import { WebhooksRepository } from '../core/repositories/webhooks.repository.js';
 import { RunEventsRepository } from '../core/repositories/run-events.repository.js';
 import { ConversationsRepository } from '../core/repositories/conversations.repository.js';
@@ -171,10 +172,11 @@ export async function startWorker(
     maxHeartbeatThrottleInterval: '400 ms',
   });
   // Housekeeping: stream events of long-finished runs, ended webhook deliveries (one replica
-  // prunes each at a time), and budget reservations of workers that died.
+  // prunes each at a time), budget reservations of workers that died, and expired memory store items.
   const runEvents = new RunEventsRepository(db);
   const deliveries = new WebhooksRepository(db);
   const reservations = new BudgetsRepository(db);
+  const storeItems = new MemoryStoreRepository(db);
   const pruneRunEventsNow = () => {
     void runEvents
       .prune(config.session.runEventsRetentionDays)
@@ -185,6 +187,9 @@ export async function startWorker(
     void reservations
       .pruneExpired()
       .catch((err: unknown) => logger.warn({ err }, 'expired budget reservations prune failed'));
+    void storeItems
+      .pruneExpired()
+      .catch((err: unknown) => logger.warn({ err }, 'expired memory store items prune failed'));
   };
   const pruneTimer = setInterval(pruneRunEventsNow, config.session.runEventsPruneIntervalMs);
   pruneTimer.unref();

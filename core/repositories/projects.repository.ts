@@ -1,10 +1,12 @@
 import type { Db } from '../db/knex.js';
 import {
   ConversationsTableName,
+  ModelsTableName,
   ProjectsTableName,
   RunsTableName,
   SpansTableName,
   VirtualKeysTableName,
+  type DbModel,
   type DbProject,
   type DbProjectInsert,
   type DbProjectUpdate,
@@ -58,6 +60,11 @@ export class ProjectsRepository {
       .update({ ...patch, updated_at: this.db.fn.now() })
       .returning('*');
     return updated;
+  }
+
+  /** The project and provider type of a model a project's store would embed with. */
+  async modelForStore(modelId: string): Promise<Pick<DbModel, 'project_id' | 'provider_type'> | undefined> {
+    return this.db(ModelsTableName).where({ id: modelId }).first('project_id', 'provider_type');
   }
 
   async virtualKeyExists(id: string): Promise<boolean> {
