@@ -5,33 +5,17 @@
  * API does. The turn then runs like any other (metered on the project's key,
  * traced, with the variant's overrides); this waits for its end.
  */
-import { createHash, randomUUID } from 'node:crypto';
 import { Context } from '@temporalio/activity';
-import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
-import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
+import type { Client } from '@temporalio/client';
 import type { Config } from '../../core/config.js';
 import type { Db } from '../../core/db/knex.js';
 import { isTerminal, type DbRun, type RunOverrides } from '../../core/db/tables/index.js';
-import { isUniqueViolation } from '../../core/errors.js';
 import { EvalsRepository, type RunReplay } from '../../core/repositories/evals.repository.js';
 import { RunsRepository } from '../../core/repositories/runs.repository.js';
-import {
-  approvalUpdate,
-  cancelRunUpdate,
-  converseUpdate,
-  SESSION_WORKFLOW_TYPE,
-  sessionWorkflowId,
-  type SessionInput,
-} from '../../workflows/session.definitions.js';
+import { approvalUpdate, cancelRunUpdate } from '../../workflows/session.definitions.js';
 import { heartbeating } from '../session/turn-run.js';
+import { deliverTurnRun, storeTurnRun } from '../turns/session-delivery.js';
 import type { RunEndNotices } from './run-end-notices.js';
-
-const SA = {
-  ProjectId: defineSearchAttributeKey('ProjectId', SearchAttributeType.KEYWORD),
-  AgentId: defineSearchAttributeKey('AgentId', SearchAttributeType.KEYWORD),
-  ConversationId: defineSearchAttributeKey('ConversationId', SearchAttributeType.KEYWORD),
-  Namespace: defineSearchAttributeKey('Namespace', SearchAttributeType.KEYWORD),
-};
 
 /** The namespace of every scratch conversation (also what the Temporal UI can filter on). */
 export const EVAL_NAMESPACE = 'eval';
@@ -57,48 +41,9 @@ interface Deps {
 
 /** The turn's run: created once (the message id is the turn's key), marked as a replay before it is delivered. */
 async function storeRun(db: Db, t: ReplayTurn): Promise<DbRun> {
-  const runs = new RunsRepository(db);
-  const requestHash = createHash('sha256')
-    .update(JSON.stringify({ agent_id: t.agentId, message: t.input, overrides: t.overrides }))
-    .digest('hex');
-  let run: DbRun | undefined;
-  try {
-    run = await runs.create({
-      id: randomUUID(),
-      project_id: t.projectId,
-      conversation_id: t.conversationId,
-      namespace: EVAL_NAMESPACE,
-      context: t.context,
-      agent_id: t.agentId,
-      message_id: t.messageId,
-      request_hash: requestHash,
-      workflow_id: sessionWorkflowId(t.agentId, t.conversationId),
-      trace_id: null,
-      content: t.input,
-      overrides: t.overrides,
-    });
-  } catch (err) {
-    if (!isUniqueViolation(err)) throw err;
-  }
-  run ??= (await runs.lookup(t.projectId, t.agentId, t.conversationId, t.messageId))?.run;
-  if (!run) throw new Error(`could not store the replayed turn in conversation "${t.conversationId}"`);
+  const { run } = await storeTurnRun(db, { ...t, namespace: EVAL_NAMESPACE, content: t.input });
   await new EvalsRepository(db).setRunReplay(run.id, t.replay);
   return run;
-}
-
-function sessionInput(config: Config, run: DbRun, t: ReplayTurn): SessionInput {
-  return {
-    projectId: t.projectId,
-    agentId: t.agentId,
-    conversationId: t.conversationId,
-    threadId: run.thread_id,
-    settings: {
-      idleTimeoutMs: config.session.idleTimeoutMs,
-      continueAsNewAfterTurns: config.session.continueAsNewTurns,
-      modelHeartbeatTimeoutMs: config.session.modelHeartbeatTimeoutMs,
-      toolHeartbeatTimeoutMs: config.session.toolHeartbeatTimeoutMs,
-    },
-  };
 }
 
 /** How long a cancelled eval's turn waits for its run to be stopped before it lets go. */
@@ -174,23 +119,10 @@ async function untilEnded(deps: Deps, runId: string, pollMs: number): Promise<Db
 export async function replayTurn(deps: Deps, t: ReplayTurn, pollMs: number): Promise<DbRun> {
   const run = await storeRun(deps.db, t);
   if (isTerminal(run.status)) return run;
-  await deps.temporal.workflow.startUpdateWithStart(converseUpdate, {
-    args: [{ runId: run.id }],
-    updateId: run.message_id,
-    waitForStage: 'ACCEPTED',
-    startWorkflowOperation: new WithStartWorkflowOperation(SESSION_WORKFLOW_TYPE, {
-      workflowId: run.workflow_id,
-      taskQueue: deps.config.temporalTaskQueue,
-      args: [sessionInput(deps.config, run, t)],
-      workflowIdConflictPolicy: 'USE_EXISTING',
-      memo: { agent_name: t.agentName },
-      typedSearchAttributes: [
-        { key: SA.ProjectId, value: t.projectId },
-        { key: SA.AgentId, value: t.agentId },
-        { key: SA.ConversationId, value: t.conversationId },
-        { key: SA.Namespace, value: EVAL_NAMESPACE },
-      ],
-    }),
+  await deliverTurnRun(deps, run, {
+    conversationId: t.conversationId,
+    namespace: EVAL_NAMESPACE,
+    agentName: t.agentName,
   });
   // Not the Update's answer: the session gives it only once it has closed the turn, tens of
   // milliseconds after the run's end is written (and notified).
