@@ -10,6 +10,8 @@ import { createConversationDeleteActivities } from './session/conversation-delet
 import { createSessionActivities } from './session/session-activities.js';
 import { createWorkspaceCopyActivities } from './session/workspace-copy.js';
 import { createWebhookDeliveryActivities } from './webhooks/delivery.js';
+import { createCronActivities } from './turns/cron-activities.js';
+import { createTurnActivities } from './turns/turn-activities.js';
 
 /** What activities close over; built once per worker process. */
 export interface ActivityDeps {
@@ -31,12 +33,15 @@ export interface ActivityDeps {
  * Workflows import `typeof createActivities` as a type only.
  */
 export function createActivities(deps: ActivityDeps) {
+  const turns = createTurnActivities(deps);
   return {
     ...createSessionActivities(deps),
     ...createConversationDeleteActivities(deps),
     ...createWebhookDeliveryActivities(deps),
     ...createEvalActivities(deps),
     ...createWorkspaceCopyActivities(deps),
+    ...turns,
+    ...createCronActivities(deps, turns),
   };
 }
 

@@ -8,3 +8,5 @@ export { deleteConversationWorkflow } from './conversation-delete.workflow.js';
 export { webhookDeliveryWorkflow } from './webhook-delivery.workflow.js';
 export { copyWorkspaceWorkflow } from './workspace-copy.workflow.js';
 export { evalWorkflow, evalCaseWorkflow } from './eval.workflow.js';
+export { cronTurnWorkflow } from './cron-turn.workflow.js';
+export { delayedTurnWorkflow } from './delayed-turn.workflow.js';

@@ -17,7 +17,7 @@ export function agentRoutes(deps: AppDeps): ApiRouter {
   const waits = new RunWaitsService(deps);
   const svc = new AgentsService(
     deps.db,
-    { sandboxEnabled: deps.config.sandboxEnabled },
+    { sandboxEnabled: deps.config.sandboxEnabled, temporal: deps.temporal.client },
     new ReadCache<AgentWithServers>(deps.changes, 'agents'),
   );
   return new ApiRouter('/api/agent-server/agents', 'Agents')

@@ -20,6 +20,7 @@ import { usageRoutes } from './usage.routes.js';
 import { virtualKeyRoutes } from './virtual-keys.routes.js';
 import { virtualKeyUsageRoutes } from './virtual-key-usage.routes.js';
 import { webhookRoutes } from './webhooks.routes.js';
+import { cronRoutes } from './crons.routes.js';
 import { langGraphRouters } from '../protocols/langgraph/index.js';
 
 /**
@@ -47,6 +48,7 @@ export function buildRouters(deps: AppDeps): ApiRouter[] {
     usageRoutes(deps),
     traceRoutes(deps),
     ...webhookRoutes(deps),
+    cronRoutes(deps),
     ...langGraphRouters(deps),
   ];
   routers.push(docsRoutes(() => routers.flatMap((r) => r.routes)));

@@ -1,3 +1,4 @@
+import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { notifyChange, type ReadCache } from '../cache/change-feed.js';
 import type { Db } from '../../core/db/knex.js';
@@ -19,6 +20,8 @@ import {
   type AgentState,
 } from './agent-rules.js';
 import { AgentWarnings, type AgentWarning } from './agent-warnings.js';
+import { CronsRepository } from '../../core/repositories/crons.repository.js';
+import { deleteCronSchedules } from './cron-schedules.js';
 import { assertInProject, requireProject } from './project-scope.js';
 
 export interface Agent extends Omit<AgentWithServers, 'created_at' | 'updated_at'> {
@@ -48,13 +51,16 @@ export class AgentsService {
   private readonly repo: AgentsRepository;
   private readonly versions: AgentVersionsRepository;
   private readonly warnings: AgentWarnings;
+  /** Deletes the schedules of a deleted agent's crons; without it they remove themselves when they next fire. */
+  private readonly temporal: Client | undefined;
 
   constructor(
     private readonly db: Db,
-    opts: { sandboxEnabled: boolean },
+    opts: { sandboxEnabled: boolean; temporal?: Client },
     /** Agents by id; invalidated on every write through the change feed. */
     private readonly cache?: ReadCache<AgentWithServers>,
   ) {
+    this.temporal = opts.temporal;
     this.repo = new AgentsRepository(db);
     this.versions = new AgentVersionsRepository(db);
     this.warnings = new AgentWarnings(this.repo, opts.sandboxEnabled);
@@ -223,11 +229,14 @@ export class AgentsService {
   async delete(id: string, projectId?: string): Promise<void> {
     const row = await this.repo.findById(id);
     assertInProject(row, projectId, 'agent');
+    // Its crons' rows go with it; their schedules are deleted once it is gone.
+    const cronIds = this.temporal ? await new CronsRepository(this.db).idsOf({ agentId: id }) : [];
     await this.repo.transaction(async (trx) => {
       await this.repo.delete(id, trx);
       await notifyChange(trx, 'agents', id);
     });
     this.cache?.invalidate(id);
+    if (this.temporal && cronIds.length) await deleteCronSchedules(this.temporal, cronIds);
   }
 }
 

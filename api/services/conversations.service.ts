@@ -27,6 +27,8 @@ import type {
   ThreadSummary,
 } from '../schemas/conversations.schemas.js';
 import { sessionWorkflowId } from '../../workflows/session.definitions.js';
+import { CronsRepository } from '../../core/repositories/crons.repository.js';
+import { deleteCronSchedules } from './cron-schedules.js';
 import {
   awaitDeletionUpdate,
   DELETE_CONVERSATION_WORKFLOW_TYPE,
@@ -206,6 +208,14 @@ export class ConversationsService {
    */
   async delete(id: string, projectId: string | undefined): Promise<void> {
     const found = await this.resolve(id, projectId);
+    // Its crons' rows go with it; their schedules are deleted once it is gone.
+    const cronIds = await new CronsRepository(this.conversations.db).idsOf({ conversationPk: found.pk });
+    await this.deleteRows(found);
+    if (cronIds.length && this.workflows)
+      await deleteCronSchedules(this.workflows.client, cronIds, this.workflows.logger);
+  }
+
+  private async deleteRows(found: DbConversation): Promise<void> {
     const sessions = await this.conversations.sessionsOf(found);
     if (sessions.length === 0) {
       if (!(await this.conversations.deleteWithData(found)).deleted) throw new NotFoundError('conversation');

@@ -79,6 +79,8 @@ export * from './datasets.js';
 // evals.ts registers its tables with Knex itself.
 export * from './evals.js';
 export * from './budgets.js';
+// crons.ts registers its table with Knex itself.
+export * from './crons.js';
 
 declare module 'knex/types/tables.js' {
   interface Tables {
