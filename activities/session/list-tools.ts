@@ -1,6 +1,7 @@
 /** The `listTools` activity: the agent's MCP servers' tools, listed once per turn. */
 import type { McpToolListing } from '../tools/mcp-tools.js';
 import { listAgentMcpTools } from '../tools/mcp-tools.js';
+import { MEMORY_TOOL_NAMES } from '../tools/memory-tools.js';
 import { TurnsRepository } from '../../core/repositories/turns.repository.js';
 import { runToolsRecord, SANDBOX_TOOL_NAME, sandboxState, type RunTools } from './tools.js';
 import { loadTurnRun } from './turn-run.js';
@@ -41,10 +42,13 @@ export function createListToolsActivities(deps: SessionDeps) {
         plan.mcp_servers,
         {
           timeoutMs: config.session.mcpListTimeoutMs,
-          reservedNames: plan.sandbox_enabled ? [SANDBOX_TOOL_NAME] : [],
+          reservedNames: [
+            ...(plan.sandbox_enabled ? [SANDBOX_TOOL_NAME] : []),
+            ...(plan.memory_tools ? MEMORY_TOOL_NAMES : []),
+          ],
         },
       );
-      const record = runToolsRecord(sandboxState(plan), listing);
+      const record = runToolsRecord(sandboxState(plan), listing, plan.memory_tools);
       await new TurnsRepository(db).recordTools(runId, record, listingWarnings(listing));
       return {
         offered: record.offered.length,

@@ -12,13 +12,14 @@ import { StepMessagesRepository } from '../../core/repositories/step-messages.re
 import type { ToolCall } from '../../core/llm/types.js';
 import type { McpToolOutcome, ToolCallArgs } from '../../workflows/session.definitions.js';
 import { callMcpTool, type OfferedMcpTool } from '../tools/mcp-tools.js';
-import { errorText, resultStore, TOOL_ATTEMPTS } from './tool-results.js';
+import { runMemoryTool } from '../tools/memory-tools.js';
+import { errorText, resultStore, TOOL_ATTEMPTS, type StoreResult } from './tool-results.js';
 import { parseArguments, type RunTools } from './tools.js';
 import { metrics } from '../../core/telemetry/metrics.js';
 import { errorName } from '../../core/telemetry/metrics/genai.js';
 import { replayAnswer } from './tool-replay.js';
 import { heartbeating, loadTurnRun } from './turn-run.js';
-import type { SessionDeps } from './types.js';
+import type { SessionDeps, TurnPlan } from './types.js';
 
 /** The server and its own name of the tool. */
 type McpTarget = Pick<OfferedMcpTool, 'server_id' | 'server_name' | 'tool'>;
@@ -81,9 +82,40 @@ export function createMcpCallActivities(deps: SessionDeps) {
   const steps = new StepMessagesRepository(db);
   const events = new RunEventsRepository(db);
 
+  /** A memory tool call (memory_save, memory_search) on the project's store: no server, no unknown outcome. */
+  async function memoryCall(
+    runId: string,
+    step: number,
+    call: ToolCall,
+    args: Record<string, unknown>,
+    plan: TurnPlan,
+    store: StoreResult,
+  ): Promise<McpToolOutcome> {
+    await announceCall(events, runId, step, call, undefined);
+    const started = performance.now();
+    const result = await runMemoryTool(
+      { db, secrets: deps.secrets, policy: deps.policy },
+      {
+        projectId: plan.project_id,
+        agentId: plan.agent_id,
+        conversationId: plan.conversation_id,
+        callKey: `${runId}:${step}:${call.id}`,
+        name: call.name,
+        args,
+      },
+    );
+    metrics().session.toolCall(
+      'memory',
+      (performance.now() - started) / 1000,
+      result.isError ? 'tool_error' : undefined,
+    );
+    await store(result.output, result.isError, { tool: 'memory' });
+    return { is_error: result.isError };
+  }
+
   return {
     /**
-     * One MCP tool call. A call the server could not be reached for is
+     * One MCP tool call (a memory tool's runs in memoryCall). A call the server could not be reached for is
      * retried (it never arrived); anything else — the tool's own error, a
      * protocol error, a timeout — goes back to the model as the result.
      */
@@ -96,8 +128,10 @@ export function createMcpCallActivities(deps: SessionDeps) {
       if (!call)
         throw ApplicationFailure.nonRetryable(`step ${step} has no call ${callId}`, 'tool_call_not_found');
       const store = resultStore(events, runId, plan.thread_id, step, call);
-      const offered = tools?.offered.find((t) => t.name === call.name && t.kind === 'mcp');
-      if (!offered?.server_id) {
+      const offered = tools?.offered.find(
+        (t) => t.name === call.name && (t.kind === 'mcp' || t.kind === 'memory'),
+      );
+      if (!offered || (offered.kind === 'mcp' && !offered.server_id)) {
         await store(`tool "${call.name}" is not available to this agent`, true);
         return { is_error: true };
       }
@@ -112,6 +146,7 @@ export function createMcpCallActivities(deps: SessionDeps) {
         await store(replayed.output, replayed.is_error, { server: offered.server_name, replayed: true });
         return { is_error: replayed.is_error };
       }
+      if (offered.kind === 'memory') return memoryCall(runId, step, call, args, plan, store);
       // Listed as offered (`server__tool`) or by the tool's own name.
       const listed = plan.non_idempotent_tools ?? [];
       const nonIdempotent = listed.includes(call.name) || (!!offered.tool && listed.includes(offered.tool));
@@ -131,7 +166,7 @@ export function createMcpCallActivities(deps: SessionDeps) {
         };
       await announceCall(events, runId, step, call, offered.server_name);
       const target = {
-        server_id: offered.server_id,
+        server_id: offered.server_id!,
         server_name: offered.server_name ?? '',
         tool: offered.tool ?? call.name,
       };

@@ -39,7 +39,9 @@ export function createModelCallActivities(deps: SessionDeps) {
       const start = await startStep(deps, runId, step, summarized);
       if (start.kind === 'result') return start.result;
       const { row, pinning } = start;
-      const runTools = (row.tools as RunTools | null) ?? runToolsRecord(sandboxState(start.plan));
+      const runTools =
+        (row.tools as RunTools | null) ??
+        runToolsRecord(sandboxState(start.plan), undefined, start.plan.memory_tools);
       if (!row.j_provider) throw nonRetryable('provider_not_found', `the model's provider no longer exists`);
       const provider = row.j_provider;
       const target = targetOf(provider, deps.secrets);

@@ -160,6 +160,7 @@ function turnPlan(
     approval_timeout_ms: agent.approval_timeout_ms,
     non_idempotent_tools: agent.non_idempotent_tools ?? [],
     decision_timeout_ms: agent.decision_timeout_ms ?? null,
+    memory_tools: Boolean(agent.memory_tools),
   };
 }
 
@@ -212,7 +213,9 @@ export async function pinPlan(
     agentVersion: run.j_agent?.version ?? null,
     warnings: [...run.warnings, ...warnings],
     // Without MCP servers the tools are known now; with them, `listTools` records them.
-    ...(plan.mcp_servers.length ? {} : { tools: runToolsRecord(sandboxState(plan)) }),
+    ...(plan.mcp_servers.length
+      ? {}
+      : { tools: runToolsRecord(sandboxState(plan), undefined, plan.memory_tools) }),
   });
   if (!pinned) return (await new RunsRepository(db).findById(run.id))!.plan as unknown as TurnPlan;
   metrics().session.turnStarted(); // once: only the attempt that pinned counts

@@ -7,6 +7,7 @@
  */
 import type { ToolCall, ToolDefinition } from '../../core/llm/types.js';
 import type { McpServerListing, OfferedMcpTool } from '../tools/mcp-tools.js';
+import { MEMORY_TOOLS } from '../tools/memory-tools.js';
 import type { ToolCallPlan } from '../../workflows/session.definitions.js';
 
 export const SANDBOX_TOOL_NAME = 'execute_bash_commands';
@@ -38,7 +39,8 @@ export interface SandboxToolState {
 export interface RunTools {
   offered: Array<{
     name: string;
-    kind: 'mcp' | 'sandbox';
+    /** `memory`: the project's memory store (agent `memory_tools`), run by `runMcpTool` like an MCP call. */
+    kind: 'mcp' | 'sandbox' | 'memory';
     description?: string;
     input_schema: Record<string, unknown>;
     requires_approval: boolean;
@@ -54,9 +56,19 @@ export interface RunTools {
 export function runToolsRecord(
   sandbox: SandboxToolState,
   mcp: { tools: OfferedMcpTool[]; servers: McpServerListing[] } = { tools: [], servers: [] },
+  memory = false,
 ): RunTools {
   return {
     offered: [
+      ...(memory
+        ? MEMORY_TOOLS.map((t) => ({
+            name: t.name,
+            kind: 'memory' as const,
+            description: t.description!,
+            input_schema: t.parameters,
+            requires_approval: false,
+          }))
+        : []),
       ...(sandbox.offered
         ? [
             {
@@ -162,6 +174,7 @@ export function planToolCalls(tools: RunTools | null, calls: ToolCall[]): ToolCa
         command: args.code,
       };
     }
+    // Memory tools run in runMcpTool's activity: the workflow knows MCP and sandbox calls only.
     return { id: call.id, name: call.name, kind: 'mcp', approval: offered.requires_approval };
   });
 }

@@ -61,6 +61,8 @@ export interface TurnPlan {
   non_idempotent_tools?: string[];
   /** An undecided call of one of them fails after this long (null: it waits). */
   decision_timeout_ms?: number | null;
+  /** The agent's memory tools (memory_save, memory_search) are offered (absent on plans pinned before). */
+  memory_tools?: boolean;
   /** Skills listed in the system prompt (sandbox agents only). */
   skills: SkillSummary[];
 }

@@ -124,6 +124,10 @@ const fields = {
   context: templateContext.description(
     "Template variables for the agent's prompts: defaults under the conversation's context (which wins)",
   ),
+  memory_tools: Joi.boolean().description(
+    "offer the tools memory_save and memory_search over the project's memory store (the Agent Protocol's " +
+      '`/store`); memories default to the namespace ["memories", <agent id>]; default false',
+  ),
 };
 
 export const agentCreate = {
@@ -176,6 +180,7 @@ export interface AgentFields {
   metadata?: Record<string, unknown>;
   config?: Record<string, unknown>;
   context?: Record<string, unknown>;
+  memory_tools?: boolean;
 }
 export type AgentUpdateBody = Partial<AgentFields>;
 
@@ -221,6 +226,7 @@ export const agentResponse = Joi.object({
   metadata: Joi.object().unknown(true),
   config: Joi.object().unknown(true),
   context: Joi.object().unknown(true),
+  memory_tools: Joi.boolean(),
   graph_id: uuid
     .allow(null)
     .description(

@@ -36,6 +36,7 @@ export const AGENT_DEFAULTS: Omit<AgentState, 'name' | 'model_id' | 'prompt_id'>
   config: {},
   context: {},
   graph_id: null,
+  memory_tools: false,
   mcp_servers: [],
 };
 

@@ -53,6 +53,8 @@ export type DbAgent = {
   context: Record<string, unknown>;
   /** The agent this one was copied from (its graph, for the Agent Protocol); null when made through our API. */
   graph_id: string | null;
+  /** The turn offers memory_save and memory_search over the project's memory store. */
+  memory_tools: boolean;
   created_at: Date;
   updated_at: Date;
 };
