@@ -25,7 +25,7 @@ const imagePart = Joi.object({
   }).required(),
 });
 
-const message = Joi.alternatives()
+export const converseMessage = Joi.alternatives()
   .try(
     Joi.string().min(1),
     Joi.array()
@@ -72,7 +72,7 @@ export const converseRequest = {
       'Absent: a new conversation. Unknown: created under this id. Known: the next turn of it.',
     ),
     namespace: name.description('For a new conversation; an existing one keeps its own'),
-    message,
+    message: converseMessage,
     message_id: messageId.description('Idempotency key, unique per conversation; generated when absent'),
     context: templateContext.description(
       "Template variables, merged into the conversation's stored context (later turns keep them)",

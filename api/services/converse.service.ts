@@ -6,7 +6,14 @@ import {
   WorkflowUpdateFailedError,
 } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
-import { isTerminal, TERMINAL_EVENTS, type DbRun, type RunOverrides } from '../../core/db/tables/index.js';
+import {
+  isTerminal,
+  TERMINAL_EVENTS,
+  type DbRun,
+  type RunDoor,
+  type RunOverrides,
+  type RunProtocolRequest,
+} from '../../core/db/tables/index.js';
 import type { RunEvent } from '../../core/repositories/run-events.repository.js';
 import {
   approvalUpdate,
@@ -69,7 +76,17 @@ export class ConverseService {
     this.views = new RunsService(deps.db, deps.config);
   }
 
-  async submit(projectId: string, body: ConverseBody, traceId: string | undefined): Promise<Accepted> {
+  /**
+   * `origin`: the door the message came through (default our own API) and
+   * what its client asked beside it; with `hold`, the run is stored but not
+   * delivered (its caller delivers it later).
+   */
+  async submit(
+    projectId: string,
+    body: ConverseBody,
+    traceId: string | undefined,
+    origin?: { door: RunDoor; protocol: RunProtocolRequest; hold?: boolean },
+  ): Promise<Accepted> {
     const { runs } = this;
     const conversationId = body.conversation_id ?? randomUUID();
     const messageId = body.message_id ?? randomUUID();
@@ -104,7 +121,7 @@ export class ConverseService {
           });
         const webhookSecret = await this.oneOffWebhook(existing, body.webhook);
         const result = { run: existing, conversationId, namespace, agentName: agent.name, webhookSecret };
-        if (!isTerminal(existing.status)) await this.deliver(result);
+        if (!isTerminal(existing.status) && !origin?.hold) await this.deliver(result);
         return result;
       }
       let run: DbRun | undefined;
@@ -122,6 +139,7 @@ export class ConverseService {
           trace_id: traceId ?? null,
           content: body.message,
           overrides: body.overrides,
+          ...(origin ? { door: origin.door, protocol: origin.protocol } : {}),
         });
       } catch (err) {
         // The agent (or project) was deleted since the read.
@@ -132,7 +150,7 @@ export class ConverseService {
         // Before the turn starts: its events must find the URL.
         const webhookSecret = await this.oneOffWebhook(run, body.webhook);
         const result = { run, conversationId, namespace, agentName: agent.name, webhookSecret };
-        await this.deliver(result);
+        if (!origin?.hold) await this.deliver(result);
         return result;
       }
       if (attempt > 1) throw new Error(`could not store the message in conversation "${conversationId}"`);

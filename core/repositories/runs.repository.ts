@@ -1,5 +1,12 @@
 import type { Db } from '../db/knex.js';
-import { RunsTableName, type DbRun, type RunOverrides, type RunStatus } from '../db/tables/index.js';
+import {
+  RunsTableName,
+  type DbRun,
+  type RunDoor,
+  type RunOverrides,
+  type RunProtocolRequest,
+  type RunStatus,
+} from '../db/tables/index.js';
 import { RUN_EVENTS_CHANNEL } from './run-events.repository.js';
 import type { Price } from '../metering/pricing.js';
 import type { Page } from './types.js';
@@ -21,6 +28,9 @@ export interface RunCreate {
   content: unknown;
   /** What the turn runs with instead of the agent's configuration. */
   overrides: RunOverrides | undefined;
+  /** The door the message came through (default `api`) and what its client asked beside it. */
+  door?: RunDoor;
+  protocol?: RunProtocolRequest;
 }
 
 /** What converse `overrides` name, as found in the project (undefined: not there). */
@@ -259,9 +269,9 @@ export class RunsRepository {
          returning id
        ), run as (
          insert into runs (id, project_id, conversation_pk, thread_id, agent_id, message_id, request_hash,
-                           workflow_id, trace_id, status, last_event_seq, overrides)
+                           workflow_id, trace_id, status, last_event_seq, overrides, door, protocol)
          select :run, :project, conv.pk, thread.id, :agent, :message, :hash, :workflow, :trace, 'queued', 1,
-                :overrides::jsonb
+                :overrides::jsonb, :door, :protocol::jsonb
            from conv, thread
          returning *
        ), msg as (
@@ -291,6 +301,8 @@ export class RunsRepository {
         trace: row.trace_id,
         content: JSON.stringify(row.content),
         overrides: row.overrides ? JSON.stringify(row.overrides) : null,
+        door: row.door ?? 'api',
+        protocol: row.protocol ? JSON.stringify(row.protocol) : null,
         channel: RUN_EVENTS_CHANNEL,
       },
     );

@@ -4,14 +4,16 @@ import { assistantsRoutes } from './assistants.routes.js';
 import { cronsRoutes } from './crons.routes.js';
 import { runsRoutes } from './runs.routes.js';
 import { storeRoutes } from './store.routes.js';
+import { doorServices } from './services.js';
 import { threadsRoutes } from './threads.routes.js';
 
 /** Every router of the Agent Protocol door (`/api/langgraph/{project_id}/…`). */
 export function langGraphRouters(deps: AppDeps): ApiRouter[] {
+  const door = doorServices(deps);
   return [
     assistantsRoutes(deps),
-    threadsRoutes(deps),
-    runsRoutes(deps),
+    threadsRoutes(deps, door),
+    runsRoutes(deps, door),
     cronsRoutes(deps),
     storeRoutes(deps),
   ];

@@ -14,6 +14,8 @@ export type DbConversation = {
   context: Record<string, unknown>;
   /** What the conversation's turns may spend per period, beside the agent's and the key's; null: no limit. */
   budget: ScopeBudget | null;
+  /** The Agent Protocol's thread metadata (searched by containment); {} for conversations made otherwise. */
+  metadata: Record<string, unknown>;
   created_at: Date;
   updated_at: Date;
 };
@@ -21,10 +23,12 @@ export type DbConversationInsert = Pick<DbConversation, 'project_id' | 'id'> &
   Partial<Pick<DbConversation, 'namespace'>> & {
     context?: DbConversation['context'] | JsonText;
     budget?: JsonText | null;
+    metadata?: JsonText;
   };
 export type DbConversationUpdate = Partial<Pick<DbConversation, 'namespace'>> & {
   context?: DbConversation['context'] | JsonText;
   budget?: JsonText | null;
+  metadata?: JsonText;
   updated_at?: Timestamp;
 };
 

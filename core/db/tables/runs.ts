@@ -81,6 +81,21 @@ export type StoredRunPause = {
   details: Record<string, unknown>;
 };
 
+export type RunDoor = 'api' | 'langgraph';
+
+/** A run asked for through the Agent Protocol: what its client asked, returned in its run view. */
+export type RunProtocolRequest = {
+  assistant_id: string;
+  metadata: Record<string, unknown>;
+  multitask_strategy: 'reject' | 'enqueue' | 'interrupt' | 'rollback';
+  stream_mode: string[];
+  /** Run in a throwaway thread (a stateless run). */
+  stateless?: boolean;
+  /** Deleted through the protocol: gone from its answers, kept as our record. */
+  forgotten?: boolean;
+  kwargs: Record<string, unknown>;
+};
+
 /** One converse message and the turn that answers it: the idempotency unit. */
 export type DbRun = {
   id: string;
@@ -119,6 +134,10 @@ export type DbRun = {
   pause: StoredRunPause | null;
   /** The seq of the run's latest event (run_events). */
   last_event_seq: number;
+  /** The door the run came through: `api` (converse), `langgraph` (the Agent Protocol), … */
+  door: RunDoor;
+  /** What the door's client asked beside the message (the Agent Protocol's metadata, stream modes, strategy). */
+  protocol: RunProtocolRequest | null;
   created_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
@@ -148,6 +167,8 @@ export type DbRunInsert = {
   pending_approvals?: JsonText | null;
   approvals?: JsonText;
   overrides?: JsonText | null;
+  door?: RunDoor;
+  protocol?: JsonText | null;
   rolled_back?: boolean;
   pause?: JsonText | null;
   last_event_seq?: number;
