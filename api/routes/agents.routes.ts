@@ -122,7 +122,12 @@ export function agentRoutes(deps: AppDeps): ApiRouter {
         request: s.agentVersionPin,
         response: s.agentResponse,
       },
-      async (ctx, { params, query }) => ok(ctx, await svc.pin(params.id, query.project_id, params.version)),
+      async (ctx, { params, query }) => {
+        const agent = await svc.pin(params.id, query.project_id, params.version);
+        // The version's budget may be higher: the runs waiting on it look again.
+        await waits.wake('agent', agent.id);
+        ok(ctx, agent);
+      },
     )
     .route<Validated<Id, OptScope>>(
       {
