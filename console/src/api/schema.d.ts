@@ -410,6 +410,46 @@ export interface paths {
         patch: operations["patchApiAgentServerAgentsId"];
         trace?: never;
     };
+    "/api/agent-server/agents/{id}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List an agent's versions
+         * @description Every write of the agent (create, update) made a version: all its settings as they were then. Newest first; `in_force` marks the one the agent runs with (runs record it as `agent_version`).
+         */
+        get: operations["getApiAgentServerAgentsIdVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agent-server/agents/{id}/versions/{version}/pin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Put one of the agent's versions back in force
+         * @description The version's settings become the agent's, without making a new version (the next update does). Checked like an update: a model, prompt or other resource it names that no longer exists is a 400 naming the field; its name taken by another agent since, a 409; an unknown version, a 404.
+         */
+        post: operations["postApiAgentServerAgentsIdVersionsVersionPin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/agent-server/agents/{id}/skills/{name}": {
         parameters: {
             query?: never;
@@ -1323,6 +1363,761 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/agent-server/crons": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a project's crons, newest first */
+        get: operations["getApiAgentServerCrons"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agent-server/crons/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a cron */
+        get: operations["getApiAgentServerCronsId"];
+        put?: never;
+        post?: never;
+        /** Delete a cron and its schedule */
+        delete: operations["deleteApiAgentServerCronsId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agent-server/crons/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Pause a cron (its schedule takes no action until resumed) */
+        post: operations["postApiAgentServerCronsIdPause"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agent-server/crons/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Resume a paused cron */
+        post: operations["postApiAgentServerCronsIdResume"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/assistants": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create an assistant (a copy of the agent graph_id names)
+         * @description `graph_id` is an agent of the project (id or name): the new agent takes its settings (model, prompt, tools …) with the assistant's own name (default: the graph's with a short suffix), description, config, context and metadata. An `assistant_id` that exists is a 409, or the existing assistant with `if_exists: do_nothing`.
+         */
+        post: operations["postApiLanggraphProjectIdAssistants"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/assistants/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Search assistants by graph, metadata (containment) and name (substring) */
+        post: operations["postApiLanggraphProjectIdAssistantsSearch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/assistants/count": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Count assistants matching the filters */
+        post: operations["postApiLanggraphProjectIdAssistantsCount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/assistants/{assistant_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get an assistant (by id, or by its agent name) */
+        get: operations["getApiLanggraphProjectIdAssistantsAssistantId"];
+        put?: never;
+        post?: never;
+        /** Delete an assistant (its agent; its threads keep their history) */
+        delete: operations["deleteApiLanggraphProjectIdAssistantsAssistantId"];
+        options?: never;
+        head?: never;
+        /**
+         * Update an assistant: a new version of its agent
+         * @description Sets what is given; `metadata` is merged into the existing. Another `graph_id` gives the assistant that agent's settings.
+         */
+        patch: operations["patchApiLanggraphProjectIdAssistantsAssistantId"];
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/assistants/{assistant_id}/graph": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The assistant's graph: the session's loop of model and tools */
+        get: operations["getApiLanggraphProjectIdAssistantsAssistantIdGraph"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/assistants/{assistant_id}/schemas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The assistant's input, output, state, config and context schemas */
+        get: operations["getApiLanggraphProjectIdAssistantsAssistantIdSchemas"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/assistants/{assistant_id}/subgraphs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The assistant's subgraphs: none */
+        get: operations["getApiLanggraphProjectIdAssistantsAssistantIdSubgraphs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/assistants/{assistant_id}/subgraphs/{namespace}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The assistant's subgraphs under a namespace: none */
+        get: operations["getApiLanggraphProjectIdAssistantsAssistantIdSubgraphsNamespace"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/assistants/{assistant_id}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** List an assistant's versions (its agent's), newest first */
+        post: operations["postApiLanggraphProjectIdAssistantsAssistantIdVersions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/assistants/{assistant_id}/latest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Put one of the assistant's versions back in force (without a new version)
+         * @description As POST /api/agent-server/agents/{id}/versions/{version}/pin: a version naming a model or prompt that no longer exists is refused (422 naming the field).
+         */
+        post: operations["postApiLanggraphProjectIdAssistantsAssistantIdLatest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/threads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create a thread (a conversation) */
+        post: operations["postApiLanggraphProjectIdThreads"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/threads/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Search threads by metadata (containment), status or ids */
+        post: operations["postApiLanggraphProjectIdThreadsSearch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/threads/count": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Count threads */
+        post: operations["postApiLanggraphProjectIdThreadsCount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/threads/{thread_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A thread, with its values and interrupts */
+        get: operations["getApiLanggraphProjectIdThreadsThreadId"];
+        put?: never;
+        post?: never;
+        /** Delete a thread: the conversation, its sessions and everything they stored */
+        delete: operations["deleteApiLanggraphProjectIdThreadsThreadId"];
+        options?: never;
+        head?: never;
+        /** Merge metadata into a thread's */
+        patch: operations["patchApiLanggraphProjectIdThreadsThreadId"];
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/threads/{thread_id}/copy": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Copy a thread (a fork of the conversation: its transcript and workspace) */
+        post: operations["postApiLanggraphProjectIdThreadsThreadIdCopy"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/threads/{thread_id}/state": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A thread's state: values, next, tasks (with interrupts) and checkpoint */
+        get: operations["getApiLanggraphProjectIdThreadsThreadIdState"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/threads/{thread_id}/state/{checkpoint_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A thread's state at a checkpoint */
+        get: operations["getApiLanggraphProjectIdThreadsThreadIdStateCheckpointId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/threads/{thread_id}/state/checkpoint": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A thread's state at a checkpoint */
+        post: operations["postApiLanggraphProjectIdThreadsThreadIdStateCheckpoint"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/threads/{thread_id}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A thread's past states, newest first: after each turn's input and after its answer */
+        get: operations["getApiLanggraphProjectIdThreadsThreadIdHistory"];
+        put?: never;
+        /** A thread's past states, newest first */
+        post: operations["postApiLanggraphProjectIdThreadsThreadIdHistory"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/threads/{thread_id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A thread's runs, newest first (rolled-back runs are gone) */
+        get: operations["getApiLanggraphProjectIdThreadsThreadIdRuns"];
+        put?: never;
+        /**
+         * Start a run in the background
+         * @description One turn of the assistant's agent on the thread's conversation, or (`command.resume`) the decision on the run waiting there. `multitask_strategy` reject (422 while a run is unfinished; nothing stored) / enqueue / interrupt / rollback.
+         */
+        post: operations["postApiLanggraphProjectIdThreadsThreadIdRuns"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/threads/{thread_id}/runs/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a run and stream it */
+        post: operations["postApiLanggraphProjectIdThreadsThreadIdRunsStream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/threads/{thread_id}/runs/wait": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a run and answer the thread's values when it stops */
+        post: operations["postApiLanggraphProjectIdThreadsThreadIdRunsWait"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/threads/{thread_id}/runs/{run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A run */
+        get: operations["getApiLanggraphProjectIdThreadsThreadIdRunsRunId"];
+        put?: never;
+        post?: never;
+        /** Forget an ended run in this protocol (our own API keeps its record) */
+        delete: operations["deleteApiLanggraphProjectIdThreadsThreadIdRunsRunId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/threads/{thread_id}/runs/{run_id}/join": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Wait for a run to stop; the thread's values */
+        get: operations["getApiLanggraphProjectIdThreadsThreadIdRunsRunIdJoin"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/threads/{thread_id}/runs/{run_id}/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Join a run's stream (Last-Event-ID resumes after that event; -1 replays from the first) */
+        get: operations["getApiLanggraphProjectIdThreadsThreadIdRunsRunIdStream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/threads/{thread_id}/runs/{run_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a run: interrupt keeps what it produced, rollback removes it (and the run is gone here) */
+        post: operations["postApiLanggraphProjectIdThreadsThreadIdRunsRunIdCancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a stateless run (a throwaway thread) in the background */
+        post: operations["postApiLanggraphProjectIdRuns"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/runs/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a stateless run and stream it */
+        post: operations["postApiLanggraphProjectIdRunsStream"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/runs/wait": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a stateless run and answer its values when it stops */
+        post: operations["postApiLanggraphProjectIdRunsWait"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/runs/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start several stateless runs in the background */
+        post: operations["postApiLanggraphProjectIdRunsBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/runs/crons": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a stateless cron (each run on a new thread)
+         * @description Each cron is a Temporal Schedule (`cron/<cron_id>`) that runs one turn of the agent per firing: on the thread, or on a new thread each time. `timezone` (IANA, default UTC) and `overlap_policy` (skip, buffer_one, buffer_all, cancel_other, terminate_other, allow_all; default skip) are ours.
+         */
+        post: operations["postApiLanggraphProjectIdRunsCrons"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/threads/{thread_id}/runs/crons": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a cron on a thread (each run a turn of that thread)
+         * @description Each cron is a Temporal Schedule (`cron/<cron_id>`) that runs one turn of the agent per firing: on the thread, or on a new thread each time. `timezone` (IANA, default UTC) and `overlap_policy` (skip, buffer_one, buffer_all, cancel_other, terminate_other, allow_all; default skip) are ours.
+         */
+        post: operations["postApiLanggraphProjectIdThreadsThreadIdRunsCrons"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/runs/crons/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Search crons by assistant, thread, metadata or enabled */
+        post: operations["postApiLanggraphProjectIdRunsCronsSearch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/runs/crons/count": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Count crons by assistant, thread, metadata or enabled */
+        post: operations["postApiLanggraphProjectIdRunsCronsCount"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/runs/crons/{cron_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a cron and its schedule */
+        delete: operations["deleteApiLanggraphProjectIdRunsCronsCronId"];
+        options?: never;
+        head?: never;
+        /** Update a cron (schedule, timezone, end_time, input, metadata, enabled, overlap_policy) */
+        patch: operations["patchApiLanggraphProjectIdRunsCronsCronId"];
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/store/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get an item
+         * @description `null` when there is no such item (or it expired).
+         */
+        get: operations["getApiLanggraphProjectIdStoreItems"];
+        /**
+         * Put an item
+         * @description Creates or replaces the item. With the project's `store_embedding` set, the fields named by `index` (or the project default, or the whole value) are embedded through the project's virtual key.
+         */
+        put: operations["putApiLanggraphProjectIdStoreItems"];
+        post?: never;
+        /** Delete an item */
+        delete: operations["deleteApiLanggraphProjectIdStoreItems"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/store/items/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Search items
+         * @description Items under `namespace_prefix` matching `filter` (equality, or `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` `$in` `$nin`). A `query` ranks by cosine similarity (`score`) when the project has a store embedding model, and otherwise keeps the items whose strings contain it (case-insensitive).
+         */
+        post: operations["postApiLanggraphProjectIdStoreItemsSearch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/store/namespaces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * List namespaces
+         * @description `prefix` and `suffix` take `*` for any label; `max_depth` cuts namespaces to that many labels.
+         */
+        post: operations["postApiLanggraphProjectIdStoreNamespaces"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/agent-server/openapi.json": {
         parameters: {
             query?: never;
@@ -1385,6 +2180,10 @@ export interface components {
             data: Record<string, never>;
             status: number;
             errorDetails: Record<string, never>;
+        };
+        /** @description The Agent Protocol's error: a message, or the list of fields a request got wrong */
+        ErrorDetail: {
+            detail: unknown;
         };
     };
     responses: never;
@@ -1552,6 +2351,12 @@ export interface operations {
                             /** Format: uuid */
                             virtual_key_id?: string | null;
                             record_content?: boolean;
+                            store_embedding?: {
+                                /** Format: uuid */
+                                model_id?: string;
+                                dims?: number | null;
+                                fields?: string[] | null;
+                            } | null;
                             /** Format: date-time */
                             created_at?: string;
                             /** Format: date-time */
@@ -1607,6 +2412,18 @@ export interface operations {
                     virtual_key_id?: string | null;
                     /** @description record prompts, completions, tool arguments and results on this project's turn spans (deleted with the conversation, the project, or by trace retention); default false */
                     record_content?: boolean;
+                    /** @description the model that embeds the project's memory store items; null: search by text only */
+                    store_embedding?: {
+                        /**
+                         * Format: uuid
+                         * @description a model of this project, served by a provider with embeddings
+                         */
+                        model_id: string;
+                        /** @description the vectors' size asked of the model (`dimensions`); null: the model's own */
+                        dims?: number | null;
+                        /** @description the value's fields (dotted paths) embedded when a put names none; null: the whole value */
+                        fields?: string[] | null;
+                    } | null;
                 };
             };
         };
@@ -1629,6 +2446,12 @@ export interface operations {
                             /** Format: uuid */
                             virtual_key_id?: string | null;
                             record_content?: boolean;
+                            store_embedding?: {
+                                /** Format: uuid */
+                                model_id?: string;
+                                dims?: number | null;
+                                fields?: string[] | null;
+                            } | null;
                             /** Format: date-time */
                             created_at?: string;
                             /** Format: date-time */
@@ -1697,6 +2520,12 @@ export interface operations {
                             /** Format: uuid */
                             virtual_key_id?: string | null;
                             record_content?: boolean;
+                            store_embedding?: {
+                                /** Format: uuid */
+                                model_id?: string;
+                                dims?: number | null;
+                                fields?: string[] | null;
+                            } | null;
                             /** Format: date-time */
                             created_at?: string;
                             /** Format: date-time */
@@ -1828,6 +2657,18 @@ export interface operations {
                     virtual_key_id?: string | null;
                     /** @description record prompts, completions, tool arguments and results on this project's turn spans (deleted with the conversation, the project, or by trace retention); default false */
                     record_content?: boolean;
+                    /** @description the model that embeds the project's memory store items; null: search by text only */
+                    store_embedding?: {
+                        /**
+                         * Format: uuid
+                         * @description a model of this project, served by a provider with embeddings
+                         */
+                        model_id: string;
+                        /** @description the vectors' size asked of the model (`dimensions`); null: the model's own */
+                        dims?: number | null;
+                        /** @description the value's fields (dotted paths) embedded when a put names none; null: the whole value */
+                        fields?: string[] | null;
+                    } | null;
                 };
             };
         };
@@ -1850,6 +2691,12 @@ export interface operations {
                             /** Format: uuid */
                             virtual_key_id?: string | null;
                             record_content?: boolean;
+                            store_embedding?: {
+                                /** Format: uuid */
+                                model_id?: string;
+                                dims?: number | null;
+                                fields?: string[] | null;
+                            } | null;
                             /** Format: date-time */
                             created_at?: string;
                             /** Format: date-time */
@@ -4234,6 +5081,23 @@ export interface operations {
                             budget_wait_timeout_ms?: number | null;
                             non_idempotent_tools?: string[];
                             decision_timeout_ms?: number | null;
+                            metadata?: {
+                                [key: string]: unknown;
+                            };
+                            config?: {
+                                [key: string]: unknown;
+                            };
+                            context?: {
+                                [key: string]: unknown;
+                            };
+                            memory_tools?: boolean;
+                            /**
+                             * Format: uuid
+                             * @description The agent this one was copied from through the Agent Protocol (its graph); null for an agent made here
+                             */
+                            graph_id?: string | null;
+                            /** @description The version in force (GET /agents/{id}/versions): the latest write, or the version pinned */
+                            version?: number;
                             /** @description configuration that is valid but will not work as asked, each naming its field: the sandbox on a server without one, a model no provider can serve or the project's virtual key does not grant, template variables only a conversation's context can give a value */
                             warnings?: string[];
                             /** Format: date-time */
@@ -4343,6 +5207,22 @@ export interface operations {
                     non_idempotent_tools?: string[];
                     /** @description an undecided call of a non-idempotent tool fails after this long (null: it waits) */
                     decision_timeout_ms?: number | null;
+                    /** @description Your own labels for the agent (the Agent Protocol searches assistants by them) */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description The Agent Protocol's assistant `config` (tags, recursion_limit, configurable): stored and returned */
+                    config?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description Template variables for the agent's prompts: defaults under the conversation's context (which wins) */
+                    context?: {
+                        "/^[A-Za-z_][A-Za-z0-9_.]*$/"?: unknown[] | boolean | number | Record<string, never> | string | null;
+                    } & {
+                        [key: string]: unknown[] | boolean | number | Record<string, never> | string | null;
+                    };
+                    /** @description offer the tools memory_save and memory_search over the project's memory store (the Agent Protocol's `/store`); memories default to the namespace ["memories", <agent id>]; default false */
+                    memory_tools?: boolean;
                 };
             };
         };
@@ -4415,6 +5295,23 @@ export interface operations {
                             budget_wait_timeout_ms?: number | null;
                             non_idempotent_tools?: string[];
                             decision_timeout_ms?: number | null;
+                            metadata?: {
+                                [key: string]: unknown;
+                            };
+                            config?: {
+                                [key: string]: unknown;
+                            };
+                            context?: {
+                                [key: string]: unknown;
+                            };
+                            memory_tools?: boolean;
+                            /**
+                             * Format: uuid
+                             * @description The agent this one was copied from through the Agent Protocol (its graph); null for an agent made here
+                             */
+                            graph_id?: string | null;
+                            /** @description The version in force (GET /agents/{id}/versions): the latest write, or the version pinned */
+                            version?: number;
                             /** @description configuration that is valid but will not work as asked, each naming its field: the sandbox on a server without one, a model no provider can serve or the project's virtual key does not grant, template variables only a conversation's context can give a value */
                             warnings?: string[];
                             /** Format: date-time */
@@ -4524,6 +5421,22 @@ export interface operations {
                     non_idempotent_tools?: string[];
                     /** @description an undecided call of a non-idempotent tool fails after this long (null: it waits) */
                     decision_timeout_ms?: number | null;
+                    /** @description Your own labels for the agent (the Agent Protocol searches assistants by them) */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description The Agent Protocol's assistant `config` (tags, recursion_limit, configurable): stored and returned */
+                    config?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description Template variables for the agent's prompts: defaults under the conversation's context (which wins) */
+                    context?: {
+                        "/^[A-Za-z_][A-Za-z0-9_.]*$/"?: unknown[] | boolean | number | Record<string, never> | string | null;
+                    } & {
+                        [key: string]: unknown[] | boolean | number | Record<string, never> | string | null;
+                    };
+                    /** @description offer the tools memory_save and memory_search over the project's memory store (the Agent Protocol's `/store`); memories default to the namespace ["memories", <agent id>]; default false */
+                    memory_tools?: boolean;
                 };
             };
         };
@@ -4661,6 +5574,23 @@ export interface operations {
                             budget_wait_timeout_ms?: number | null;
                             non_idempotent_tools?: string[];
                             decision_timeout_ms?: number | null;
+                            metadata?: {
+                                [key: string]: unknown;
+                            };
+                            config?: {
+                                [key: string]: unknown;
+                            };
+                            context?: {
+                                [key: string]: unknown;
+                            };
+                            memory_tools?: boolean;
+                            /**
+                             * Format: uuid
+                             * @description The agent this one was copied from through the Agent Protocol (its graph); null for an agent made here
+                             */
+                            graph_id?: string | null;
+                            /** @description The version in force (GET /agents/{id}/versions): the latest write, or the version pinned */
+                            version?: number;
                             /** @description configuration that is valid but will not work as asked, each naming its field: the sandbox on a server without one, a model no provider can serve or the project's virtual key does not grant, template variables only a conversation's context can give a value */
                             warnings?: string[];
                             /** Format: date-time */
@@ -4783,6 +5713,23 @@ export interface operations {
                             budget_wait_timeout_ms?: number | null;
                             non_idempotent_tools?: string[];
                             decision_timeout_ms?: number | null;
+                            metadata?: {
+                                [key: string]: unknown;
+                            };
+                            config?: {
+                                [key: string]: unknown;
+                            };
+                            context?: {
+                                [key: string]: unknown;
+                            };
+                            memory_tools?: boolean;
+                            /**
+                             * Format: uuid
+                             * @description The agent this one was copied from through the Agent Protocol (its graph); null for an agent made here
+                             */
+                            graph_id?: string | null;
+                            /** @description The version in force (GET /agents/{id}/versions): the latest write, or the version pinned */
+                            version?: number;
                             /** @description configuration that is valid but will not work as asked, each naming its field: the sandbox on a server without one, a model no provider can serve or the project's virtual key does not grant, template variables only a conversation's context can give a value */
                             warnings?: string[];
                             /** Format: date-time */
@@ -4970,6 +5917,22 @@ export interface operations {
                     non_idempotent_tools?: string[];
                     /** @description an undecided call of a non-idempotent tool fails after this long (null: it waits) */
                     decision_timeout_ms?: number | null;
+                    /** @description Your own labels for the agent (the Agent Protocol searches assistants by them) */
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description The Agent Protocol's assistant `config` (tags, recursion_limit, configurable): stored and returned */
+                    config?: {
+                        [key: string]: unknown;
+                    };
+                    /** @description Template variables for the agent's prompts: defaults under the conversation's context (which wins) */
+                    context?: {
+                        "/^[A-Za-z_][A-Za-z0-9_.]*$/"?: unknown[] | boolean | number | Record<string, never> | string | null;
+                    } & {
+                        [key: string]: unknown[] | boolean | number | Record<string, never> | string | null;
+                    };
+                    /** @description offer the tools memory_save and memory_search over the project's memory store (the Agent Protocol's `/store`); memories default to the namespace ["memories", <agent id>]; default false */
+                    memory_tools?: boolean;
                 };
             };
         };
@@ -5042,6 +6005,253 @@ export interface operations {
                             budget_wait_timeout_ms?: number | null;
                             non_idempotent_tools?: string[];
                             decision_timeout_ms?: number | null;
+                            metadata?: {
+                                [key: string]: unknown;
+                            };
+                            config?: {
+                                [key: string]: unknown;
+                            };
+                            context?: {
+                                [key: string]: unknown;
+                            };
+                            memory_tools?: boolean;
+                            /**
+                             * Format: uuid
+                             * @description The agent this one was copied from through the Agent Protocol (its graph); null for an agent made here
+                             */
+                            graph_id?: string | null;
+                            /** @description The version in force (GET /agents/{id}/versions): the latest write, or the version pinned */
+                            version?: number;
+                            /** @description configuration that is valid but will not work as asked, each naming its field: the sandbox on a server without one, a model no provider can serve or the project's virtual key does not grant, template variables only a conversation's context can give a value */
+                            warnings?: string[];
+                            /** Format: date-time */
+                            created_at?: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                        };
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getApiAgentServerAgentsIdVersions: {
+        parameters: {
+            query?: {
+                project_id?: string;
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** Format: uuid */
+                            agent_id?: string;
+                            version?: number;
+                            /** @description Whether these are the agent's settings now */
+                            in_force?: boolean;
+                            /** @description Every setting the agent had after this write (as in the agent view), its MCP servers included */
+                            settings?: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            created_at?: string;
+                        }[];
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postApiAgentServerAgentsIdVersionsVersionPin: {
+        parameters: {
+            query?: {
+                project_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+                version: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** Format: uuid */
+                            id?: string;
+                            /** Format: uuid */
+                            project_id?: string;
+                            name?: string;
+                            description?: string | null;
+                            /** Format: uuid */
+                            model_id?: string;
+                            /** Format: uuid */
+                            prompt_id?: string;
+                            /** @enum {string} */
+                            prompt_label?: "production" | "latest";
+                            /** Format: uuid */
+                            schema_id?: string | null;
+                            enable_history?: boolean;
+                            /** @enum {string} */
+                            summarizer_type?: "llm" | "sliding_window" | "none";
+                            llm_summarizer_token_threshold?: number | null;
+                            llm_summarizer_keep_recent_count?: number | null;
+                            /** Format: uuid */
+                            llm_summarizer_prompt_id?: string | null;
+                            /** @enum {string|null} */
+                            llm_summarizer_prompt_label?: "production" | "latest" | null;
+                            /** Format: uuid */
+                            llm_summarizer_model_id?: string | null;
+                            sliding_window_keep_count?: number | null;
+                            mcp_servers?: {
+                                /** Format: uuid */
+                                mcp_server_id: string;
+                                /**
+                                 * @description tool names offered to the model; empty = all
+                                 * @default []
+                                 */
+                                tool_filters: string[];
+                                /** @default [] */
+                                tools_requiring_approval: string[];
+                            }[];
+                            sandbox?: {
+                                enabled: boolean;
+                                docker_image?: string | null;
+                                /** @default false */
+                                require_approval: boolean;
+                            };
+                            max_iterations?: number;
+                            approval_timeout_ms?: number | null;
+                            /** @description what turns may spend per period, beside the project key; a call that does not fit waits */
+                            budget?: {
+                                max_usd: number;
+                                max_tokens?: number | null;
+                                /** @enum {string} */
+                                period: "day" | "week" | "month" | "total";
+                                /** @description the share of the budget whose crossing fires budget.threshold (default 0.8) */
+                                alert_at?: number | null;
+                            } | null;
+                            budget_wait_timeout_ms?: number | null;
+                            non_idempotent_tools?: string[];
+                            decision_timeout_ms?: number | null;
+                            metadata?: {
+                                [key: string]: unknown;
+                            };
+                            config?: {
+                                [key: string]: unknown;
+                            };
+                            context?: {
+                                [key: string]: unknown;
+                            };
+                            memory_tools?: boolean;
+                            /**
+                             * Format: uuid
+                             * @description The agent this one was copied from through the Agent Protocol (its graph); null for an agent made here
+                             */
+                            graph_id?: string | null;
+                            /** @description The version in force (GET /agents/{id}/versions): the latest write, or the version pinned */
+                            version?: number;
                             /** @description configuration that is valid but will not work as asked, each naming its field: the sandbox on a server without one, a model no provider can serve or the project's virtual key does not grant, template variables only a conversation's context can give a value */
                             warnings?: string[];
                             /** Format: date-time */
@@ -8979,6 +10189,8 @@ export interface operations {
                             warnings?: string[];
                             /** Format: uuid */
                             prompt_version_id?: string | null;
+                            /** @description The version of its agent the turn ran with (GET /agents/{id}/versions); null until the turn starts */
+                            agent_version?: number | null;
                             /** @description What this turn was asked to run with instead of the agent's configuration (converse `overrides`) */
                             overrides?: {
                                 /** Format: uuid */
@@ -9176,6 +10388,8 @@ export interface operations {
                             warnings?: string[];
                             /** Format: uuid */
                             prompt_version_id?: string | null;
+                            /** @description The version of its agent the turn ran with (GET /agents/{id}/versions); null until the turn starts */
+                            agent_version?: number | null;
                             /** @description What this turn was asked to run with instead of the agent's configuration (converse `overrides`) */
                             overrides?: {
                                 /** Format: uuid */
@@ -9461,6 +10675,8 @@ export interface operations {
                             warnings?: string[];
                             /** Format: uuid */
                             prompt_version_id?: string | null;
+                            /** @description The version of its agent the turn ran with (GET /agents/{id}/versions); null until the turn starts */
+                            agent_version?: number | null;
                             /** @description What this turn was asked to run with instead of the agent's configuration (converse `overrides`) */
                             overrides?: {
                                 /** Format: uuid */
@@ -9669,6 +10885,8 @@ export interface operations {
                             warnings?: string[];
                             /** Format: uuid */
                             prompt_version_id?: string | null;
+                            /** @description The version of its agent the turn ran with (GET /agents/{id}/versions); null until the turn starts */
+                            agent_version?: number | null;
                             /** @description What this turn was asked to run with instead of the agent's configuration (converse `overrides`) */
                             overrides?: {
                                 /** Format: uuid */
@@ -9869,6 +11087,8 @@ export interface operations {
                             warnings?: string[];
                             /** Format: uuid */
                             prompt_version_id?: string | null;
+                            /** @description The version of its agent the turn ran with (GET /agents/{id}/versions); null until the turn starts */
+                            agent_version?: number | null;
                             /** @description What this turn was asked to run with instead of the agent's configuration (converse `overrides`) */
                             overrides?: {
                                 /** Format: uuid */
@@ -10078,6 +11298,8 @@ export interface operations {
                             warnings?: string[];
                             /** Format: uuid */
                             prompt_version_id?: string | null;
+                            /** @description The version of its agent the turn ran with (GET /agents/{id}/versions); null until the turn starts */
+                            agent_version?: number | null;
                             /** @description What this turn was asked to run with instead of the agent's configuration (converse `overrides`) */
                             overrides?: {
                                 /** Format: uuid */
@@ -10401,6 +11623,8 @@ export interface operations {
                             warnings?: string[];
                             /** Format: uuid */
                             prompt_version_id?: string | null;
+                            /** @description The version of its agent the turn ran with (GET /agents/{id}/versions); null until the turn starts */
+                            agent_version?: number | null;
                             /** @description What this turn was asked to run with instead of the agent's configuration (converse `overrides`) */
                             overrides?: {
                                 /** Format: uuid */
@@ -10615,6 +11839,8 @@ export interface operations {
                             warnings?: string[];
                             /** Format: uuid */
                             prompt_version_id?: string | null;
+                            /** @description The version of its agent the turn ran with (GET /agents/{id}/versions); null until the turn starts */
+                            agent_version?: number | null;
                             /** @description What this turn was asked to run with instead of the agent's configuration (converse `overrides`) */
                             overrides?: {
                                 /** Format: uuid */
@@ -10835,6 +12061,8 @@ export interface operations {
                             warnings?: string[];
                             /** Format: uuid */
                             prompt_version_id?: string | null;
+                            /** @description The version of its agent the turn ran with (GET /agents/{id}/versions); null until the turn starts */
+                            agent_version?: number | null;
                             /** @description What this turn was asked to run with instead of the agent's configuration (converse `overrides`) */
                             overrides?: {
                                 /** Format: uuid */
@@ -12276,6 +13504,4605 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getApiAgentServerCrons: {
+        parameters: {
+            query: {
+                project_id: string;
+                agent_id?: string;
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** Format: uuid */
+                            id?: string;
+                            /** Format: uuid */
+                            project_id?: string;
+                            /** Format: uuid */
+                            agent_id?: string;
+                            /** @description Null: each run starts a new conversation */
+                            conversation_id?: string | null;
+                            /** @description Cron expression (five fields) or @hourly, @daily … */
+                            schedule?: string;
+                            /** @description IANA time zone the schedule is read in */
+                            timezone?: string;
+                            /** Format: date-time */
+                            end_time?: string | null;
+                            /** @enum {string} */
+                            overlap_policy?: "skip" | "buffer_one" | "buffer_all" | "cancel_other" | "terminate_other" | "allow_all";
+                            paused?: boolean;
+                            /**
+                             * Format: date-time
+                             * @description Null while paused or when no run is left
+                             */
+                            next_run_date?: string | null;
+                            /** @description What each run is started with, as the Agent Protocol sent it */
+                            payload?: {
+                                [key: string]: unknown;
+                            };
+                            metadata?: {
+                                [key: string]: unknown;
+                            };
+                            /** @description The Temporal Schedule: `cron/<id>` */
+                            schedule_id?: string;
+                            /** @description The schedule in the Temporal UI, when TEMPORAL_UI_URL is set */
+                            temporal_ui_url?: string | null;
+                            /** Format: date-time */
+                            created_at?: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                        }[];
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getApiAgentServerCronsId: {
+        parameters: {
+            query?: {
+                project_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** Format: uuid */
+                            id?: string;
+                            /** Format: uuid */
+                            project_id?: string;
+                            /** Format: uuid */
+                            agent_id?: string;
+                            /** @description Null: each run starts a new conversation */
+                            conversation_id?: string | null;
+                            /** @description Cron expression (five fields) or @hourly, @daily … */
+                            schedule?: string;
+                            /** @description IANA time zone the schedule is read in */
+                            timezone?: string;
+                            /** Format: date-time */
+                            end_time?: string | null;
+                            /** @enum {string} */
+                            overlap_policy?: "skip" | "buffer_one" | "buffer_all" | "cancel_other" | "terminate_other" | "allow_all";
+                            paused?: boolean;
+                            /**
+                             * Format: date-time
+                             * @description Null while paused or when no run is left
+                             */
+                            next_run_date?: string | null;
+                            /** @description What each run is started with, as the Agent Protocol sent it */
+                            payload?: {
+                                [key: string]: unknown;
+                            };
+                            metadata?: {
+                                [key: string]: unknown;
+                            };
+                            /** @description The Temporal Schedule: `cron/<id>` */
+                            schedule_id?: string;
+                            /** @description The schedule in the Temporal UI, when TEMPORAL_UI_URL is set */
+                            temporal_ui_url?: string | null;
+                            /** Format: date-time */
+                            created_at?: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                        };
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteApiAgentServerCronsId: {
+        parameters: {
+            query?: {
+                project_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: Record<string, never>;
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postApiAgentServerCronsIdPause: {
+        parameters: {
+            query?: {
+                project_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** Format: uuid */
+                            id?: string;
+                            /** Format: uuid */
+                            project_id?: string;
+                            /** Format: uuid */
+                            agent_id?: string;
+                            /** @description Null: each run starts a new conversation */
+                            conversation_id?: string | null;
+                            /** @description Cron expression (five fields) or @hourly, @daily … */
+                            schedule?: string;
+                            /** @description IANA time zone the schedule is read in */
+                            timezone?: string;
+                            /** Format: date-time */
+                            end_time?: string | null;
+                            /** @enum {string} */
+                            overlap_policy?: "skip" | "buffer_one" | "buffer_all" | "cancel_other" | "terminate_other" | "allow_all";
+                            paused?: boolean;
+                            /**
+                             * Format: date-time
+                             * @description Null while paused or when no run is left
+                             */
+                            next_run_date?: string | null;
+                            /** @description What each run is started with, as the Agent Protocol sent it */
+                            payload?: {
+                                [key: string]: unknown;
+                            };
+                            metadata?: {
+                                [key: string]: unknown;
+                            };
+                            /** @description The Temporal Schedule: `cron/<id>` */
+                            schedule_id?: string;
+                            /** @description The schedule in the Temporal UI, when TEMPORAL_UI_URL is set */
+                            temporal_ui_url?: string | null;
+                            /** Format: date-time */
+                            created_at?: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                        };
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postApiAgentServerCronsIdResume: {
+        parameters: {
+            query?: {
+                project_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** Format: uuid */
+                            id?: string;
+                            /** Format: uuid */
+                            project_id?: string;
+                            /** Format: uuid */
+                            agent_id?: string;
+                            /** @description Null: each run starts a new conversation */
+                            conversation_id?: string | null;
+                            /** @description Cron expression (five fields) or @hourly, @daily … */
+                            schedule?: string;
+                            /** @description IANA time zone the schedule is read in */
+                            timezone?: string;
+                            /** Format: date-time */
+                            end_time?: string | null;
+                            /** @enum {string} */
+                            overlap_policy?: "skip" | "buffer_one" | "buffer_all" | "cancel_other" | "terminate_other" | "allow_all";
+                            paused?: boolean;
+                            /**
+                             * Format: date-time
+                             * @description Null while paused or when no run is left
+                             */
+                            next_run_date?: string | null;
+                            /** @description What each run is started with, as the Agent Protocol sent it */
+                            payload?: {
+                                [key: string]: unknown;
+                            };
+                            metadata?: {
+                                [key: string]: unknown;
+                            };
+                            /** @description The Temporal Schedule: `cron/<id>` */
+                            schedule_id?: string;
+                            /** @description The schedule in the Temporal UI, when TEMPORAL_UI_URL is set */
+                            temporal_ui_url?: string | null;
+                            /** Format: date-time */
+                            created_at?: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                        };
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postApiLanggraphProjectIdAssistants: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The agent to copy: an agent's id or name in this project */
+                    graph_id: string;
+                    /**
+                     * Format: uuid
+                     * @description The new agent id; generated when absent
+                     */
+                    assistant_id?: string;
+                    config?: {
+                        [key: string]: unknown;
+                    } | null;
+                    context?: {
+                        [key: string]: unknown;
+                    } | null;
+                    metadata?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /**
+                     * @default raise
+                     * @enum {string}
+                     */
+                    if_exists?: "raise" | "do_nothing";
+                    name?: string | null;
+                    description?: string | null;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        assistant_id?: string;
+                        /**
+                         * Format: uuid
+                         * @description The agent this one was copied from, or its own id
+                         */
+                        graph_id?: string;
+                        name?: string;
+                        description?: string | null;
+                        config?: {
+                            [key: string]: unknown;
+                        };
+                        context?: {
+                            [key: string]: unknown;
+                        };
+                        metadata?: {
+                            [key: string]: unknown;
+                        };
+                        version?: number;
+                        /** Format: date-time */
+                        created_at?: string;
+                        /** Format: date-time */
+                        updated_at?: string;
+                    };
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postApiLanggraphProjectIdAssistantsSearch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    metadata?: {
+                        [key: string]: unknown;
+                    } | null;
+                    graph_id?: string | null;
+                    /** @description A substring of the name, whatever its case */
+                    name?: string | null;
+                    /** @default 10 */
+                    limit?: number;
+                    /** @default 0 */
+                    offset?: number;
+                    /** @enum {string|null} */
+                    sort_by?: "assistant_id" | "graph_id" | "created_at" | "updated_at" | "name" | null;
+                    /** @enum {string|null} */
+                    sort_order?: "asc" | "desc" | null;
+                    select?: string[] | null;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        assistant_id?: string;
+                        /**
+                         * Format: uuid
+                         * @description The agent this one was copied from, or its own id
+                         */
+                        graph_id?: string;
+                        name?: string;
+                        description?: string | null;
+                        config?: {
+                            [key: string]: unknown;
+                        };
+                        context?: {
+                            [key: string]: unknown;
+                        };
+                        metadata?: {
+                            [key: string]: unknown;
+                        };
+                        version?: number;
+                        /** Format: date-time */
+                        created_at?: string;
+                        /** Format: date-time */
+                        updated_at?: string;
+                    }[];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postApiLanggraphProjectIdAssistantsCount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    metadata?: {
+                        [key: string]: unknown;
+                    } | null;
+                    graph_id?: string | null;
+                    /** @description A substring of the name, whatever its case */
+                    name?: string | null;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    getApiLanggraphProjectIdAssistantsAssistantId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+                assistant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        assistant_id?: string;
+                        /**
+                         * Format: uuid
+                         * @description The agent this one was copied from, or its own id
+                         */
+                        graph_id?: string;
+                        name?: string;
+                        description?: string | null;
+                        config?: {
+                            [key: string]: unknown;
+                        };
+                        context?: {
+                            [key: string]: unknown;
+                        };
+                        metadata?: {
+                            [key: string]: unknown;
+                        };
+                        version?: number;
+                        /** Format: date-time */
+                        created_at?: string;
+                        /** Format: date-time */
+                        updated_at?: string;
+                    };
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    deleteApiLanggraphProjectIdAssistantsAssistantId: {
+        parameters: {
+            query?: {
+                delete_threads?: boolean;
+            };
+            header?: never;
+            path: {
+                project_id: string;
+                assistant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    patchApiLanggraphProjectIdAssistantsAssistantId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+                assistant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Another agent's id or name: the assistant takes its settings (model, prompt, tools …) */
+                    graph_id?: string | null;
+                    config?: {
+                        [key: string]: unknown;
+                    } | null;
+                    context?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /** @description Merged into the assistant's metadata */
+                    metadata?: {
+                        [key: string]: unknown;
+                    } | null;
+                    name?: string | null;
+                    description?: string | null;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        assistant_id?: string;
+                        /**
+                         * Format: uuid
+                         * @description The agent this one was copied from, or its own id
+                         */
+                        graph_id?: string;
+                        name?: string;
+                        description?: string | null;
+                        config?: {
+                            [key: string]: unknown;
+                        };
+                        context?: {
+                            [key: string]: unknown;
+                        };
+                        metadata?: {
+                            [key: string]: unknown;
+                        };
+                        version?: number;
+                        /** Format: date-time */
+                        created_at?: string;
+                        /** Format: date-time */
+                        updated_at?: string;
+                    };
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    getApiLanggraphProjectIdAssistantsAssistantIdGraph: {
+        parameters: {
+            query?: {
+                xray?: boolean | number;
+            };
+            header?: never;
+            path: {
+                project_id: string;
+                assistant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    getApiLanggraphProjectIdAssistantsAssistantIdSchemas: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+                assistant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    getApiLanggraphProjectIdAssistantsAssistantIdSubgraphs: {
+        parameters: {
+            query?: {
+                recurse?: boolean;
+            };
+            header?: never;
+            path: {
+                project_id: string;
+                assistant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    getApiLanggraphProjectIdAssistantsAssistantIdSubgraphsNamespace: {
+        parameters: {
+            query?: {
+                recurse?: boolean;
+            };
+            header?: never;
+            path: {
+                project_id: string;
+                assistant_id: string;
+                namespace: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postApiLanggraphProjectIdAssistantsAssistantIdVersions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+                assistant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @default 10 */
+                    limit?: number;
+                    /** @default 0 */
+                    offset?: number;
+                    metadata?: {
+                        [key: string]: unknown;
+                    } | null;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        assistant_id?: string;
+                        /**
+                         * Format: uuid
+                         * @description The agent this one was copied from, or its own id
+                         */
+                        graph_id?: string;
+                        name?: string;
+                        description?: string | null;
+                        config?: {
+                            [key: string]: unknown;
+                        };
+                        context?: {
+                            [key: string]: unknown;
+                        };
+                        metadata?: {
+                            [key: string]: unknown;
+                        };
+                        version?: number;
+                        /** Format: date-time */
+                        created_at?: string;
+                        /** Format: date-time */
+                        updated_at?: string;
+                    }[];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postApiLanggraphProjectIdAssistantsAssistantIdLatest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+                assistant_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    version: number;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        assistant_id?: string;
+                        /**
+                         * Format: uuid
+                         * @description The agent this one was copied from, or its own id
+                         */
+                        graph_id?: string;
+                        name?: string;
+                        description?: string | null;
+                        config?: {
+                            [key: string]: unknown;
+                        };
+                        context?: {
+                            [key: string]: unknown;
+                        };
+                        metadata?: {
+                            [key: string]: unknown;
+                        };
+                        version?: number;
+                        /** Format: date-time */
+                        created_at?: string;
+                        /** Format: date-time */
+                        updated_at?: string;
+                    };
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postApiLanggraphProjectIdThreads: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    thread_id?: string;
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                    /**
+                     * @default raise
+                     * @enum {string}
+                     */
+                    if_exists?: "raise" | "do_nothing";
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        thread_id?: string;
+                        created_at?: string;
+                        updated_at?: string;
+                        metadata?: {
+                            [key: string]: unknown;
+                        };
+                        /** @enum {string} */
+                        status?: "idle" | "busy" | "interrupted" | "error";
+                        values?: {
+                            messages?: {
+                                [key: string]: unknown;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        interrupts?: {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postApiLanggraphProjectIdThreadsSearch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                    values?: {
+                        [key: string]: unknown;
+                    };
+                    /** @enum {string} */
+                    status?: "idle" | "busy" | "interrupted" | "error";
+                    ids?: string[];
+                    /** @default 10 */
+                    limit?: number;
+                    /** @default 0 */
+                    offset?: number;
+                    /**
+                     * @default created_at
+                     * @enum {string}
+                     */
+                    sort_by?: "thread_id" | "status" | "created_at" | "updated_at" | "state_updated_at";
+                    /**
+                     * @default desc
+                     * @enum {string}
+                     */
+                    sort_order?: "asc" | "desc";
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postApiLanggraphProjectIdThreadsCount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                    values?: {
+                        [key: string]: unknown;
+                    };
+                    /** @enum {string} */
+                    status?: "idle" | "busy" | "interrupted" | "error";
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    getApiLanggraphProjectIdThreadsThreadId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        thread_id?: string;
+                        created_at?: string;
+                        updated_at?: string;
+                        metadata?: {
+                            [key: string]: unknown;
+                        };
+                        /** @enum {string} */
+                        status?: "idle" | "busy" | "interrupted" | "error";
+                        values?: {
+                            messages?: {
+                                [key: string]: unknown;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        interrupts?: {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    deleteApiLanggraphProjectIdThreadsThreadId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    patchApiLanggraphProjectIdThreadsThreadId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        thread_id?: string;
+                        created_at?: string;
+                        updated_at?: string;
+                        metadata?: {
+                            [key: string]: unknown;
+                        };
+                        /** @enum {string} */
+                        status?: "idle" | "busy" | "interrupted" | "error";
+                        values?: {
+                            messages?: {
+                                [key: string]: unknown;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        interrupts?: {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postApiLanggraphProjectIdThreadsThreadIdCopy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        thread_id?: string;
+                        created_at?: string;
+                        updated_at?: string;
+                        metadata?: {
+                            [key: string]: unknown;
+                        };
+                        /** @enum {string} */
+                        status?: "idle" | "busy" | "interrupted" | "error";
+                        values?: {
+                            messages?: {
+                                [key: string]: unknown;
+                            }[];
+                        } & {
+                            [key: string]: unknown;
+                        };
+                        interrupts?: {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    getApiLanggraphProjectIdThreadsThreadIdState: {
+        parameters: {
+            query?: {
+                limit?: number;
+                before?: string;
+            };
+            header?: never;
+            path: {
+                project_id: string;
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        values?: {
+                            [key: string]: unknown;
+                        };
+                        next?: string[];
+                        tasks?: {
+                            [key: string]: unknown;
+                        }[];
+                        checkpoint?: {
+                            [key: string]: unknown;
+                        };
+                        parent_checkpoint?: {
+                            [key: string]: unknown;
+                        } | null;
+                        metadata?: {
+                            [key: string]: unknown;
+                        };
+                        created_at?: string | null;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    getApiLanggraphProjectIdThreadsThreadIdStateCheckpointId: {
+        parameters: {
+            query?: {
+                limit?: number;
+                before?: string;
+            };
+            header?: never;
+            path: {
+                project_id: string;
+                thread_id: string;
+                checkpoint_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        values?: {
+                            [key: string]: unknown;
+                        };
+                        next?: string[];
+                        tasks?: {
+                            [key: string]: unknown;
+                        }[];
+                        checkpoint?: {
+                            [key: string]: unknown;
+                        };
+                        parent_checkpoint?: {
+                            [key: string]: unknown;
+                        } | null;
+                        metadata?: {
+                            [key: string]: unknown;
+                        };
+                        created_at?: string | null;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postApiLanggraphProjectIdThreadsThreadIdStateCheckpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    checkpoint: {
+                        checkpoint_id: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        values?: {
+                            [key: string]: unknown;
+                        };
+                        next?: string[];
+                        tasks?: {
+                            [key: string]: unknown;
+                        }[];
+                        checkpoint?: {
+                            [key: string]: unknown;
+                        };
+                        parent_checkpoint?: {
+                            [key: string]: unknown;
+                        } | null;
+                        metadata?: {
+                            [key: string]: unknown;
+                        };
+                        created_at?: string | null;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    getApiLanggraphProjectIdThreadsThreadIdHistory: {
+        parameters: {
+            query?: {
+                limit?: number;
+                before?: string;
+            };
+            header?: never;
+            path: {
+                project_id: string;
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postApiLanggraphProjectIdThreadsThreadIdHistory: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @default 10 */
+                    limit?: number;
+                    before?: string | ({
+                        checkpoint_id?: string;
+                    } & {
+                        [key: string]: unknown;
+                    });
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    getApiLanggraphProjectIdThreadsThreadIdRuns: {
+        parameters: {
+            query?: {
+                limit?: number;
+                offset?: number;
+                status?: "pending" | "running" | "error" | "success" | "timeout" | "interrupted";
+            };
+            header?: never;
+            path: {
+                project_id: string;
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postApiLanggraphProjectIdThreadsThreadIdRuns: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    assistant_id: string;
+                    input?: ({
+                        messages?: ({
+                            type?: string;
+                            role?: string;
+                            content: string | {
+                                [key: string]: unknown;
+                            }[];
+                            id?: string | null;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                    } & {
+                        [key: string]: unknown;
+                    }) | null;
+                    command?: ({
+                        resume?: unknown[] | boolean | number | Record<string, never> | string | null;
+                        update?: unknown[] | boolean | number | Record<string, never> | string | null;
+                        goto?: unknown[] | boolean | number | Record<string, never> | string | null;
+                    } & {
+                        [key: string]: unknown;
+                    }) | null;
+                    metadata?: {
+                        [key: string]: unknown;
+                    } | null;
+                    config?: {
+                        [key: string]: unknown;
+                    } | null;
+                    context?: {
+                        [key: string]: unknown;
+                    } | null;
+                    stream_mode?: ("values" | "updates" | "messages" | "messages-tuple" | "events" | "debug" | "custom" | "tasks" | "checkpoints") | ("values" | "updates" | "messages" | "messages-tuple" | "events" | "debug" | "custom" | "tasks" | "checkpoints")[];
+                    stream_resumable?: boolean;
+                    /** @enum {string|null} */
+                    multitask_strategy?: "reject" | "enqueue" | "interrupt" | "rollback" | null;
+                    /** @enum {string|null} */
+                    if_not_exists?: "create" | "reject" | null;
+                    after_seconds?: number | null;
+                    /** Format: uri */
+                    webhook?: string | null;
+                    /** @enum {string|null} */
+                    on_disconnect?: "cancel" | "continue" | null;
+                    /** @enum {string|null} */
+                    on_completion?: "delete" | "keep" | null;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        run_id?: string;
+                        thread_id?: string;
+                        assistant_id?: string;
+                        created_at?: string;
+                        updated_at?: string;
+                        /** @enum {string} */
+                        status?: "pending" | "running" | "error" | "success" | "timeout" | "interrupted";
+                        metadata?: {
+                            [key: string]: unknown;
+                        };
+                        multitask_strategy?: string | null;
+                        kwargs?: {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postApiLanggraphProjectIdThreadsThreadIdRunsStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    assistant_id: string;
+                    input?: ({
+                        messages?: ({
+                            type?: string;
+                            role?: string;
+                            content: string | {
+                                [key: string]: unknown;
+                            }[];
+                            id?: string | null;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                    } & {
+                        [key: string]: unknown;
+                    }) | null;
+                    command?: ({
+                        resume?: unknown[] | boolean | number | Record<string, never> | string | null;
+                        update?: unknown[] | boolean | number | Record<string, never> | string | null;
+                        goto?: unknown[] | boolean | number | Record<string, never> | string | null;
+                    } & {
+                        [key: string]: unknown;
+                    }) | null;
+                    metadata?: {
+                        [key: string]: unknown;
+                    } | null;
+                    config?: {
+                        [key: string]: unknown;
+                    } | null;
+                    context?: {
+                        [key: string]: unknown;
+                    } | null;
+                    stream_mode?: ("values" | "updates" | "messages" | "messages-tuple" | "events" | "debug" | "custom" | "tasks" | "checkpoints") | ("values" | "updates" | "messages" | "messages-tuple" | "events" | "debug" | "custom" | "tasks" | "checkpoints")[];
+                    stream_resumable?: boolean;
+                    /** @enum {string|null} */
+                    multitask_strategy?: "reject" | "enqueue" | "interrupt" | "rollback" | null;
+                    /** @enum {string|null} */
+                    if_not_exists?: "create" | "reject" | null;
+                    after_seconds?: number | null;
+                    /** Format: uri */
+                    webhook?: string | null;
+                    /** @enum {string|null} */
+                    on_disconnect?: "cancel" | "continue" | null;
+                    /** @enum {string|null} */
+                    on_completion?: "delete" | "keep" | null;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": unknown;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postApiLanggraphProjectIdThreadsThreadIdRunsWait: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    assistant_id: string;
+                    input?: ({
+                        messages?: ({
+                            type?: string;
+                            role?: string;
+                            content: string | {
+                                [key: string]: unknown;
+                            }[];
+                            id?: string | null;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                    } & {
+                        [key: string]: unknown;
+                    }) | null;
+                    command?: ({
+                        resume?: unknown[] | boolean | number | Record<string, never> | string | null;
+                        update?: unknown[] | boolean | number | Record<string, never> | string | null;
+                        goto?: unknown[] | boolean | number | Record<string, never> | string | null;
+                    } & {
+                        [key: string]: unknown;
+                    }) | null;
+                    metadata?: {
+                        [key: string]: unknown;
+                    } | null;
+                    config?: {
+                        [key: string]: unknown;
+                    } | null;
+                    context?: {
+                        [key: string]: unknown;
+                    } | null;
+                    stream_mode?: ("values" | "updates" | "messages" | "messages-tuple" | "events" | "debug" | "custom" | "tasks" | "checkpoints") | ("values" | "updates" | "messages" | "messages-tuple" | "events" | "debug" | "custom" | "tasks" | "checkpoints")[];
+                    stream_resumable?: boolean;
+                    /** @enum {string|null} */
+                    multitask_strategy?: "reject" | "enqueue" | "interrupt" | "rollback" | null;
+                    /** @enum {string|null} */
+                    if_not_exists?: "create" | "reject" | null;
+                    after_seconds?: number | null;
+                    /** Format: uri */
+                    webhook?: string | null;
+                    /** @enum {string|null} */
+                    on_disconnect?: "cancel" | "continue" | null;
+                    /** @enum {string|null} */
+                    on_completion?: "delete" | "keep" | null;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        run_id?: string;
+                        thread_id?: string;
+                        assistant_id?: string;
+                        created_at?: string;
+                        updated_at?: string;
+                        /** @enum {string} */
+                        status?: "pending" | "running" | "error" | "success" | "timeout" | "interrupted";
+                        metadata?: {
+                            [key: string]: unknown;
+                        };
+                        multitask_strategy?: string | null;
+                        kwargs?: {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    getApiLanggraphProjectIdThreadsThreadIdRunsRunId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+                thread_id: string;
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        run_id?: string;
+                        thread_id?: string;
+                        assistant_id?: string;
+                        created_at?: string;
+                        updated_at?: string;
+                        /** @enum {string} */
+                        status?: "pending" | "running" | "error" | "success" | "timeout" | "interrupted";
+                        metadata?: {
+                            [key: string]: unknown;
+                        };
+                        multitask_strategy?: string | null;
+                        kwargs?: {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    deleteApiLanggraphProjectIdThreadsThreadIdRunsRunId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+                thread_id: string;
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    getApiLanggraphProjectIdThreadsThreadIdRunsRunIdJoin: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+                thread_id: string;
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    getApiLanggraphProjectIdThreadsThreadIdRunsRunIdStream: {
+        parameters: {
+            query?: {
+                cancel_on_disconnect?: boolean;
+                stream_mode?: ("values" | "updates" | "messages" | "messages-tuple" | "events" | "debug" | "custom" | "tasks" | "checkpoints") | ("values" | "updates" | "messages" | "messages-tuple" | "events" | "debug" | "custom" | "tasks" | "checkpoints")[];
+            };
+            header?: never;
+            path: {
+                project_id: string;
+                thread_id: string;
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": unknown;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postApiLanggraphProjectIdThreadsThreadIdRunsRunIdCancel: {
+        parameters: {
+            query?: {
+                wait?: boolean;
+                action?: "interrupt" | "rollback";
+            };
+            header?: never;
+            path: {
+                project_id: string;
+                thread_id: string;
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postApiLanggraphProjectIdRuns: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    assistant_id: string;
+                    input?: ({
+                        messages?: ({
+                            type?: string;
+                            role?: string;
+                            content: string | {
+                                [key: string]: unknown;
+                            }[];
+                            id?: string | null;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                    } & {
+                        [key: string]: unknown;
+                    }) | null;
+                    command?: ({
+                        resume?: unknown[] | boolean | number | Record<string, never> | string | null;
+                        update?: unknown[] | boolean | number | Record<string, never> | string | null;
+                        goto?: unknown[] | boolean | number | Record<string, never> | string | null;
+                    } & {
+                        [key: string]: unknown;
+                    }) | null;
+                    metadata?: {
+                        [key: string]: unknown;
+                    } | null;
+                    config?: {
+                        [key: string]: unknown;
+                    } | null;
+                    context?: {
+                        [key: string]: unknown;
+                    } | null;
+                    stream_mode?: ("values" | "updates" | "messages" | "messages-tuple" | "events" | "debug" | "custom" | "tasks" | "checkpoints") | ("values" | "updates" | "messages" | "messages-tuple" | "events" | "debug" | "custom" | "tasks" | "checkpoints")[];
+                    stream_resumable?: boolean;
+                    /** @enum {string|null} */
+                    multitask_strategy?: "reject" | "enqueue" | "interrupt" | "rollback" | null;
+                    /** @enum {string|null} */
+                    if_not_exists?: "create" | "reject" | null;
+                    after_seconds?: number | null;
+                    /** Format: uri */
+                    webhook?: string | null;
+                    /** @enum {string|null} */
+                    on_disconnect?: "cancel" | "continue" | null;
+                    /** @enum {string|null} */
+                    on_completion?: "delete" | "keep" | null;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        run_id?: string;
+                        thread_id?: string;
+                        assistant_id?: string;
+                        created_at?: string;
+                        updated_at?: string;
+                        /** @enum {string} */
+                        status?: "pending" | "running" | "error" | "success" | "timeout" | "interrupted";
+                        metadata?: {
+                            [key: string]: unknown;
+                        };
+                        multitask_strategy?: string | null;
+                        kwargs?: {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postApiLanggraphProjectIdRunsStream: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    assistant_id: string;
+                    input?: ({
+                        messages?: ({
+                            type?: string;
+                            role?: string;
+                            content: string | {
+                                [key: string]: unknown;
+                            }[];
+                            id?: string | null;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                    } & {
+                        [key: string]: unknown;
+                    }) | null;
+                    command?: ({
+                        resume?: unknown[] | boolean | number | Record<string, never> | string | null;
+                        update?: unknown[] | boolean | number | Record<string, never> | string | null;
+                        goto?: unknown[] | boolean | number | Record<string, never> | string | null;
+                    } & {
+                        [key: string]: unknown;
+                    }) | null;
+                    metadata?: {
+                        [key: string]: unknown;
+                    } | null;
+                    config?: {
+                        [key: string]: unknown;
+                    } | null;
+                    context?: {
+                        [key: string]: unknown;
+                    } | null;
+                    stream_mode?: ("values" | "updates" | "messages" | "messages-tuple" | "events" | "debug" | "custom" | "tasks" | "checkpoints") | ("values" | "updates" | "messages" | "messages-tuple" | "events" | "debug" | "custom" | "tasks" | "checkpoints")[];
+                    stream_resumable?: boolean;
+                    /** @enum {string|null} */
+                    multitask_strategy?: "reject" | "enqueue" | "interrupt" | "rollback" | null;
+                    /** @enum {string|null} */
+                    if_not_exists?: "create" | "reject" | null;
+                    after_seconds?: number | null;
+                    /** Format: uri */
+                    webhook?: string | null;
+                    /** @enum {string|null} */
+                    on_disconnect?: "cancel" | "continue" | null;
+                    /** @enum {string|null} */
+                    on_completion?: "delete" | "keep" | null;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": unknown;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postApiLanggraphProjectIdRunsWait: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    assistant_id: string;
+                    input?: ({
+                        messages?: ({
+                            type?: string;
+                            role?: string;
+                            content: string | {
+                                [key: string]: unknown;
+                            }[];
+                            id?: string | null;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                    } & {
+                        [key: string]: unknown;
+                    }) | null;
+                    command?: ({
+                        resume?: unknown[] | boolean | number | Record<string, never> | string | null;
+                        update?: unknown[] | boolean | number | Record<string, never> | string | null;
+                        goto?: unknown[] | boolean | number | Record<string, never> | string | null;
+                    } & {
+                        [key: string]: unknown;
+                    }) | null;
+                    metadata?: {
+                        [key: string]: unknown;
+                    } | null;
+                    config?: {
+                        [key: string]: unknown;
+                    } | null;
+                    context?: {
+                        [key: string]: unknown;
+                    } | null;
+                    stream_mode?: ("values" | "updates" | "messages" | "messages-tuple" | "events" | "debug" | "custom" | "tasks" | "checkpoints") | ("values" | "updates" | "messages" | "messages-tuple" | "events" | "debug" | "custom" | "tasks" | "checkpoints")[];
+                    stream_resumable?: boolean;
+                    /** @enum {string|null} */
+                    multitask_strategy?: "reject" | "enqueue" | "interrupt" | "rollback" | null;
+                    /** @enum {string|null} */
+                    if_not_exists?: "create" | "reject" | null;
+                    after_seconds?: number | null;
+                    /** Format: uri */
+                    webhook?: string | null;
+                    /** @enum {string|null} */
+                    on_disconnect?: "cancel" | "continue" | null;
+                    /** @enum {string|null} */
+                    on_completion?: "delete" | "keep" | null;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        run_id?: string;
+                        thread_id?: string;
+                        assistant_id?: string;
+                        created_at?: string;
+                        updated_at?: string;
+                        /** @enum {string} */
+                        status?: "pending" | "running" | "error" | "success" | "timeout" | "interrupted";
+                        metadata?: {
+                            [key: string]: unknown;
+                        };
+                        multitask_strategy?: string | null;
+                        kwargs?: {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postApiLanggraphProjectIdRunsBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": ({
+                    assistant_id: string;
+                    input?: ({
+                        messages?: ({
+                            type?: string;
+                            role?: string;
+                            content: string | {
+                                [key: string]: unknown;
+                            }[];
+                            id?: string | null;
+                        } & {
+                            [key: string]: unknown;
+                        })[];
+                    } & {
+                        [key: string]: unknown;
+                    }) | null;
+                    command?: ({
+                        resume?: unknown[] | boolean | number | Record<string, never> | string | null;
+                        update?: unknown[] | boolean | number | Record<string, never> | string | null;
+                        goto?: unknown[] | boolean | number | Record<string, never> | string | null;
+                    } & {
+                        [key: string]: unknown;
+                    }) | null;
+                    metadata?: {
+                        [key: string]: unknown;
+                    } | null;
+                    config?: {
+                        [key: string]: unknown;
+                    } | null;
+                    context?: {
+                        [key: string]: unknown;
+                    } | null;
+                    stream_mode?: ("values" | "updates" | "messages" | "messages-tuple" | "events" | "debug" | "custom" | "tasks" | "checkpoints") | ("values" | "updates" | "messages" | "messages-tuple" | "events" | "debug" | "custom" | "tasks" | "checkpoints")[];
+                    stream_resumable?: boolean;
+                    /** @enum {string|null} */
+                    multitask_strategy?: "reject" | "enqueue" | "interrupt" | "rollback" | null;
+                    /** @enum {string|null} */
+                    if_not_exists?: "create" | "reject" | null;
+                    after_seconds?: number | null;
+                    /** Format: uri */
+                    webhook?: string | null;
+                    /** @enum {string|null} */
+                    on_disconnect?: "cancel" | "continue" | null;
+                    /** @enum {string|null} */
+                    on_completion?: "delete" | "keep" | null;
+                } & {
+                    [key: string]: unknown;
+                })[];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        run_id?: string;
+                        thread_id?: string;
+                        assistant_id?: string;
+                        created_at?: string;
+                        updated_at?: string;
+                        /** @enum {string} */
+                        status?: "pending" | "running" | "error" | "success" | "timeout" | "interrupted";
+                        metadata?: {
+                            [key: string]: unknown;
+                        };
+                        multitask_strategy?: string | null;
+                        kwargs?: {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postApiLanggraphProjectIdRunsCrons: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    assistant_id: string;
+                    /** @description Cron expression (five fields) or @hourly, @daily … */
+                    schedule: string;
+                    /** @description `{messages: [...]}`: the last human message is what each run sends */
+                    input: {
+                        messages: {
+                            [key: string]: unknown;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                    config?: {
+                        [key: string]: unknown;
+                    } | null;
+                    context?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /** @description IANA time zone name; default UTC */
+                    timezone?: string | null;
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601: no run after it
+                     */
+                    end_time?: string | null;
+                    enabled?: boolean | null;
+                    /**
+                     * @description When a run is due while the previous one still runs; default skip
+                     * @enum {string}
+                     */
+                    overlap_policy?: "skip" | "buffer_one" | "buffer_all" | "cancel_other" | "terminate_other" | "allow_all";
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        cron_id?: string;
+                        /** Format: uuid */
+                        assistant_id?: string;
+                        thread_id?: string | null;
+                        schedule?: string;
+                        timezone?: string;
+                        end_time?: string | null;
+                        next_run_date?: string | null;
+                        enabled?: boolean;
+                        overlap_policy?: string;
+                        payload?: {
+                            [key: string]: unknown;
+                        };
+                        metadata?: {
+                            [key: string]: unknown;
+                        };
+                        /** @constant */
+                        user_id?: unknown;
+                        created_at?: string;
+                        updated_at?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postApiLanggraphProjectIdThreadsThreadIdRunsCrons: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+                thread_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    assistant_id: string;
+                    /** @description Cron expression (five fields) or @hourly, @daily … */
+                    schedule: string;
+                    /** @description `{messages: [...]}`: the last human message is what each run sends */
+                    input: {
+                        messages: {
+                            [key: string]: unknown;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                    config?: {
+                        [key: string]: unknown;
+                    } | null;
+                    context?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /** @description IANA time zone name; default UTC */
+                    timezone?: string | null;
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601: no run after it
+                     */
+                    end_time?: string | null;
+                    enabled?: boolean | null;
+                    /**
+                     * @description When a run is due while the previous one still runs; default skip
+                     * @enum {string}
+                     */
+                    overlap_policy?: "skip" | "buffer_one" | "buffer_all" | "cancel_other" | "terminate_other" | "allow_all";
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        cron_id?: string;
+                        /** Format: uuid */
+                        assistant_id?: string;
+                        thread_id?: string | null;
+                        schedule?: string;
+                        timezone?: string;
+                        end_time?: string | null;
+                        next_run_date?: string | null;
+                        enabled?: boolean;
+                        overlap_policy?: string;
+                        payload?: {
+                            [key: string]: unknown;
+                        };
+                        metadata?: {
+                            [key: string]: unknown;
+                        };
+                        /** @constant */
+                        user_id?: unknown;
+                        created_at?: string;
+                        updated_at?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postApiLanggraphProjectIdRunsCronsSearch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    assistant_id?: string | null;
+                    thread_id?: string | null;
+                    enabled?: boolean | null;
+                    metadata?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /** @default 10 */
+                    limit?: number;
+                    /** @default 0 */
+                    offset?: number;
+                    /**
+                     * @default created_at
+                     * @enum {string}
+                     */
+                    sort_by?: "cron_id" | "assistant_id" | "thread_id" | "created_at" | "updated_at" | "next_run_date";
+                    /**
+                     * @default desc
+                     * @enum {string}
+                     */
+                    sort_order?: "asc" | "desc";
+                    select?: ("cron_id" | "assistant_id" | "thread_id" | "end_time" | "schedule" | "created_at" | "updated_at" | "user_id" | "payload" | "next_run_date" | "metadata" | "timezone" | "enabled" | "overlap_policy" | "now" | "on_run_completed")[] | null;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postApiLanggraphProjectIdRunsCronsCount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    assistant_id?: string | null;
+                    thread_id?: string | null;
+                    enabled?: boolean | null;
+                    metadata?: {
+                        [key: string]: unknown;
+                    } | null;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    deleteApiLanggraphProjectIdRunsCronsCronId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+                cron_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    patchApiLanggraphProjectIdRunsCronsCronId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+                cron_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Cron expression (five fields) or @hourly, @daily … */
+                    schedule?: string;
+                    /** @description `{messages: [...]}`: the last human message is what each run sends */
+                    input?: {
+                        messages: {
+                            [key: string]: unknown;
+                        }[];
+                    } & {
+                        [key: string]: unknown;
+                    };
+                    metadata?: {
+                        [key: string]: unknown;
+                    };
+                    config?: {
+                        [key: string]: unknown;
+                    } | null;
+                    context?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /** @description IANA time zone name; default UTC */
+                    timezone?: string | null;
+                    /**
+                     * Format: date-time
+                     * @description ISO 8601: no run after it
+                     */
+                    end_time?: string | null;
+                    enabled?: boolean | null;
+                    /**
+                     * @description When a run is due while the previous one still runs; default skip
+                     * @enum {string}
+                     */
+                    overlap_policy?: "skip" | "buffer_one" | "buffer_all" | "cancel_other" | "terminate_other" | "allow_all";
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: uuid */
+                        cron_id?: string;
+                        /** Format: uuid */
+                        assistant_id?: string;
+                        thread_id?: string | null;
+                        schedule?: string;
+                        timezone?: string;
+                        end_time?: string | null;
+                        next_run_date?: string | null;
+                        enabled?: boolean;
+                        overlap_policy?: string;
+                        payload?: {
+                            [key: string]: unknown;
+                        };
+                        metadata?: {
+                            [key: string]: unknown;
+                        };
+                        /** @constant */
+                        user_id?: unknown;
+                        created_at?: string;
+                        updated_at?: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    getApiLanggraphProjectIdStoreItems: {
+        parameters: {
+            query: {
+                namespace?: string;
+                key: string;
+                refresh_ttl?: boolean;
+            };
+            header?: never;
+            path: {
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        namespace?: string[];
+                        key?: string;
+                        value?: {
+                            [key: string]: unknown;
+                        };
+                        /** Format: date-time */
+                        created_at?: string;
+                        /** Format: date-time */
+                        updated_at?: string;
+                    } | null;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    putApiLanggraphProjectIdStoreItems: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    namespace: string[];
+                    key: string;
+                    value: {
+                        [key: string]: unknown;
+                    };
+                    /** @description false: not embedded; a list of fields (dotted paths) to embed; null: the project default */
+                    index?: null | false | string[];
+                    /** @description minutes to live; null: for ever */
+                    ttl?: number | null;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    deleteApiLanggraphProjectIdStoreItems: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @default [] */
+                    namespace?: string[];
+                    key: string;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postApiLanggraphProjectIdStoreItemsSearch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @default [] */
+                    namespace_prefix?: string[];
+                    filter?: {
+                        [key: string]: unknown;
+                    } | null;
+                    /** @default 10 */
+                    limit?: number;
+                    /** @default 0 */
+                    offset?: number;
+                    query?: string | null;
+                    refresh_ttl?: boolean | null;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items?: {
+                            namespace?: string[];
+                            key?: string;
+                            value?: {
+                                [key: string]: unknown;
+                            };
+                            /** Format: date-time */
+                            created_at?: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                            /** @description cosine similarity to the query (semantic search only) */
+                            score?: number | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postApiLanggraphProjectIdStoreNamespaces: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    prefix?: string[] | null;
+                    suffix?: string[] | null;
+                    max_depth?: number | null;
+                    /** @default 100 */
+                    limit?: number;
+                    /** @default 0 */
+                    offset?: number;
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        namespaces?: string[][];
+                    };
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
         };

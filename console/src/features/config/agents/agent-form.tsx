@@ -3,6 +3,7 @@ import { useState } from 'react';
 import { ErrorAlert } from '../../../components/error-alert.js';
 import type { Agent } from '../../../api/types.js';
 import { ResourceForm, useFields, type ItemFormProps } from '../../../components/resource-form.js';
+import { CronsSection } from './crons-section.js';
 import { bodyOf, draftOf, type AgentDraft } from './draft.js';
 import { useAgentWarnings, WARNED_IN, Warnings } from './guardrails.js';
 import { McpSection } from './mcp-section.js';
@@ -107,6 +108,9 @@ export function AgentForm({ projectId, item: agent, onDone }: ItemFormProps<Agen
             <ErrorAlert error={skillError} />
           </Alert>
         )}
+      </Fieldset>
+      <Fieldset legend="Schedules">
+        <CronsSection projectId={projectId} agentId={current?.id} />
       </Fieldset>
       <Warnings of={warnings} />
     </ResourceForm>
