@@ -29,9 +29,13 @@ function at(value: unknown, tokens: string[]): unknown[] {
   return at((value as Record<string, unknown>)[token], rest);
 }
 
-/** The text to embed for an item: one string (fields' texts one per line); empty when nothing matched. */
+/**
+ * The text to embed for an item: one string (the fields' texts one per
+ * line); no fields (null) or `$`: the whole value; empty when nothing
+ * matched, or the list is empty (nothing is embedded).
+ */
 export function indexedText(value: Record<string, unknown>, fields: string[] | null | undefined): string {
-  if (!fields || fields.length === 0 || fields.includes('$')) return JSON.stringify(value);
+  if (!fields || fields.includes('$')) return JSON.stringify(value);
   return fields
     .flatMap((f) => at(value, pathTokens(f)).map(asText))
     .filter((t): t is string => t !== undefined && t !== '')

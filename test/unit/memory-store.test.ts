@@ -17,7 +17,6 @@ describe('indexedText', () => {
 
   it('embeds the whole value as JSON without fields (or with `$`)', () => {
     expect(indexedText(value, null)).toBe(JSON.stringify(value));
-    expect(indexedText(value, [])).toBe(JSON.stringify(value));
     expect(indexedText(value, ['$'])).toBe(JSON.stringify(value));
   });
 
@@ -28,8 +27,9 @@ describe('indexedText', () => {
     expect(indexedText(value, ['body.tags', 'n'])).toBe('["a","b"]\n4');
   });
 
-  it('is empty when no field is there (nothing is embedded)', () => {
+  it('is empty when no field is there, or none is named (nothing is embedded)', () => {
     expect(indexedText(value, ['missing', 'title.deeper', 'chapters[9].content'])).toBe('');
+    expect(indexedText(value, [])).toBe('');
   });
 
   it('tokenizes paths', () => {
