@@ -16,6 +16,8 @@ export interface ThreadFilter {
   metadata?: Record<string, unknown>;
   status?: ThreadStatus;
   ids?: string[];
+  /** Conversations of this namespace are left out (a stateless run's throwaway thread). */
+  notNamespace?: string;
 }
 
 export type ThreadSort = { by: 'thread_id' | 'status' | 'created_at' | 'updated_at'; order: 'asc' | 'desc' };
@@ -89,6 +91,7 @@ export class ProtocolThreadsRepository {
       .select('c.*', this.db.raw(`${STATUS_SQL} as status`));
     if (filter.metadata) inner.whereRaw('c.metadata @> ?::jsonb', [JSON.stringify(filter.metadata)]);
     if (filter.ids) inner.whereIn('c.id', filter.ids);
+    if (filter.notNamespace) inner.whereNot('c.namespace', filter.notNamespace);
     const q = this.db.from(inner.as('t'));
     if (filter.status) q.where('t.status', filter.status);
     return q;

@@ -4,6 +4,8 @@ import { assistantsRoutes } from './assistants.routes.js';
 import { cronsRoutes } from './crons.routes.js';
 import { runsRoutes } from './runs.routes.js';
 import { storeRoutes } from './store.routes.js';
+import { startDelayedTurn } from '../../services/delayed-turns.service.js';
+import { metaRoutes } from './meta.routes.js';
 import { doorServices } from './services.js';
 import { threadsRoutes } from './threads.routes.js';
 
@@ -11,9 +13,12 @@ import { threadsRoutes } from './threads.routes.js';
 export function langGraphRouters(deps: AppDeps): ApiRouter[] {
   const door = doorServices(deps);
   return [
+    metaRoutes(deps),
     assistantsRoutes(deps),
     threadsRoutes(deps, door),
-    runsRoutes(deps, door),
+    runsRoutes(deps, door, async (runId, seconds) => {
+      await startDelayedTurn(deps, runId, seconds);
+    }),
     cronsRoutes(deps),
     storeRoutes(deps),
   ];

@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { conversationId } from '../../schemas/conversations.schemas.js';
+import { MAX_DELAY_SECONDS } from '../../services/delayed-turns.service.js';
 import { projectParam, protocolBody } from './door.js';
 
 /** The stream modes rendered (others a client may ask for, such as `custom` or `debug`, yield nothing). */
@@ -45,7 +46,7 @@ export const runCreate = protocolBody({
     .valid(...MULTITASK)
     .allow(null),
   if_not_exists: Joi.string().valid('create', 'reject').allow(null),
-  after_seconds: Joi.number().min(0).max(31_536_000).allow(null),
+  after_seconds: Joi.number().min(0).max(MAX_DELAY_SECONDS).allow(null),
   webhook: Joi.string()
     .uri({ scheme: ['http', 'https'] })
     .max(2048)

@@ -6,6 +6,7 @@ import type { ApiRouter } from '../../http/api-router.js';
 import type { Validated } from '../../middleware/validate.js';
 import { protocolRouter, requireProject, send } from './door.js';
 import { ProtocolError } from './errors.js';
+import { STATELESS_NAMESPACE } from './runs.service.js';
 import type { DoorServices } from './services.js';
 import * as s from './threads.schemas.js';
 
@@ -67,7 +68,7 @@ export function threadsRoutes(deps: AppDeps, door: DoorServices): ApiRouter {
         const by = body.sort_by === 'state_updated_at' ? 'updated_at' : body.sort_by;
         const rows = await repo.search(
           params.project_id,
-          { metadata: body.metadata, status: body.status, ids: body.ids },
+          { metadata: body.metadata, status: body.status, ids: body.ids, notNamespace: STATELESS_NAMESPACE },
           { by, order: body.sort_order },
           { limit: body.limit, offset: body.offset },
         );
@@ -83,7 +84,8 @@ export function threadsRoutes(deps: AppDeps, door: DoorServices): ApiRouter {
       },
       async (ctx, { params, body }) => {
         await requireProject(deps.db, params.project_id);
-        send(ctx, await repo.count(params.project_id, { metadata: body.metadata, status: body.status }));
+        const filter = { metadata: body.metadata, status: body.status, notNamespace: STATELESS_NAMESPACE };
+        send(ctx, await repo.count(params.project_id, filter));
       },
     )
     .route<Validated<P>>(

@@ -4,7 +4,11 @@
  * scripted vendor: threads are conversations, runs are converse turns, an
  * approval pause is an interrupt resumed with LangChain's decisions.
  */
+import { createServer } from 'node:http';
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
 import { Client } from '@langchain/langgraph-sdk';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEverythingServer, type RunningMcp } from '../../fixtures/mcp-servers.js';
 import { uniqueName } from '../../helpers/factories.js';
@@ -290,6 +294,94 @@ describe('Agent Protocol: threads and runs through the LangGraph SDK', () => {
     expect((copy.values as Values).messages.map((m) => m.content)).toEqual(['copy this', 'to copy']);
     await client.threads.delete(a.thread_id);
     expect((await raw('GET', `/threads/${a.thread_id}`)).status).toBe(404);
+  });
+
+  it('after_seconds: the run is pending, untouched, until its time; then it runs once', async () => {
+    world.fx.vendor.script({ reply: { text: 'later answer' } });
+    const thread = await client.threads.create();
+    const run = await client.runs.create(thread.thread_id, agentId, {
+      input: { messages: [{ type: 'human', content: 'in a moment' }] },
+      afterSeconds: 2,
+    });
+    expect(run.status).toBe('pending');
+    expect((await client.runs.get(thread.thread_id, run.run_id)).status).toBe('pending');
+    expect(world.fx.vendor.received).toHaveLength(0);
+    const values = (await client.runs.join(thread.thread_id, run.run_id)) as Values;
+    expect(values.messages.at(-1)!.content).toBe('later answer');
+    expect(world.fx.vendor.received).toHaveLength(1);
+  });
+
+  it('on_disconnect: cancel stops the run its client left; continue (the default) lets it finish', async () => {
+    for (const onDisconnect of ['cancel', 'continue'] as const) {
+      world.fx.vendor.rearm();
+      world.fx.vendor.script({ reply: { text: `left with ${onDisconnect}` }, hold: true });
+      const thread = await client.threads.create();
+      const controller = new AbortController();
+      let runId = '';
+      try {
+        for await (const part of client.runs.stream(thread.thread_id, agentId, {
+          input: { messages: [{ type: 'human', content: 'go' }] },
+          streamMode: 'messages-tuple',
+          onDisconnect,
+          signal: controller.signal,
+        })) {
+          if (part.event === 'metadata') runId = (part.data as { run_id: string }).run_id;
+          if (part.event === 'messages') controller.abort();
+        }
+      } catch (err) {
+        if (!controller.signal.aborted) throw err;
+      }
+      if (onDisconnect === 'cancel')
+        await waitFor(async () => (await client.runs.get(thread.thread_id, runId)).status === 'interrupted');
+      world.fx.vendor.release();
+      const ended = await waitFor(async () => {
+        const r = await client.runs.get(thread.thread_id, runId);
+        return r.status === 'pending' || r.status === 'running' ? undefined : r;
+      });
+      expect(ended.status).toBe(onDisconnect === 'cancel' ? 'interrupted' : 'success');
+    }
+  });
+
+  it("a run's webhook gets the run's end, signed (the secret comes back in Webhook-Secret)", async () => {
+    const received: Array<{ headers: Record<string, string | string[] | undefined>; body: string }> = [];
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => {
+        received.push({ headers: req.headers, body });
+        res.writeHead(200).end();
+      });
+    });
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+      world.fx.vendor.script({ reply: { text: 'hooked' } });
+      const thread = await client.threads.create();
+      const res = await fetch(`${base}/threads/${thread.thread_id}/runs`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({
+          assistant_id: agentId,
+          input: { messages: [{ type: 'human', content: 'notify me' }] },
+          webhook: url,
+        }),
+      });
+      const secret = res.headers.get('webhook-secret')!;
+      expect(secret).toMatch(/^whsec_/);
+      const run = (await res.json()) as { run_id: string };
+      const done = await waitFor(() =>
+        received.find((r) => (JSON.parse(r.body) as { type: string }).type === 'run.completed'),
+      );
+      const payload = new Webhook(secret).verify(done.body, {
+        'webhook-id': String(done.headers['webhook-id']),
+        'webhook-timestamp': String(done.headers['webhook-timestamp']),
+        'webhook-signature': String(done.headers['webhook-signature']),
+      }) as { data: { run_id: string } };
+      expect(payload.data.run_id).toBe(run.run_id);
+    } finally {
+      server.close();
+    }
   });
 
   describe('an approval pause is an interrupt', () => {
