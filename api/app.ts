@@ -3,6 +3,7 @@ import Koa from 'koa';
 import type { AppDeps } from './deps.js';
 import { errorHandler } from './middleware/error-handler.js';
 import { hostCheck } from './middleware/host-check.js';
+import { agentProtocolCors } from './protocols/langgraph/cors.js';
 import { requestContext } from './middleware/request-id.js';
 import { tracing } from './middleware/tracing.js';
 import { httpMetrics } from './middleware/metrics.js';
@@ -38,7 +39,9 @@ export function createApp(deps: AppDeps): Koa {
   );
   app.use(errorHandler());
   // Before anything reads the request: a foreign Host is a 421, a foreign Origin changing configuration a 403.
-  app.use(hostCheck(deps.config.allowedHosts));
+  app.use(hostCheck(deps.config.allowedHosts, deps.config.agentProtocolCorsOrigins));
+  // CORS for the Agent Protocol door's allowed origins (none by default): preflights end here.
+  app.use(agentProtocolCors(deps.config.agentProtocolCorsOrigins));
 
   app.use(serveConsole(CONSOLE_DIST));
   app.use(gatewayRouter(deps).routes());

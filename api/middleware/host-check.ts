@@ -1,11 +1,14 @@
 import type { Context, Next } from 'koa';
 import { AppError, STATUS_MESSAGES } from '../../core/errors.js';
 import { hostAllowed, originAllowed, type AllowedHosts } from '../../core/security/allowed-hosts.js';
+import { corsOriginAllowed, NO_CORS, type CorsOrigins } from '../../core/security/cors-origins.js';
 
 /** Kubelet and load-balancer probes address the pod's IP: health answers whatever the Host. */
 const EXEMPT = /^\/api\/agent-server\/health(\/ready)?\/?$/;
 /** The configuration API, where a browser's cross-site request could change something. */
 const CONFIGURATION = '/api/agent-server/';
+/** The Agent Protocol door: it changes threads, runs, assistants and the store. */
+const AGENT_PROTOCOL = '/api/langgraph/';
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
@@ -14,10 +17,13 @@ const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * (in the envelope, or in the vendor's shape on the gateway); a state-changing
  * request to the configuration API from a browser page of another origin
  * (`Origin` present and not allowed, or `null`) is a 403. No `Origin` is
- * fine: curl and the SDKs send none. The gateway never checks `Origin`:
- * browser apps call it cross-origin with virtual keys.
+ * fine: curl and the SDKs send none. The Agent Protocol door is guarded the
+ * same way, except for the origins of AGENT_PROTOCOL_CORS_ORIGINS (front ends
+ * such as Agent Chat UI; api/protocols/langgraph/cors.ts answers them). The
+ * gateway never checks `Origin`: browser apps call it cross-origin with
+ * virtual keys.
  */
-export function hostCheck(list: AllowedHosts) {
+export function hostCheck(list: AllowedHosts, agentProtocolOrigins: CorsOrigins = NO_CORS) {
   return async function hostCheckMiddleware(ctx: Context, next: Next): Promise<void> {
     if (list.any || EXEMPT.test(ctx.path)) {
       await next();
@@ -29,14 +35,19 @@ export function hostCheck(list: AllowedHosts) {
         reason: 'this server does not answer for the host in the Host header (see ALLOWED_HOSTS)',
       });
     const origin = ctx.get('origin');
+    const path = ctx.path.toLowerCase();
+    const door = path.startsWith(AGENT_PROTOCOL);
     if (
       origin !== '' &&
       STATE_CHANGING.has(ctx.method) &&
-      ctx.path.toLowerCase().startsWith(CONFIGURATION) &&
-      !originAllowed(list, origin, host)
+      (door || path.startsWith(CONFIGURATION)) &&
+      !originAllowed(list, origin, host) &&
+      !(door && corsOriginAllowed(agentProtocolOrigins, origin))
     )
       throw new AppError(403, STATUS_MESSAGES[403]!, {
-        reason: 'cross-origin request refused: the Origin header names a host that is not allowed',
+        reason: door
+          ? 'cross-origin request refused: the Origin is not one of AGENT_PROTOCOL_CORS_ORIGINS'
+          : 'cross-origin request refused: the Origin header names a host that is not allowed',
       });
     await next();
   };

@@ -4,6 +4,7 @@
  */
 import type { DatabaseSsl } from '../db/pg-ssl.js';
 import { allowedHosts } from '../security/allowed-hosts.js';
+import { parseCorsOrigins } from '../security/cors-origins.js';
 import { egressSettings } from '../security/egress-policy.js';
 import type { TemporalTls } from '../temporal/connection-options.js';
 import type { Config, TracesSampler } from './config-types.js';
@@ -48,6 +49,7 @@ export function buildConfig(v: Record<string, unknown>, resolved: ResolvedSettin
       publicUrl: v.PUBLIC_URL as string | undefined,
       bindHost: v.HOST as string,
     }),
+    agentProtocolCorsOrigins: parseCorsOrigins(v.AGENT_PROTOCOL_CORS_ORIGINS as string | undefined),
     logLevel: v.LOG_LEVEL as string,
     logFormat: v.LOG_FORMAT as 'json' | 'pretty' | undefined,
     dataDir: v.DATA_DIR as string,

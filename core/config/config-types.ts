@@ -1,5 +1,6 @@
 import type { DatabaseSsl } from '../db/pg-ssl.js';
 import type { AllowedHosts } from '../security/allowed-hosts.js';
+import type { CorsOrigins } from '../security/cors-origins.js';
 import type { EgressSettings } from '../security/egress-policy.js';
 import type { TemporalTls } from '../temporal/connection-options.js';
 
@@ -51,6 +52,11 @@ export interface Config {
    * configuration changes, `Origin`) the API answers (core/security/allowed-hosts.ts).
    */
   allowedHosts: AllowedHosts;
+  /**
+   * AGENT_PROTOCOL_CORS_ORIGINS: browser origins that may call the Agent
+   * Protocol door cross-origin (core/security/cors-origins.ts); none by default.
+   */
+  agentProtocolCorsOrigins: CorsOrigins;
   logLevel: string;
   /** LOG_FORMAT: json, or pretty (readable lines); unset = pretty on a terminal, JSON otherwise. */
   logFormat: 'json' | 'pretty' | undefined;

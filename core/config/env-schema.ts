@@ -5,6 +5,7 @@
  */
 import Joi from 'joi';
 import { parseAllowedHostsList } from '../security/allowed-hosts.js';
+import { parseCorsOrigins } from '../security/cors-origins.js';
 import { parseEgressList } from '../security/egress-policy.js';
 import { TRACES_SAMPLERS } from './config-types.js';
 import { connectionSchemaKeys } from './connections.js';
@@ -66,6 +67,17 @@ export const envSchema = Joi.object({
   ALLOWED_HOSTS: Joi.string().custom((value: string, helpers) => {
     try {
       parseAllowedHostsList(value);
+      return value;
+    } catch (err) {
+      return helpers.message(
+        { custom: '{{#label}} has an invalid entry: {{#reason}}' },
+        { reason: (err as Error).message },
+      );
+    }
+  }),
+  AGENT_PROTOCOL_CORS_ORIGINS: Joi.string().custom((value: string, helpers) => {
+    try {
+      parseCorsOrigins(value);
       return value;
     } catch (err) {
       return helpers.message(
