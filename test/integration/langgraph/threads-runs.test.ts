@@ -11,6 +11,7 @@ import { Client } from '@langchain/langgraph-sdk';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEverythingServer, type RunningMcp } from '../../fixtures/mcp-servers.js';
+import { createModel } from '../../helpers/factories/config.js';
 import { uniqueName } from '../../helpers/factories.js';
 import { useSessionWorld, waitFor } from '../sessions/session-harness.js';
 
@@ -382,6 +383,40 @@ describe('Agent Protocol: threads and runs through the LangGraph SDK', () => {
     } finally {
       server.close();
     }
+  });
+
+  it('a budget pause is an interrupt naming its reason; a resume that still does not fit is a 409, cancel ends it', async () => {
+    const model = await createModel(world.fx.api, world.fx.projectId, {
+      provider_id: world.fx.providerId,
+      model_id: uniqueName('gpt-budget'),
+      pricing: { input_per_million_usd: 1_000, output_per_million_usd: 1_000 },
+      max_output_tokens: 1_000,
+    });
+    const agent = await world.fx.agent({ model_id: model.id, budget: { max_usd: 0.01, period: 'day' } });
+    const thread = await client.threads.create();
+    const paused = (await client.runs.wait(thread.thread_id, agent.id, {
+      input: { messages: [{ type: 'human', content: 'expensive' }] },
+    })) as Values;
+    expect(paused.__interrupt__![0]!.value).toMatchObject({
+      reason: 'budget',
+      details: { scope: 'agent', id: agent.id, max_usd: 0.01 },
+    });
+    expect((await client.threads.getState(thread.thread_id)).next).toEqual(['agent']);
+    const stillShort = await raw('POST', `/threads/${thread.thread_id}/runs`, {
+      assistant_id: agent.id,
+      command: { resume: { action: 'resume' } },
+    });
+    expect(stillShort.status).toBe(409);
+    await client.runs.create(thread.thread_id, agent.id, { command: { resume: { action: 'cancel' } } });
+    const [run] = await waitFor(async () => {
+      const runs = await client.runs.list(thread.thread_id);
+      return runs[0]?.status === 'interrupted' &&
+        (await client.threads.get(thread.thread_id)).status === 'idle'
+        ? runs
+        : undefined;
+    });
+    expect(run!.status).toBe('interrupted');
+    expect(world.fx.vendor.received).toHaveLength(0);
   });
 
   describe('an approval pause is an interrupt', () => {
