@@ -9,6 +9,7 @@ import {
   type VersionFilter,
 } from '../../core/repositories/agent-versions.repository.js';
 import { AgentsRepository, type AgentWithServers } from '../../core/repositories/agents.repository.js';
+import { SkillsRepository } from '../../core/repositories/skills.repository.js';
 import type { AgentFields, AgentUpdateBody } from '../schemas/agents.schemas.js';
 import type { Page } from '../schemas/common.schemas.js';
 import {
@@ -114,7 +115,7 @@ export class AgentsService {
   async create(
     projectId: string,
     body: AgentFields,
-    opts: { id?: string; graph_id?: string | null } = {},
+    opts: { id?: string; graph_id?: string | null; skillsFrom?: string } = {},
   ): Promise<Agent> {
     await requireProject(this.db, projectId);
     const state = normalizeAgent({
@@ -128,6 +129,7 @@ export class AgentsService {
         const row = { ...agentRow(projectId, state, 1), ...(opts.id ? { id: opts.id } : {}) };
         const created = await this.repo.insert(trx, row, state.mcp_servers);
         await this.versions.add(trx, created.id, state);
+        if (opts.skillsFrom) await new SkillsRepository(this.db).copyAll(trx, opts.skillsFrom, created.id);
         return created;
       }),
     );

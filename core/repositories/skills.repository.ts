@@ -119,6 +119,21 @@ export class SkillsRepository {
     return (await q) as DbSkillFile[];
   }
 
+  /** Gives agent `to` a copy of every skill of agent `from`, files included (a copied agent takes its skills). */
+  async copyAll(trx: Knex.Transaction, from: string, to: string): Promise<void> {
+    await trx.raw(
+      `with src as (select * from agent_skills where agent_id = :from),
+            copied as (
+              insert into agent_skills (agent_id, name, description, file_count, total_bytes, content_hash)
+              select :to, name, description, file_count, total_bytes, content_hash from src
+              returning id, name)
+       insert into agent_skill_files (skill_id, path, content, size, executable)
+       select c.id, f.path, f.content, f.size, f.executable
+         from copied c join src on src.name = c.name join agent_skill_files f on f.skill_id = src.id`,
+      { from, to },
+    );
+  }
+
   async delete(agentId: string, name: string): Promise<boolean> {
     return (await this.db(SkillsTableName).where({ agent_id: agentId, name }).delete()) > 0;
   }

@@ -1,6 +1,6 @@
 /**
  * The Agent Protocol's assistants, translated to agents: creating an
- * assistant copies an agent (its graph) with the assistant's own name,
+ * assistant copies an agent (its graph: settings and skills) with the assistant's own name,
  * config, context and metadata; every change is a new version of the agent,
  * through the same service as our API's, so both doors see one agent.
  */
@@ -15,7 +15,7 @@ import {
 } from '../../../core/repositories/agents.repository.js';
 import type { AgentFields } from '../../schemas/agents.schemas.js';
 import { agentState } from '../../services/agent-rules.js';
-import { AgentsService, type AgentWrite } from '../../services/agents.service.js';
+import type { AgentsService, AgentWrite } from '../../services/agents.service.js';
 import type { RunWaitsService } from '../../services/run-waits.service.js';
 import type {
   AssistantCreateBody,
@@ -60,16 +60,15 @@ export interface SearchPage {
 export class AssistantsDoor {
   private readonly repo: AgentsRepository;
   private readonly versionsRepo: AgentVersionsRepository;
-  private readonly agents: AgentsService;
 
   constructor(
     db: Db,
-    sandboxEnabled: boolean,
+    /** Our API's agents: both doors write one agent the same way. */
+    private readonly agents: AgentsService,
     private readonly waits: Pick<RunWaitsService, 'wake'>,
   ) {
     this.repo = new AgentsRepository(db);
     this.versionsRepo = new AgentVersionsRepository(db);
-    this.agents = new AgentsService(db, { sandboxEnabled });
   }
 
   /** An agent of the project by id or by name; undefined when there is none. */
@@ -117,7 +116,11 @@ export class AssistantsDoor {
       context: own.context ?? {},
       metadata: own.metadata ?? {},
     } as AgentFields;
-    const opts = { graph_id: source.id, ...(body.assistant_id ? { id: body.assistant_id } : {}) };
+    const opts = {
+      graph_id: source.id,
+      skillsFrom: source.id,
+      ...(body.assistant_id ? { id: body.assistant_id } : {}),
+    };
     return assistantOf(await this.agents.create(projectId, fields, opts));
   }
 

@@ -1,6 +1,7 @@
 import type { AppDeps } from '../../deps.js';
 import type { ApiRouter } from '../../http/api-router.js';
 import type { Validated } from '../../middleware/validate.js';
+import { AgentsService } from '../../services/agents.service.js';
 import { RunWaitsService } from '../../services/run-waits.service.js';
 import { AssistantsDoor } from './assistants-service.js';
 import * as s from './assistants-schemas.js';
@@ -13,7 +14,11 @@ type P = Project & { assistant_id: string };
 
 /** The Agent Protocol's assistants: our agents (an assistant is an agent; its graph, the agent it copies). */
 export function assistantsRoutes(deps: AppDeps): ApiRouter {
-  const door = new AssistantsDoor(deps.db, deps.config.sandboxEnabled, new RunWaitsService(deps));
+  const agents = new AgentsService(deps.db, {
+    sandboxEnabled: deps.config.sandboxEnabled,
+    temporal: deps.temporal.client,
+  });
+  const door = new AssistantsDoor(deps.db, agents, new RunWaitsService(deps));
   const one = { params: s.assistantParams };
   return protocolRouter()
     .route<Validated<Project, never, s.AssistantCreateBody>>(

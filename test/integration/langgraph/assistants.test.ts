@@ -96,8 +96,15 @@ describe('Agent Protocol assistants', () => {
     expect(await client.assistants.get(graph.name)).toEqual(byId);
   });
 
-  it("creates an assistant as a copy of its graph's agent, with its own config, context, metadata and name", async () => {
+  it("creates an assistant as a copy of its graph's agent (skills included), with its own config, context, metadata and name", async () => {
     const graph = await agent();
+    const skill = await api.request('PUT', `${AGENTS}/${graph.id}/skills/csv`, {
+      files: {
+        'SKILL.md': '---\nname: csv\ndescription: Reads CSV files\n---\n# CSV\n',
+        'run.sh': 'echo hi\n',
+      },
+    });
+    expect(skill.status, skill.text).toBe(200);
     const created = await client.assistants.create({
       graphId: graph.id,
       name: uniqueName('assistant'),
@@ -124,6 +131,12 @@ describe('Agent Protocol assistants', () => {
       graph_id: graph.id,
       context: { role: 'a pirate' },
     });
+
+    const skills = await api.request<Array<{ name: string; file_count: number }>>(
+      'GET',
+      `${AGENTS}/${created.assistant_id}/skills`,
+    );
+    expect(skills.body.data.map((k) => [k.name, k.file_count])).toEqual([['csv', 2]]);
 
     // By the graph's name, with the default name: the graph's, with a suffix.
     const named = await client.assistants.create({ graphId: graph.name });
