@@ -7,20 +7,10 @@
  * human message is known by its run's `message_id` (the id the client gave),
  * an answer by its run and step, a tool result by its run and call.
  */
+import type { TranscriptMessage } from '../../../core/repositories/protocol-threads.repository.js';
 
 /** A stored message as the thread's transcript query returns it. */
-export interface TranscriptRow {
-  id: string;
-  role: 'user' | 'assistant' | 'tool' | 'system';
-  content: unknown;
-  tool_calls: unknown;
-  tool_call_id: string | null;
-  usage: unknown;
-  metadata: unknown;
-  step_key: string | null;
-  run_id: string | null;
-  message_id: string | null;
-}
+type TranscriptRow = Omit<TranscriptMessage, 'seq' | 'created_at'>;
 
 export interface LcToolCall {
   name: string;
