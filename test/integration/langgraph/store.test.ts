@@ -288,6 +288,25 @@ describe('Agent Protocol store', () => {
       await clientOf(denied.id).store.putItem(['a'], 'k', { text: 'x' }, { index: false });
       expect(await clientOf(denied.id).store.getItem(['a'], 'k')).not.toBeNull();
     });
+
+    it("answers 429 when the project key's rate limit refuses the embedding call", async () => {
+      const limited = await createProject(api);
+      const provider = await createProvider(api, { provider_type: 'openai', base_url: `${vendor.url}/v1` });
+      const model = await createModel(api, limited.id, { provider_id: provider.id, model_id: 'bow-embed' });
+      const key = await createVirtualKey(api, {
+        providers: [{ provider_id: provider.id, model_names: ['*'] }],
+        rate_limit: { requests_per_minute: 1 },
+      });
+      await api.request('PATCH', `/api/agent-server/projects/${limited.id}`, {
+        virtual_key_id: key.id,
+        store_embedding: { model_id: model.id },
+      });
+      const c = clientOf(limited.id);
+      await c.store.putItem(['a'], 'k', { text: 'first call fits' });
+      const err = await refusal(c.store.searchItems(['a'], { query: 'second call' }));
+      expect(err.status).toBe(429);
+      expect(err.message).toContain('requests_per_minute');
+    });
   });
 
   it('refuses a store embedding model of another project, or one that cannot embed (400 naming the field)', async () => {
