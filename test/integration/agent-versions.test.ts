@@ -171,7 +171,10 @@ describe.skipIf(noTemporal())('agent versions', () => {
     expect(first.body.data).toMatchObject({ status: 'completed', agent_version: 1 });
     expect(sentMessages(world.fx.vendor, 0)[0]).toEqual({ role: 'system', content: 'You are  from .' });
 
-    await patch(id, { context: { role: 'a pirate', place: 'the sea' } });
+    // The agent is warned about variables nothing gives a value, until its own context gives them.
+    expect((await getAgent(id)).warnings.join(' ')).toMatch(/\{\{role\}\}, \{\{place\}\}/);
+    const given = await patch(id, { context: { role: 'a pirate', place: 'the sea' } });
+    expect(given.warnings.join(' ')).not.toMatch(/\{\{/);
     const second = await world.fx.converse({ agent_id: id, message: 'Hi again' });
     expect(second.body.data).toMatchObject({ status: 'completed', agent_version: 2 });
     expect(sentMessages(world.fx.vendor, 1)[0]).toEqual({
