@@ -35,7 +35,9 @@ type Data = Record<string, unknown>;
  * `updates` (what each node wrote), `messages-tuple` (token chunks as
  * `[chunk, metadata]` under the event name `messages`) and the older
  * `messages` (`messages/metadata`, then `messages/partial` with the answer
- * so far, `messages/complete`). Chunks and stored messages share ids.
+ * so far, `messages/complete`), and `events` (LangChain's streamed events:
+ * model tokens and answers, tool starts and ends). Chunks and stored
+ * messages share ids.
  */
 export class RunStreamRenderer {
   private readonly text = new Map<number, string>();
@@ -65,6 +67,9 @@ export class RunStreamRenderer {
         break;
       case 'message.completed':
         await this.answer(d, out);
+        break;
+      case 'tool_call.started':
+        this.event('on_tool_start', asText(d.name), Number(d.step), 'tools', { input: {} }, out);
         break;
       case 'tool_call.completed':
         await this.toolResult(d, out);
@@ -130,6 +135,30 @@ export class RunStreamRenderer {
       out.push({ event: 'messages', data: [this.chunk(id, text), this.meta(step, 'agent')] });
     this.announce(id, this.meta(step, 'agent'), out);
     if (this.modes.has('messages')) out.push({ event: 'messages/partial', data: [aiMessage(id, sofar, [])] });
+    this.event('on_chat_model_stream', 'model', step, 'agent', { chunk: this.chunk(id, text) }, out);
+  }
+
+  /** The `events` mode: LangChain's streamed events (v2) for the model's tokens and answers and the tools. */
+  private event(
+    name: string,
+    runName: string,
+    step: number,
+    node: string,
+    data: Data,
+    out: Array<Omit<Frame, 'id'>>,
+  ) {
+    if (!this.modes.has('events')) return;
+    out.push({
+      event: 'events',
+      data: {
+        event: name,
+        name: runName,
+        run_id: this.ctx.runId,
+        tags: [],
+        metadata: this.meta(step, node),
+        data,
+      },
+    });
   }
 
   private async answer(d: Data, out: Array<Omit<Frame, 'id'>>): Promise<void> {
@@ -144,6 +173,7 @@ export class RunStreamRenderer {
       out.push({ event: 'messages', data: [this.chunk(id, rest, calls), this.meta(step, 'agent')] });
     this.announce(id, this.meta(step, 'agent'), out);
     if (this.modes.has('messages')) out.push({ event: 'messages/complete', data: [message] });
+    this.event('on_chat_model_end', 'model', step, 'agent', { output: message }, out);
     if (this.modes.has('updates')) out.push({ event: 'updates', data: { agent: { messages: [message] } } });
     if (this.modes.has('values')) out.push({ event: 'values', data: await this.ctx.values() });
   }
@@ -156,6 +186,7 @@ export class RunStreamRenderer {
     if (this.modes.has('messages-tuple')) out.push({ event: 'messages', data: [message, meta] });
     this.announce(id, meta, out);
     if (this.modes.has('messages')) out.push({ event: 'messages/complete', data: [message] });
+    this.event('on_tool_end', asText(d.name), Number(d.step), 'tools', { output: message }, out);
     if (this.modes.has('updates')) out.push({ event: 'updates', data: { tools: { messages: [message] } } });
     if (this.modes.has('values')) out.push({ event: 'values', data: await this.ctx.values() });
   }

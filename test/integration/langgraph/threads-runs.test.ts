@@ -98,7 +98,7 @@ describe('Agent Protocol: threads and runs through the LangGraph SDK', () => {
     const events: Array<{ event: string; data: unknown; id?: string }> = [];
     for await (const part of client.runs.stream(thread.thread_id, agentId, {
       input: { messages: [{ type: 'human', content: 'count' }] },
-      streamMode: ['values', 'updates', 'messages-tuple'],
+      streamMode: ['values', 'updates', 'messages-tuple', 'events'],
     }))
       events.push(part);
     expect(events[0]!.event).toBe('metadata');
@@ -115,6 +115,11 @@ describe('Agent Protocol: threads and runs through the LangGraph SDK', () => {
     expect(events.find((e) => e.event === 'updates')!.data).toMatchObject({
       agent: { messages: [{ type: 'ai' }] },
     });
+    const streamed = events
+      .filter((e) => e.event === 'events')
+      .map((e) => (e.data as { event: string }).event);
+    expect(streamed).toContain('on_chat_model_stream');
+    expect(streamed.at(-1)).toBe('on_chat_model_end');
     // Every event has an id the client can resume after.
     expect(events.every((e) => typeof e.id === 'string' && e.id.length > 0)).toBe(true);
     expect((await client.runs.get(thread.thread_id, runId)).status).toBe('success');
