@@ -9,11 +9,13 @@ import { spawnTied } from '../../scripts/lib/children.js';
 import { findTemporalCli, startTemporalDevServer } from '../../scripts/lib/temporal-dev-server.js';
 import type { Db } from '../../core/db/knex.js';
 import { freePort } from '../../test/helpers/ports.js';
-import { ROOT, scratchDatabase, spawnServer } from './scratch.js';
+import { ROOT, scratchDatabase, spawnServer, type Child, type SpawnOptions } from './scratch.js';
 
 export interface Platform {
   /** The API's base URL. */
   url: string;
+  /** The API's process (its pid for CPU time; with `probe`, its CPU profiles). */
+  api: Child;
   /** What the API and the worker run with. */
   env: Record<string, string>;
   /** The scratch database (dropped by `stop`). */
@@ -25,8 +27,15 @@ export interface Platform {
   stop: () => Promise<void>;
 }
 
-/** Starts the platform; `extraEnv` is added to the API's and the worker's environment. */
-export async function startPlatform(name: string, extraEnv: Record<string, string> = {}): Promise<Platform> {
+/**
+ * Starts the platform; `extraEnv` is added to the API's and the worker's
+ * environment, `apiOptions` to how the API is spawned (e.g. `probe` to profile it).
+ */
+export async function startPlatform(
+  name: string,
+  extraEnv: Record<string, string> = {},
+  apiOptions: SpawnOptions = {},
+): Promise<Platform> {
   const cli = findTemporalCli();
   if (!cli) throw new Error('no temporal CLI: run scripts/install-temporal or set TEMPORAL_CLI_PATH');
   const temporal = await startTemporalDevServer({ cliPath: cli, port: await freePort() });
@@ -39,7 +48,7 @@ export async function startPlatform(name: string, extraEnv: Record<string, strin
     LOG_LEVEL: 'error',
     ...extraEnv,
   };
-  const api = await spawnServer('api/server.ts', env);
+  const api = await spawnServer('api/server.ts', env, apiOptions);
   const worker = spawnTied(process.execPath, ['--import', 'tsx', 'activities/worker.ts'], {
     cwd: ROOT,
     env: { ...process.env, ...env, LOG_LEVEL: 'info' },
@@ -54,6 +63,7 @@ export async function startPlatform(name: string, extraEnv: Record<string, strin
   });
   return {
     url: api.url,
+    api,
     env,
     db: scratch.db,
     temporalAddress: temporal.address,
