@@ -24,6 +24,8 @@ export async function up(knex: Knex): Promise<void> {
     t.jsonb('message').notNullable();
     t.jsonb('metadata').notNullable().defaultTo('{}');
     t.text('overlap_policy').notNullable().defaultTo('skip');
+    // A cron without a conversation: `delete` (the protocol's default) removes each run's conversation once it ends.
+    t.text('on_run_completed');
     t.boolean('paused').notNullable().defaultTo(false);
     t.timestamp('next_run_date', { useTz: true });
     t.timestamp('created_at', { useTz: true }).notNullable().defaultTo(knex.fn.now());

@@ -1,12 +1,23 @@
-import { ActivityCancellationType, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityCancellationType,
+  ParentClosePolicy,
+  proxyActivities,
+  startChild,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { createCronActivities } from '../activities/turns/cron-activities.js';
 import type { TurnActivities } from '../activities/turns/turn-activities.js';
+import {
+  DELETE_CONVERSATION_WORKFLOW_TYPE,
+  deleteConversationWorkflowId,
+} from './conversation-delete.definitions.js';
 import type { CronTurnInput, CronTurnResult } from './turns.definitions.js';
 
 type CronActivities = ReturnType<typeof createCronActivities>;
 
 /* Retried until Temporal or Postgres are back: the firing's run is keyed by its message id. */
-const { runCronTurn } = proxyActivities<CronActivities>({
+const { runCronTurn, cronConversationDeletion } = proxyActivities<CronActivities>({
   startToCloseTimeout: '1 minute',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
@@ -20,6 +31,26 @@ const { awaitRunEnd } = proxyActivities<TurnActivities>({
 });
 
 /**
+ * A stateless cron's conversation, deleted once its run has ended, by the
+ * workflow DELETE /conversations runs; it goes on (its late span sweeps)
+ * after this firing has closed.
+ */
+async function deleteConversation(projectId: string, conversationId: string): Promise<void> {
+  const input = await cronConversationDeletion({ projectId, conversationId });
+  if (!input) return;
+  try {
+    await startChild(DELETE_CONVERSATION_WORKFLOW_TYPE, {
+      workflowId: deleteConversationWorkflowId(input.conversationPk),
+      args: [input],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+    });
+  } catch (err) {
+    // Someone deletes it already.
+    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
+  }
+}
+
+/**
  * One firing of a cron (the action of its Temporal Schedule): runs the turn,
  * then lasts as long as the turn does, so the schedule's overlap policy
  * decides what a firing does while the previous turn still runs. The
@@ -30,5 +61,6 @@ export async function cronTurnWorkflow(input: CronTurnInput): Promise<CronTurnRe
   const started = await runCronTurn({ cronId: input.cronId, actionKey: workflowInfo().workflowId });
   if (started.status !== 'started') return started;
   const ended = await awaitRunEnd(started.runId);
+  if (started.deleteConversation) await deleteConversation(started.projectId, started.conversationId);
   return { ...started, runStatus: ended.status };
 }

@@ -22,7 +22,15 @@ export interface CronTurnInput {
 
 /** What one firing of a cron did. */
 export type CronTurnResult =
-  | { status: 'started'; runId: string; conversationId: string; runStatus: string }
+  | {
+      status: 'started';
+      runId: string;
+      projectId: string;
+      conversationId: string;
+      runStatus: string;
+      /** A stateless cron's conversation that goes once the run has ended (`on_run_completed: delete`). */
+      deleteConversation: boolean;
+    }
   | { status: 'skipped'; reason: string };
 
 export interface DelayedTurnInput {

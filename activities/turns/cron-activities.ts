@@ -7,7 +7,9 @@
  */
 import { createHash } from 'node:crypto';
 import { ScheduleNotFoundError } from '@temporalio/client';
+import { ConversationsRepository } from '../../core/repositories/conversations.repository.js';
 import { CronsRepository } from '../../core/repositories/crons.repository.js';
+import type { DeleteConversationInput } from '../../workflows/conversation-delete.definitions.js';
 import { CRON_NAMESPACE, cronScheduleId, type CronTurnResult } from '../../workflows/turns.definitions.js';
 import type { TurnActivityDeps, createTurnActivities } from './turn-activities.js';
 
@@ -23,6 +25,7 @@ export function createCronActivities(
   turns: Pick<ReturnType<typeof createTurnActivities>, 'startTurn'>,
 ) {
   const crons = new CronsRepository(deps.db);
+  const conversations = new ConversationsRepository(deps.db);
 
   /** The schedule's next action time as the row shows it (null while paused or when none is left). */
   async function refreshNextRun(cronId: string): Promise<void> {
@@ -60,9 +63,41 @@ export function createCronActivities(
         messageId: args.actionKey,
         content: cron.message,
         context: cron.payload.context,
+        // Made through the Agent Protocol: its runs are listed there, with the cron's metadata.
+        door: 'langgraph',
+        protocol: {
+          assistant_id: cron.agent_id,
+          metadata: cron.metadata,
+          multitask_strategy: 'enqueue',
+          stream_mode: ['values'],
+          ...(cron.conversation_id ? {} : { stateless: true }),
+          kwargs: { cron_id: cron.id, ...(cron.payload.config ? { config: cron.payload.config } : {}) },
+        },
       });
       await refreshNextRun(cron.id);
-      return { status: 'started', runId: started.runId, conversationId, runStatus: started.status };
+      return {
+        status: 'started',
+        runId: started.runId,
+        projectId: cron.project_id,
+        conversationId,
+        runStatus: started.status,
+        deleteConversation: cron.conversation_id === null && cron.on_run_completed === 'delete',
+      };
+    },
+
+    /** What deleting a stateless cron's conversation takes (as DELETE /conversations does); null once it is gone. */
+    async cronConversationDeletion(args: {
+      projectId: string;
+      conversationId: string;
+    }): Promise<DeleteConversationInput | null> {
+      const [conversation] = await conversations.findById(args.conversationId, args.projectId);
+      if (!conversation) return null;
+      return {
+        projectId: conversation.project_id,
+        conversationPk: conversation.pk,
+        conversationId: conversation.id,
+        sessions: await conversations.sessionsOf(conversation),
+      };
     },
   };
 }

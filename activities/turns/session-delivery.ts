@@ -10,7 +10,7 @@ import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { Config } from '../../core/config.js';
 import type { Db } from '../../core/db/knex.js';
-import type { DbRun, RunOverrides } from '../../core/db/tables/index.js';
+import type { DbRun, RunDoor, RunOverrides, RunProtocolRequest } from '../../core/db/tables/index.js';
 import { isUniqueViolation } from '../../core/errors.js';
 import { RunsRepository } from '../../core/repositories/runs.repository.js';
 import {
@@ -40,6 +40,9 @@ export interface TurnRequest {
   context?: Record<string, unknown> | undefined;
   overrides?: RunOverrides | undefined;
   traceId?: string | null;
+  /** The door the turn belongs to (default `api`) and what its client asked beside the message. */
+  door?: RunDoor | undefined;
+  protocol?: RunProtocolRequest | undefined;
 }
 
 /** Thrown when the run cannot be stored: the agent, project or conversation is gone, or the message is another's. */
@@ -87,6 +90,8 @@ export async function storeTurnRun(db: Db, t: TurnRequest): Promise<StoredTurn> 
         trace_id: t.traceId ?? null,
         content: t.content,
         overrides: t.overrides,
+        ...(t.door ? { door: t.door } : {}),
+        ...(t.protocol ? { protocol: t.protocol } : {}),
       });
       if (run) return { run, namespace };
     } catch (err) {

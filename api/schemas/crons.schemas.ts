@@ -1,5 +1,5 @@
 import Joi from 'joi';
-import { CRON_OVERLAP_POLICIES } from '../../core/db/tables/index.js';
+import { CRON_OVERLAP_POLICIES, CRON_RUN_COMPLETED } from '../../core/db/tables/index.js';
 import {
   idParams,
   optionalProjectQuery,
@@ -31,6 +31,10 @@ export const cronResponse = Joi.object({
   timezone: Joi.string().description('IANA time zone the schedule is read in'),
   end_time: timestamp.allow(null),
   overlap_policy: Joi.string().valid(...CRON_OVERLAP_POLICIES),
+  on_run_completed: Joi.string()
+    .valid(...CRON_RUN_COMPLETED)
+    .allow(null)
+    .description("Without a conversation: whether each run's new conversation is deleted once the run ends"),
   paused: Joi.boolean(),
   next_run_date: timestamp.allow(null).description('Null while paused or when no run is left'),
   payload: Joi.object()

@@ -1,5 +1,5 @@
 import type { Config } from '../../core/config.js';
-import type { CronOverlapPolicy, CronPayload, DbCron } from '../../core/db/tables/index.js';
+import type { CronOverlapPolicy, CronPayload, CronRunCompleted, DbCron } from '../../core/db/tables/index.js';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { AgentsRepository } from '../../core/repositories/agents.repository.js';
 import { ConversationsRepository } from '../../core/repositories/conversations.repository.js';
@@ -22,13 +22,23 @@ export interface CronCreate {
   message: DbCron['message'];
   metadata?: Record<string, unknown> | undefined;
   overlapPolicy?: CronOverlapPolicy | undefined;
+  /** Without a thread: delete (default) or keep each run's new conversation once the run ends. */
+  onRunCompleted?: CronRunCompleted | undefined;
   enabled?: boolean | undefined;
 }
 
 export type CronPatch = Partial<
   Pick<
     CronCreate,
-    'schedule' | 'timezone' | 'endTime' | 'payload' | 'message' | 'metadata' | 'overlapPolicy' | 'enabled'
+    | 'schedule'
+    | 'timezone'
+    | 'endTime'
+    | 'payload'
+    | 'message'
+    | 'metadata'
+    | 'overlapPolicy'
+    | 'onRunCompleted'
+    | 'enabled'
   >
 >;
 
@@ -42,6 +52,7 @@ export interface CronView {
   timezone: string;
   end_time: string | null;
   overlap_policy: CronOverlapPolicy;
+  on_run_completed: CronRunCompleted | null;
   paused: boolean;
   next_run_date: string | null;
   payload: CronPayload;
@@ -98,6 +109,7 @@ export function toCronView(row: DbCron, config: Config): CronView {
     timezone: row.timezone,
     end_time: iso(row.end_time),
     overlap_policy: row.overlap_policy,
+    on_run_completed: row.on_run_completed,
     paused: row.paused,
     next_run_date: iso(row.next_run_date),
     payload: row.payload,
@@ -160,6 +172,7 @@ export class CronsService {
       message: JSON.stringify(c.message),
       metadata: JSON.stringify(c.metadata ?? {}),
       overlap_policy: c.overlapPolicy ?? 'skip',
+      on_run_completed: c.threadId === undefined ? (c.onRunCompleted ?? 'delete') : null,
       paused: c.enabled === false,
     });
     let next: Date | null;
@@ -199,6 +212,9 @@ export class CronsService {
       ...(p.endTime !== undefined ? { end_time: p.endTime } : {}),
       ...(p.overlapPolicy !== undefined ? { overlap_policy: p.overlapPolicy } : {}),
       ...(p.enabled !== undefined ? { paused: !p.enabled } : {}),
+      ...(p.onRunCompleted !== undefined && row.conversation_id === null
+        ? { on_run_completed: p.onRunCompleted }
+        : {}),
     };
     const nextRun = await this.schedules.update(next);
     const updated = await this.repo.update(id, {
@@ -206,6 +222,7 @@ export class CronsService {
       timezone: next.timezone,
       end_time: next.end_time,
       overlap_policy: next.overlap_policy,
+      on_run_completed: next.on_run_completed,
       paused: next.paused,
       next_run_date: nextRun,
       ...(p.payload !== undefined ? { payload: JSON.stringify({ ...row.payload, ...p.payload }) } : {}),

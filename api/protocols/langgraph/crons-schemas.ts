@@ -1,5 +1,10 @@
 import Joi from 'joi';
-import { CRON_OVERLAP_POLICIES, type CronOverlapPolicy } from '../../../core/db/tables/index.js';
+import {
+  CRON_OVERLAP_POLICIES,
+  CRON_RUN_COMPLETED,
+  type CronOverlapPolicy,
+  type CronRunCompleted,
+} from '../../../core/db/tables/index.js';
 import type { CronSortBy } from '../../../core/repositories/crons.repository.js';
 import { conversationId } from '../../schemas/conversations.schemas.js';
 import { projectParam, protocolBody } from './door.js';
@@ -19,6 +24,7 @@ export const CRON_SELECT_FIELDS = [
   'timezone',
   'enabled',
   'overlap_policy',
+  'on_run_completed',
 ] as const;
 export type CronSelectField = (typeof CRON_SELECT_FIELDS)[number];
 
@@ -37,6 +43,11 @@ const overlapPolicy = Joi.string()
   .valid(...CRON_OVERLAP_POLICIES)
   .description('When a run is due while the previous one still runs; default skip');
 
+const onRunCompleted = Joi.string()
+  .valid(...CRON_RUN_COMPLETED)
+  .allow(null)
+  .description("A stateless cron's thread after each run: delete (default) or keep");
+
 export const projectOnly = Joi.object({ ...projectParam });
 export const threadParams = Joi.object({ ...projectParam, thread_id: conversationId.required() });
 export const cronParams = Joi.object({ ...projectParam, cron_id: Joi.string().guid().required() });
@@ -52,6 +63,7 @@ export const cronCreate = protocolBody({
   end_time: endTime,
   enabled: Joi.boolean().allow(null),
   overlap_policy: overlapPolicy,
+  on_run_completed: onRunCompleted,
 });
 
 export const cronUpdate = protocolBody({
@@ -64,6 +76,7 @@ export const cronUpdate = protocolBody({
   end_time: endTime,
   enabled: Joi.boolean().allow(null),
   overlap_policy: overlapPolicy,
+  on_run_completed: onRunCompleted,
 });
 
 export const cronSearch = protocolBody({
@@ -78,7 +91,7 @@ export const cronSearch = protocolBody({
     .default('created_at'),
   sort_order: Joi.string().valid('asc', 'desc').default('desc'),
   select: Joi.array()
-    .items(Joi.string().valid(...CRON_SELECT_FIELDS, 'now', 'on_run_completed'))
+    .items(Joi.string().valid(...CRON_SELECT_FIELDS, 'now'))
     .allow(null),
 });
 
@@ -115,6 +128,7 @@ interface CronFields {
   end_time?: string | null;
   enabled?: boolean | null;
   overlap_policy?: CronOverlapPolicy;
+  on_run_completed?: CronRunCompleted | null;
 }
 export type CronCreateBody = CronFields & {
   assistant_id: string;

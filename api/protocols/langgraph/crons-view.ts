@@ -6,14 +6,10 @@ import type { Config } from '../../../core/config.js';
 import type { DbCron } from '../../../core/db/tables/index.js';
 import { ValidationError } from '../../../core/errors.js';
 import { cronScheduleUiUrl } from '../../services/crons.service.js';
-import type { CronSelectField } from './crons-schemas.js';
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
-export function protocolCron(
-  row: DbCron,
-  config: Config,
-): Record<CronSelectField, unknown> & Record<string, unknown> {
+export function protocolCron(row: DbCron, config: Config): Record<string, unknown> {
   return {
     cron_id: row.id,
     assistant_id: row.agent_id,
@@ -24,6 +20,7 @@ export function protocolCron(
     next_run_date: iso(row.next_run_date),
     enabled: !row.paused,
     overlap_policy: row.overlap_policy,
+    ...(row.on_run_completed ? { on_run_completed: row.on_run_completed } : {}),
     payload: { assistant_id: row.agent_id, ...row.payload },
     metadata: row.metadata,
     user_id: null,

@@ -27,6 +27,7 @@ function fieldsOf(body: s.CronUpdateBody): CronPatch {
       : {}),
     ...(body.metadata !== undefined ? { metadata: body.metadata } : {}),
     ...(body.overlap_policy !== undefined ? { overlapPolicy: body.overlap_policy } : {}),
+    ...(body.on_run_completed != null ? { onRunCompleted: body.on_run_completed } : {}),
     ...(body.enabled != null ? { enabled: body.enabled } : {}),
     ...(body.input !== undefined ? { message: cronMessage(body.input) } : {}),
     ...(body.input !== undefined || body.context != null || body.config != null

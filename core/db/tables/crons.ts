@@ -14,6 +14,9 @@ export const CRON_OVERLAP_POLICIES = [
 ] as const;
 export type CronOverlapPolicy = (typeof CRON_OVERLAP_POLICIES)[number];
 
+export const CRON_RUN_COMPLETED = ['delete', 'keep'] as const;
+export type CronRunCompleted = (typeof CRON_RUN_COMPLETED)[number];
+
 /** What each of the cron's runs is started with, as the Agent Protocol sent it. */
 export type CronPayload = {
   input?: unknown;
@@ -39,6 +42,8 @@ export type DbCron = {
   message: string | Array<Record<string, unknown>>;
   metadata: Record<string, unknown>;
   overlap_policy: CronOverlapPolicy;
+  /** Without a conversation: `delete` removes each run's new conversation once the run ends; null on a conversation. */
+  on_run_completed: CronRunCompleted | null;
   paused: boolean;
   /** As the schedule last said; null while paused or once it has no run left. */
   next_run_date: Date | null;
@@ -55,11 +60,15 @@ export type DbCronInsert = Pick<
   message: JsonText;
   metadata: JsonText;
   overlap_policy?: CronOverlapPolicy;
+  on_run_completed?: CronRunCompleted | null;
   paused?: boolean;
 };
 
 export type DbCronUpdate = Partial<
-  Pick<DbCron, 'schedule' | 'timezone' | 'end_time' | 'overlap_policy' | 'paused' | 'next_run_date'>
+  Pick<
+    DbCron,
+    'schedule' | 'timezone' | 'end_time' | 'overlap_policy' | 'on_run_completed' | 'paused' | 'next_run_date'
+  >
 > & {
   payload?: JsonText;
   message?: JsonText;

@@ -132,6 +132,13 @@ describe.skipIf(skip)('Agent Protocol crons', () => {
     const fired = runs.find((r) => r.output?.content === 'answer: Morning report, please.');
     expect(fired, JSON.stringify(runs)).toBeDefined();
     expect(fired!.thread_id).toBe(runs.find((r) => r !== fired)!.thread_id);
+    // A run of the Agent Protocol: listed on the thread with the cron's metadata.
+    const listed = await lg().runs.list(threadId);
+    expect(listed.find((r) => r.run_id === fired!.run_id)).toMatchObject({
+      assistant_id: agent.id,
+      status: 'success',
+      metadata: { kind: 'report' },
+    });
   });
 
   it('runs a stateless cron on a new conversation each firing, and takes the agent by name', async () => {
@@ -139,8 +146,17 @@ describe.skipIf(skip)('Agent Protocol crons', () => {
     const agent = await world.fx.agent();
     const name = (await world.fx.api.request<{ name: string }>('GET', `/api/agent-server/agents/${agent.id}`))
       .body.data.name;
-    const cron = await lg().crons.create(name, { schedule: '@daily', input: humanSays('Daily digest') });
-    expect(cron).toMatchObject({ assistant_id: agent.id, thread_id: null, timezone: 'UTC' });
+    const cron = await lg().crons.create(name, {
+      schedule: '@daily',
+      input: humanSays('Daily digest'),
+      onRunCompleted: 'keep',
+    });
+    expect(cron).toMatchObject({
+      assistant_id: agent.id,
+      thread_id: null,
+      timezone: 'UTC',
+      on_run_completed: 'keep',
+    });
 
     await schedule(cron.cron_id).trigger();
     const runs = await waitFor(
@@ -161,6 +177,33 @@ describe.skipIf(skip)('Agent Protocol crons', () => {
       `/api/agent-server/conversations/${runs[0]!.conversation_id}?project_id=${world.fx.projectId}`,
     );
     expect(conversation.body.data.namespace).toBe('cron');
+  });
+
+  it('deletes a stateless run’s thread once the run has ended, as the protocol does by default', async () => {
+    answering();
+    const agent = await world.fx.agent();
+    const cron = await lg().crons.create(agent.id, { schedule: '@daily', input: humanSays('Throwaway') });
+    expect(cron).toMatchObject({ thread_id: null, on_run_completed: 'delete' });
+    const conversationsOf = async () =>
+      (
+        await world.fx.api.request<Array<{ id: string }>>(
+          'GET',
+          `/api/agent-server/conversations?project_id=${world.fx.projectId}&agent_id=${agent.id}`,
+        )
+      ).body.data;
+
+    await schedule(cron.cron_id).trigger();
+    // The run happened (the model answered it), then its conversation went.
+    await waitFor(
+      () => (world.fx.vendor.received.some((r) => lastUser(r.body) === 'Throwaway') ? true : undefined),
+      30_000,
+      'the stateless turn',
+    );
+    await waitFor(
+      async () => ((await conversationsOf()).length === 0 ? true : undefined),
+      30_000,
+      'the thread’s deletion',
+    );
   });
 
   it('searches, counts, selects and deletes crons; a deleted cron’s schedule is gone', async () => {
