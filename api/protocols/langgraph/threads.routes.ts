@@ -11,6 +11,7 @@ import type { DoorServices } from './services.js';
 import * as s from './threads.schemas.js';
 
 type P = s.ThreadParams;
+type BeforeConfig = { checkpoint_id?: string; configurable?: { checkpoint_id?: string } };
 
 /** The Agent Protocol's threads: our conversations. */
 export function threadsRoutes(deps: AppDeps, door: DoorServices): ApiRouter {
@@ -180,7 +181,7 @@ export function threadsRoutes(deps: AppDeps, door: DoorServices): ApiRouter {
       async (ctx, { params, query }) =>
         send(ctx, await views.history(await threadOf(params), query.limit, query.before)),
     )
-    .route<Validated<P, never, { limit: number; before?: string | { checkpoint_id: string } }>>(
+    .route<Validated<P, never, { limit: number; before?: string | BeforeConfig }>>(
       {
         method: 'post',
         path: '/threads/:thread_id/history',
@@ -188,7 +189,10 @@ export function threadsRoutes(deps: AppDeps, door: DoorServices): ApiRouter {
         request: { params: s.threadParams, body: s.historyBody },
       },
       async (ctx, { params, body }) => {
-        const before = typeof body.before === 'string' ? body.before : body.before?.checkpoint_id;
+        const before =
+          typeof body.before === 'string'
+            ? body.before
+            : (body.before?.configurable?.checkpoint_id ?? body.before?.checkpoint_id);
         send(ctx, await views.history(await threadOf(params), body.limit, before));
       },
     );

@@ -72,6 +72,11 @@ describe('Agent Protocol: threads and runs through the LangGraph SDK', () => {
     // After the input, and after the answer.
     expect(history.map((h) => (h.values as Values).messages.length)).toEqual([2, 1]);
     expect(history[1]!.next).toEqual(['agent']);
+    const older = await client.threads.getHistory(thread.thread_id, {
+      before: { configurable: { checkpoint_id: history[0]!.checkpoint.checkpoint_id } },
+    });
+    expect(older.map((h) => h.checkpoint.checkpoint_id)).toEqual([history[1]!.checkpoint.checkpoint_id]);
+    expect(history[0]!.parent_checkpoint?.checkpoint_id).toBe(history[1]!.checkpoint.checkpoint_id);
 
     const runs = await client.runs.list(thread.thread_id);
     expect(runs).toHaveLength(1);
