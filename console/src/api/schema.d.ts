@@ -1432,6 +1432,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/langgraph/{project_id}/info": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What this server offers of the Agent Protocol */
+        get: operations["getApiLanggraphProjectIdInfo"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/langgraph/{project_id}/ok": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Liveness, as the protocol asks it */
+        get: operations["getApiLanggraphProjectIdOk"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/langgraph/{project_id}/assistants": {
         parameters: {
             query?: never;
@@ -13549,6 +13583,11 @@ export interface operations {
                             end_time?: string | null;
                             /** @enum {string} */
                             overlap_policy?: "skip" | "buffer_one" | "buffer_all" | "cancel_other" | "terminate_other" | "allow_all";
+                            /**
+                             * @description Without a conversation: whether each run's new conversation is deleted once the run ends
+                             * @enum {string|null}
+                             */
+                            on_run_completed?: "delete" | "keep" | null;
                             paused?: boolean;
                             /**
                              * Format: date-time
@@ -13645,6 +13684,11 @@ export interface operations {
                             end_time?: string | null;
                             /** @enum {string} */
                             overlap_policy?: "skip" | "buffer_one" | "buffer_all" | "cancel_other" | "terminate_other" | "allow_all";
+                            /**
+                             * @description Without a conversation: whether each run's new conversation is deleted once the run ends
+                             * @enum {string|null}
+                             */
+                            on_run_completed?: "delete" | "keep" | null;
                             paused?: boolean;
                             /**
                              * Format: date-time
@@ -13817,6 +13861,11 @@ export interface operations {
                             end_time?: string | null;
                             /** @enum {string} */
                             overlap_policy?: "skip" | "buffer_one" | "buffer_all" | "cancel_other" | "terminate_other" | "allow_all";
+                            /**
+                             * @description Without a conversation: whether each run's new conversation is deleted once the run ends
+                             * @enum {string|null}
+                             */
+                            on_run_completed?: "delete" | "keep" | null;
                             paused?: boolean;
                             /**
                              * Format: date-time
@@ -13922,6 +13971,11 @@ export interface operations {
                             end_time?: string | null;
                             /** @enum {string} */
                             overlap_policy?: "skip" | "buffer_one" | "buffer_all" | "cancel_other" | "terminate_other" | "allow_all";
+                            /**
+                             * @description Without a conversation: whether each run's new conversation is deleted once the run ends
+                             * @enum {string|null}
+                             */
+                            on_run_completed?: "delete" | "keep" | null;
                             paused?: boolean;
                             /**
                              * Format: date-time
@@ -13983,6 +14037,122 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getApiLanggraphProjectIdInfo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    getApiLanggraphProjectIdOk: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                project_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
                 };
             };
         };
@@ -17191,6 +17361,11 @@ export interface operations {
                      * @enum {string}
                      */
                     overlap_policy?: "skip" | "buffer_one" | "buffer_all" | "cancel_other" | "terminate_other" | "allow_all";
+                    /**
+                     * @description A stateless cron's thread after each run: delete (default) or keep
+                     * @enum {string|null}
+                     */
+                    on_run_completed?: "delete" | "keep" | null;
                 } & {
                     [key: string]: unknown;
                 };
@@ -17314,6 +17489,11 @@ export interface operations {
                      * @enum {string}
                      */
                     overlap_policy?: "skip" | "buffer_one" | "buffer_all" | "cancel_other" | "terminate_other" | "allow_all";
+                    /**
+                     * @description A stateless cron's thread after each run: delete (default) or keep
+                     * @enum {string|null}
+                     */
+                    on_run_completed?: "delete" | "keep" | null;
                 } & {
                     [key: string]: unknown;
                 };
@@ -17423,7 +17603,7 @@ export interface operations {
                      * @enum {string}
                      */
                     sort_order?: "asc" | "desc";
-                    select?: ("cron_id" | "assistant_id" | "thread_id" | "end_time" | "schedule" | "created_at" | "updated_at" | "user_id" | "payload" | "next_run_date" | "metadata" | "timezone" | "enabled" | "overlap_policy" | "now" | "on_run_completed")[] | null;
+                    select?: ("cron_id" | "assistant_id" | "thread_id" | "end_time" | "schedule" | "created_at" | "updated_at" | "user_id" | "payload" | "next_run_date" | "metadata" | "timezone" | "enabled" | "overlap_policy" | "on_run_completed" | "now")[] | null;
                 } & {
                     [key: string]: unknown;
                 };
@@ -17652,6 +17832,11 @@ export interface operations {
                      * @enum {string}
                      */
                     overlap_policy?: "skip" | "buffer_one" | "buffer_all" | "cancel_other" | "terminate_other" | "allow_all";
+                    /**
+                     * @description A stateless cron's thread after each run: delete (default) or keep
+                     * @enum {string|null}
+                     */
+                    on_run_completed?: "delete" | "keep" | null;
                 } & {
                     [key: string]: unknown;
                 };
