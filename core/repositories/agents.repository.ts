@@ -171,12 +171,12 @@ export class AgentsRepository {
 
   /** The project's agents matching the search, in the order asked (then by id). */
   async search(projectId: string, f: AgentSearch, sort: AgentSort, page: Page): Promise<AgentWithServers[]> {
-    const column = sort.by === 'graph_id' ? this.db.raw('coalesce(graph_id, id)') : sort.by;
-    const rows = (await this.searched(projectId, f)
-      .orderBy(column as string, sort.order)
-      .orderBy('id', sort.order)
-      .limit(page.limit)
-      .offset(page.offset)) as DbAgent[];
+    const q = this.searched(projectId, f);
+    // The graph is the agent it was copied from, or itself; `order` is one of two words.
+    if (sort.by === 'graph_id')
+      void q.orderByRaw(`coalesce(graph_id, id) ${sort.order === 'asc' ? 'asc' : 'desc'}`);
+    else void q.orderBy(sort.by, sort.order);
+    const rows = (await q.orderBy('id', sort.order).limit(page.limit).offset(page.offset)) as DbAgent[];
     return this.withServers(rows);
   }
 

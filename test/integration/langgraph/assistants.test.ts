@@ -249,6 +249,11 @@ describe('Agent Protocol assistants', () => {
     expect((await c.assistants.search({ graphId: 'alpha-graph' })).length).toBe(3);
     expect(await c.assistants.search({ graphId: 'no-such-graph' })).toEqual([]);
 
+    const byGraph = await c.assistants.search({ sortBy: 'graph_id', sortOrder: 'asc' });
+    const graphs = byGraph.map((x) => x.graph_id);
+    expect(graphs).toEqual([...graphs].sort());
+    expect(graphs).toHaveLength(4);
+
     const prod = await c.assistants.search({ metadata: { env: 'prod' } });
     expect(prod.map((x) => x.assistant_id)).toEqual([b.assistant_id]);
     const byName = await c.assistants.search({ name: 'AMM' });
