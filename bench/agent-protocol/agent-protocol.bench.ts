@@ -305,6 +305,13 @@ for (const root of [roots.find((n) => n.endsWith('/runs/wait')), 'POST /api/agen
     console.log(
       `  ${ms(l.startMs, 2).padStart(9)} +${ms(l.durMs, 2).padStart(9)}  ×${l.perRequest.toFixed(1)}  ${l.what}`,
     );
+  // The door's own reads show as queries converse does not make.
+  const queries = lines.filter((l) => l.what.startsWith('agent-server-api pg '));
+  const count = queries.reduce((n, l) => n + l.perRequest, 0);
+  const total = queries.reduce((n, l) => n + l.perRequest * l.durMs, 0);
+  console.log(
+    `  the API's queries: ${count.toFixed(1)} per request, ${ms(total, 2)} (sum of median durations)`,
+  );
 }
 
 await platform.stop();
