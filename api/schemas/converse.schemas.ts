@@ -213,7 +213,9 @@ export const runResponse = Joi.object({
   agent_version: Joi.number()
     .integer()
     .allow(null)
-    .description('The version of its agent the turn ran with (GET /agents/{id}/versions); null until the turn starts'),
+    .description(
+      'The version of its agent the turn ran with (GET /agents/{id}/versions); null until the turn starts',
+    ),
   overrides: Joi.object({
     prompt_version_id: uuid,
     model_id: uuid,
