@@ -288,6 +288,53 @@ describe.skipIf(skip)('Agent Protocol crons', () => {
     expect((await schedule(off.cron_id).describe()).state.paused).toBe(true);
   });
 
+  it('takes our overlap_policy, on create and on update, and an updated input is what the next firing sends', async () => {
+    answering();
+    const agent = await world.fx.agent();
+    const raw = (method: string, path: string, body: unknown) =>
+      fetch(`${world.fx.api.url}/api/langgraph/${world.fx.projectId}${path}`, {
+        method,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const created = await raw('POST', '/runs/crons', {
+      assistant_id: agent.id,
+      schedule: '@weekly',
+      input: humanSays('first'),
+      overlap_policy: 'cancel_other',
+      on_run_completed: 'keep',
+    });
+    expect(created.status).toBe(200);
+    const cron = (await created.json()) as { cron_id: string; overlap_policy: string };
+    expect(cron.overlap_policy).toBe('cancel_other');
+    expect((await schedule(cron.cron_id).describe()).policies.overlap).toBe('CANCEL_OTHER');
+
+    const bad = await raw('PATCH', `/runs/crons/${cron.cron_id}`, { overlap_policy: 'sometimes' });
+    expect(bad.status).toBe(422);
+    expect(JSON.stringify(await bad.json())).toContain('overlap_policy');
+    const updated = await raw('PATCH', `/runs/crons/${cron.cron_id}`, {
+      overlap_policy: 'allow_all',
+      input: { messages: [{ type: 'human', content: 'second' }] },
+    });
+    expect(updated.status).toBe(200);
+    expect((await schedule(cron.cron_id).describe()).policies.overlap).toBe('ALLOW_ALL');
+
+    await schedule(cron.cron_id).trigger();
+    const [run] = await waitFor(
+      async () => {
+        const res = await world.fx.api.request<RunData[]>(
+          'GET',
+          `/api/agent-server/agents/${agent.id}/runs?project_id=${world.fx.projectId}`,
+        );
+        const done = res.body.data.filter((r) => r.status === 'completed');
+        return done.length === 1 ? done : undefined;
+      },
+      30_000,
+      'the firing after the update',
+    );
+    expect(run!.output?.content).toBe('answer: second');
+  });
+
   it('stops at end_time, and an update moves or clears it', async () => {
     const client = lg();
     const agent = await world.fx.agent();
