@@ -12,6 +12,7 @@ import { readdir, readFile, rm } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
+import os from 'node:os';
 import path from 'node:path';
 import { Client } from '@langchain/langgraph-sdk';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -25,7 +26,8 @@ import { useSessionWorld } from '../integration/sessions/session-harness.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const PAGE_SOURCES = path.join(ROOT, 'test/fixtures/use-stream-page');
-const BUILDS = path.join(ROOT, 'test-results/use-stream-page');
+// Outside the clone: the built bundle must not be linted or formatted with the sources.
+const BUILDS = path.join(os.tmpdir(), 'agent-server-use-stream-page');
 
 /** Builds the page once per content (sources and the versions it is built from); returns its folder. */
 async function buildPage(): Promise<string> {
