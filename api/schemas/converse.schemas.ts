@@ -228,6 +228,9 @@ export const runResponse = Joi.object({
   rolled_back: Joi.boolean().description(
     "Cancelled with `rollback`: the run's messages, summaries and events were removed from the conversation",
   ),
+  door: Joi.string()
+    .valid('api', 'langgraph')
+    .description('The door the message came through: `api` (converse) or `langgraph` (the Agent Protocol)'),
   trace_id: Joi.string().allow(null),
   workflow_id: Joi.string(),
   temporal_ui_url: Joi.string().allow(null),

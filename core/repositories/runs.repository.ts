@@ -50,7 +50,7 @@ export interface ConverseLookup {
  * rendered system prompt), its conversation's client id, and what the view
  * takes from the plan, the agent, the model and the pause.
  */
-export type RunViewRow = Omit<DbRun, 'plan' | 'request_hash'> & {
+export type RunViewRow = Omit<DbRun, 'plan' | 'request_hash' | 'protocol'> & {
   conversation_client_id: string;
   /** The agent's name now, or at the turn's start when the agent was deleted. */
   agent_name: string | null;
@@ -107,6 +107,7 @@ const VIEW_COLUMNS = [
   'r.approvals',
   'r.overrides',
   'r.rolled_back',
+  'r.door',
   'r.pause',
   'r.last_event_seq',
   'r.created_at',

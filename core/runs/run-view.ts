@@ -4,7 +4,7 @@
  * shows a run exactly as the API does.
  */
 import type { Config } from '../config.js';
-import type { RUN_STATUSES, RunOverrides } from '../db/tables/index.js';
+import type { RUN_STATUSES, RunDoor, RunOverrides } from '../db/tables/index.js';
 import { costUsd, defaultPrice } from '../metering/pricing.js';
 import type { RunViewRow } from '../repositories/runs.repository.js';
 
@@ -43,6 +43,8 @@ export interface RunView {
   overrides: RunOverrides | null;
   /** Cancelled with `rollback`: its messages, summaries and events were removed from the conversation. */
   rolled_back: boolean;
+  /** The door the message came through: `api` (converse) or `langgraph` (the Agent Protocol). */
+  door: RunDoor;
   trace_id: string | null;
   workflow_id: string;
   temporal_ui_url: string | null;
@@ -138,6 +140,7 @@ export function toRunView(row: RunViewRow, config: Config): RunView {
     agent_version: row.agent_version ?? null,
     overrides: row.overrides,
     rolled_back: row.rolled_back,
+    door: row.door,
     trace_id: row.trace_id,
     workflow_id: row.workflow_id,
     temporal_ui_url: temporalUiUrl(config, row.workflow_id),

@@ -10237,6 +10237,11 @@ export interface operations {
                             } | null;
                             /** @description Cancelled with `rollback`: the run's messages, summaries and events were removed from the conversation */
                             rolled_back?: boolean;
+                            /**
+                             * @description The door the message came through: `api` (converse) or `langgraph` (the Agent Protocol)
+                             * @enum {string}
+                             */
+                            door?: "api" | "langgraph";
                             trace_id?: string | null;
                             workflow_id?: string;
                             temporal_ui_url?: string | null;
@@ -10436,6 +10441,11 @@ export interface operations {
                             } | null;
                             /** @description Cancelled with `rollback`: the run's messages, summaries and events were removed from the conversation */
                             rolled_back?: boolean;
+                            /**
+                             * @description The door the message came through: `api` (converse) or `langgraph` (the Agent Protocol)
+                             * @enum {string}
+                             */
+                            door?: "api" | "langgraph";
                             trace_id?: string | null;
                             workflow_id?: string;
                             temporal_ui_url?: string | null;
@@ -10723,6 +10733,11 @@ export interface operations {
                             } | null;
                             /** @description Cancelled with `rollback`: the run's messages, summaries and events were removed from the conversation */
                             rolled_back?: boolean;
+                            /**
+                             * @description The door the message came through: `api` (converse) or `langgraph` (the Agent Protocol)
+                             * @enum {string}
+                             */
+                            door?: "api" | "langgraph";
                             trace_id?: string | null;
                             workflow_id?: string;
                             temporal_ui_url?: string | null;
@@ -10933,6 +10948,11 @@ export interface operations {
                             } | null;
                             /** @description Cancelled with `rollback`: the run's messages, summaries and events were removed from the conversation */
                             rolled_back?: boolean;
+                            /**
+                             * @description The door the message came through: `api` (converse) or `langgraph` (the Agent Protocol)
+                             * @enum {string}
+                             */
+                            door?: "api" | "langgraph";
                             trace_id?: string | null;
                             workflow_id?: string;
                             temporal_ui_url?: string | null;
@@ -11135,6 +11155,11 @@ export interface operations {
                             } | null;
                             /** @description Cancelled with `rollback`: the run's messages, summaries and events were removed from the conversation */
                             rolled_back?: boolean;
+                            /**
+                             * @description The door the message came through: `api` (converse) or `langgraph` (the Agent Protocol)
+                             * @enum {string}
+                             */
+                            door?: "api" | "langgraph";
                             trace_id?: string | null;
                             workflow_id?: string;
                             temporal_ui_url?: string | null;
@@ -11346,6 +11371,11 @@ export interface operations {
                             } | null;
                             /** @description Cancelled with `rollback`: the run's messages, summaries and events were removed from the conversation */
                             rolled_back?: boolean;
+                            /**
+                             * @description The door the message came through: `api` (converse) or `langgraph` (the Agent Protocol)
+                             * @enum {string}
+                             */
+                            door?: "api" | "langgraph";
                             trace_id?: string | null;
                             workflow_id?: string;
                             temporal_ui_url?: string | null;
@@ -11671,6 +11701,11 @@ export interface operations {
                             } | null;
                             /** @description Cancelled with `rollback`: the run's messages, summaries and events were removed from the conversation */
                             rolled_back?: boolean;
+                            /**
+                             * @description The door the message came through: `api` (converse) or `langgraph` (the Agent Protocol)
+                             * @enum {string}
+                             */
+                            door?: "api" | "langgraph";
                             trace_id?: string | null;
                             workflow_id?: string;
                             temporal_ui_url?: string | null;
@@ -11887,6 +11922,11 @@ export interface operations {
                             } | null;
                             /** @description Cancelled with `rollback`: the run's messages, summaries and events were removed from the conversation */
                             rolled_back?: boolean;
+                            /**
+                             * @description The door the message came through: `api` (converse) or `langgraph` (the Agent Protocol)
+                             * @enum {string}
+                             */
+                            door?: "api" | "langgraph";
                             trace_id?: string | null;
                             workflow_id?: string;
                             temporal_ui_url?: string | null;
@@ -12109,6 +12149,11 @@ export interface operations {
                             } | null;
                             /** @description Cancelled with `rollback`: the run's messages, summaries and events were removed from the conversation */
                             rolled_back?: boolean;
+                            /**
+                             * @description The door the message came through: `api` (converse) or `langgraph` (the Agent Protocol)
+                             * @enum {string}
+                             */
+                            door?: "api" | "langgraph";
                             trace_id?: string | null;
                             workflow_id?: string;
                             temporal_ui_url?: string | null;

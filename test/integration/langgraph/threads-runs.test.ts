@@ -247,11 +247,11 @@ describe('Agent Protocol: threads and runs through the LangGraph SDK', () => {
     expect(rolled.messages.map((m) => m.content)).not.toContain('fifth (rolled back)');
     expect((await raw('GET', `/threads/${thread.thread_id}/runs/${doomed.run_id}`)).status).toBe(404);
     // Our own API keeps the row for the record.
-    const ours = await world.fx.api.request<{ status: string; rolled_back: boolean }>(
+    const ours = await world.fx.api.request<{ status: string; rolled_back: boolean; door: string }>(
       'GET',
       `/api/agent-server/runs/${doomed.run_id}`,
     );
-    expect(ours.body.data).toMatchObject({ status: 'cancelled', rolled_back: true });
+    expect(ours.body.data).toMatchObject({ status: 'cancelled', rolled_back: true, door: 'langgraph' });
   });
 
   it('cancel with interrupt keeps the run (interrupted); with rollback it is gone', async () => {
