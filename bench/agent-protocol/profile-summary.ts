@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
 }
 interface Profile {
   nodes: ProfileNode[];
@@ -47,6 +48,18 @@ export interface ProfileTotals {
 export function summarize(file: string): ProfileTotals {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const parentOf = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parentOf.set(c, n.id);
+  const shortUrl = (f: ProfileNode['callFrame']) =>
+    `${f.url.replace(/^.*?\/(node_modules|api|core)\//, '$1/')}:${f.lineNumber + 1}`;
+  /** A native function (a system call such as `writev`) is named with its nearest caller outside Node's own code. */
+  const callerOf = (id: number): string => {
+    for (let at = parentOf.get(id); at !== undefined; at = parentOf.get(at)) {
+      const f = byId.get(at)!.callFrame;
+      if (f.url && !f.url.startsWith('node:')) return `← ${f.functionName || '(anonymous)'} ${shortUrl(f)}`;
+    }
+    return '';
+  };
   const groups = new Map<string, number>();
   const functions = new Map<string, number>();
   let busyMs = 0;
@@ -57,9 +70,7 @@ export function summarize(file: string): ProfileTotals {
     busyMs += ms;
     const group = groupOf(frame);
     groups.set(group, (groups.get(group) ?? 0) + ms);
-    const where = frame.url
-      ? `${frame.url.replace(/^.*?\/(node_modules|api|core)\//, '$1/')}:${frame.lineNumber + 1}`
-      : '';
+    const where = frame.url ? shortUrl(frame) : group === '(native)' ? callerOf(id) : '';
     const key = `${frame.functionName || '(anonymous)'} ${where}`.trim();
     functions.set(key, (functions.get(key) ?? 0) + ms);
   });
