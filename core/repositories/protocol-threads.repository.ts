@@ -188,6 +188,15 @@ export class ProtocolThreadsRepository {
       });
   }
 
+  /** An agent of the project named by its id or its name (an id wins over a name that looks like one). */
+  async findAgent(projectId: string, idOrName: string): Promise<{ id: string; name: string } | undefined> {
+    const isUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(idOrName);
+    const q = this.db('agents').where({ project_id: projectId });
+    if (isUuid) q.andWhere((w) => w.where('id', idOrName).orWhere('name', idOrName));
+    else q.andWhere('name', idOrName);
+    return q.orderByRaw('(id::text = ?) desc', [idOrName.toLowerCase()]).first('id', 'name');
+  }
+
   /** A run of the project, with its conversation's client id. */
   async findRun(
     projectId: string,

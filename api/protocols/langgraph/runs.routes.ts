@@ -68,7 +68,7 @@ export function runsRoutes(
 
   async function wait(ctx: Context, projectId: string, threadId: string | undefined, body: s.RunCreateBody) {
     const started = await create(ctx, projectId, threadId, body);
-    send(ctx, await runs.join(projectId, started.thread.id, started.run.id, started.afterSeq || undefined));
+    send(ctx, await runs.waitFor(projectId, started));
   }
 
   const router = protocolRouter();

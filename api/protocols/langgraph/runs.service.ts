@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type DbRun, type RunProtocolRequest, type RunStatus } from '../../../core/db/tables/index.js';
 import { ConflictError, NotFoundError, ValidationError } from '../../../core/errors.js';
-import { AgentsRepository } from '../../../core/repositories/agents.repository.js';
 import type { ThreadRow } from '../../../core/repositories/protocol-threads.repository.js';
 import type { AppDeps } from '../../deps.js';
 import { requireProject } from './door.js';
@@ -92,33 +91,31 @@ export interface Started {
  * conversation's unfinished runs before the message is stored.
  */
 export class ProtocolRuns {
-  private readonly agents: AgentsRepository;
-
   constructor(
     private readonly deps: AppDeps,
     private readonly door: DoorServices,
     /** Delivers a stored run later (`after_seconds`), durably. */
     private readonly later?: (runId: string, seconds: number) => Promise<void>,
-  ) {
-    this.agents = new AgentsRepository(deps.db);
-  }
+  ) {}
 
-  /** An assistant id: an agent's id, or an agent's name, in the project. */
+  /** An assistant id: an agent's id, or an agent's name, in the project (one query). */
   async agentOf(projectId: string, assistantId: string): Promise<{ id: string; name: string }> {
-    const uuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(assistantId);
-    const byId = uuid ? await this.agents.findById(assistantId) : undefined;
-    if (byId && byId.project_id === projectId) return byId;
-    const [byName] = await this.agents.findByName(assistantId, projectId);
-    if (byName) return byName;
-    throw new NotFoundError('assistant');
+    const found = await this.door.repo.findAgent(projectId, assistantId);
+    if (!found) throw new NotFoundError('assistant');
+    return found;
   }
 
   async thread(projectId: string, threadId: string | undefined, body: RunCreateBody): Promise<ThreadRow> {
     const { repo } = this.door;
     if (threadId === undefined) {
       const id = randomUUID();
-      await repo.insert({ project_id: projectId, id, metadata: {}, namespace: STATELESS_NAMESPACE });
-      return (await repo.find(projectId, id))!;
+      const created = await repo.insert({
+        project_id: projectId,
+        id,
+        metadata: {},
+        namespace: STATELESS_NAMESPACE,
+      });
+      return { ...created, status: 'idle' };
     }
     const found = await repo.find(projectId, threadId);
     if (found) return found;
@@ -222,7 +219,8 @@ export class ProtocolRuns {
    * new run wait its turn in the session.
    */
   private async makeRoom(projectId: string, thread: ThreadRow, strategy: string): Promise<void> {
-    if (strategy === 'enqueue') return;
+    // The thread's status, just read, already says whether a run is unfinished.
+    if (strategy === 'enqueue' || thread.status === 'idle' || thread.status === 'error') return;
     const unfinished = await this.door.repo.unfinished(thread.pk);
     if (!unfinished.length) return;
     if (strategy === 'reject')
@@ -253,17 +251,25 @@ export class ProtocolRuns {
   }
 
   /** Waits for the run to end or pause (at most the converse wait), then the thread's values. */
-  async join(projectId: string, threadId: string | undefined, runId: string, afterSeq?: number) {
+  async join(projectId: string, threadId: string | undefined, runId: string) {
     const run = await this.find(projectId, threadId, runId);
-    await this.door.converse.wait(run.id, this.deps.config.session.converseWaitTimeoutMs, afterSeq);
-    return this.result(projectId, run.conversation_id, runId);
+    await this.door.converse.wait(run.id, this.deps.config.session.converseWaitTimeoutMs);
+    return this.result(projectId, run.conversation_pk, runId);
+  }
+
+  /** A run just started (or resumed): waits for it to end or pause, then the thread's values. */
+  async waitFor(projectId: string, started: Started) {
+    const timeout = this.deps.config.session.converseWaitTimeoutMs;
+    await this.door.converse.wait(started.run.id, timeout, started.afterSeq || undefined);
+    return this.result(projectId, started.thread.pk, started.run.id);
   }
 
   /** The thread's values once a run stopped: with `__interrupt__` while it waits, `__error__` when it failed. */
-  async result(projectId: string, threadId: string, runId: string): Promise<Record<string, unknown>> {
-    const thread = (await this.door.repo.find(projectId, threadId))!;
-    const run = await this.door.repo.findRun(projectId, runId);
-    const values: Record<string, unknown> = await this.door.views.values(thread);
+  async result(projectId: string, conversationPk: string, runId: string): Promise<Record<string, unknown>> {
+    const [run, values] = await Promise.all([
+      this.door.repo.findRun(projectId, runId),
+      this.door.views.values({ pk: conversationPk }),
+    ]);
     if (!run) return values;
     if (run.status.startsWith('awaiting_')) values.__interrupt__ = interruptsOf(run);
     if (run.status === 'failed')

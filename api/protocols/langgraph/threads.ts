@@ -86,7 +86,7 @@ const iso = (d: Date | string | null | undefined): string | null => (d ? new Dat
 export class ThreadViews {
   constructor(private readonly repo: ProtocolThreadsRepository) {}
 
-  async values(thread: ThreadRow): Promise<{ messages: LcMessage[] }> {
+  async values(thread: Pick<ThreadRow, 'pk'>): Promise<{ messages: LcMessage[] } & Record<string, unknown>> {
     return { messages: lcMessages(await this.repo.transcript(thread.pk)) };
   }
 
