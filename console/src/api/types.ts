@@ -44,6 +44,8 @@ export type McpServer = Row<'getApiAgentServerMcpServers'>;
 export type McpTool = Required<Item<Required<Data<'postApiAgentServerMcpServersIdInspect'>>['tools']>>;
 export type Agent = Row<'getApiAgentServerAgents'>;
 export type Skill = Row<'getApiAgentServerAgentsIdSkills'>;
+/** One write of an agent: its settings then, and whether they are the agent's now. */
+export type AgentVersion = Row<'getApiAgentServerAgentsIdVersions'>;
 export type VirtualKey = Row<'getApiAgentServerVirtualKeys'>;
 export type VirtualKeyWithSecret = Required<Data<'postApiAgentServerVirtualKeys'>>;
 export type Webhook = Row<'getApiAgentServerWebhooks'>;

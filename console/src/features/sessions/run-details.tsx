@@ -92,6 +92,9 @@ export function RunDetails({ run }: { run: Run }) {
           Message <Code>{run.message_id}</Code>
         </Text>
         <Text size="xs" c="dimmed">
+          Agent version {run.agent_version ?? '—'} · door <Code>{run.door ?? '—'}</Code>
+        </Text>
+        <Text size="xs" c="dimmed">
           Queued {fmtDate(run.created_at)} · started {fmtDate(run.started_at)} · finished{' '}
           {fmtDate(run.finished_at)} ({fmtDuration(run.duration_ms)})
         </Text>

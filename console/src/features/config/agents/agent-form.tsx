@@ -1,4 +1,4 @@
-import { Alert, Fieldset } from '@mantine/core';
+import { Alert, Badge, Fieldset } from '@mantine/core';
 import { useState } from 'react';
 import { ErrorAlert } from '../../../components/error-alert.js';
 import type { Agent } from '../../../api/types.js';
@@ -7,9 +7,11 @@ import { CronsSection } from './crons-section.js';
 import { bodyOf, draftOf, type AgentDraft } from './draft.js';
 import { useAgentWarnings, WARNED_IN, Warnings } from './guardrails.js';
 import { McpSection } from './mcp-section.js';
+import { ContextSection, MemorySection } from './memory-section.js';
 import { uploadSkill, useSaveAgent } from './queries.js';
 import { BasicsSection, SandboxSection, SummarizerSection } from './sections.js';
 import { SkillsSection, type PendingSkill } from './skills-section.js';
+import { VersionsSection } from './versions-section.js';
 import { BudgetSection, DecisionSection } from './waits-section.js';
 
 // Every field the form shows next to an input; the rest of an error goes in the alert.
@@ -36,10 +38,27 @@ const PLACED = [
   'budget_wait_timeout_ms',
   'non_idempotent_tools',
   'decision_timeout_ms',
+  'memory_tools',
+  'context',
 ];
 
+/**
+ * The agent's form, started again from the agent a pin puts in force: the
+ * inputs then show the pinned version's settings, not the ones before it.
+ */
+export function AgentForm(props: ItemFormProps<Agent>) {
+  const [pinned, setPinned] = useState<Agent>();
+  const item = pinned ?? props.item;
+  return <AgentFormBody key={item?.version ?? 'new'} {...props} item={item} onPinned={setPinned} />;
+}
+
 /** Every field of agent creation, in sections; skills upload after the agent exists. */
-export function AgentForm({ projectId, item: agent, onDone }: ItemFormProps<Agent>) {
+function AgentFormBody({
+  projectId,
+  item: agent,
+  onDone,
+  onPinned,
+}: ItemFormProps<Agent> & { onPinned: (agent: Agent) => void }) {
   const [created, setCreated] = useState<Agent>();
   const current = agent ?? created;
   const save = useSaveAgent(projectId, current?.id);
@@ -81,12 +100,21 @@ export function AgentForm({ projectId, item: agent, onDone }: ItemFormProps<Agen
       cancelLabel={created ? 'Close' : 'Cancel'}
     >
       <Fieldset legend="Agent">
+        {current && (
+          <Badge variant="light" mb="sm">
+            version {current.version} in force
+          </Badge>
+        )}
         <BasicsSection {...props} />
+        <ContextSection {...props} />
         <Warnings of={warnings} fields={WARNED_IN.agent} />
       </Fieldset>
       <Fieldset legend="Summarizer">
         <SummarizerSection {...props} />
         <Warnings of={warnings} fields={WARNED_IN.summarizer} />
+      </Fieldset>
+      <Fieldset legend="Memory">
+        <MemorySection {...props} />
       </Fieldset>
       <Fieldset legend="MCP servers">
         <McpSection {...props} />
@@ -108,6 +136,9 @@ export function AgentForm({ projectId, item: agent, onDone }: ItemFormProps<Agen
             <ErrorAlert error={skillError} />
           </Alert>
         )}
+      </Fieldset>
+      <Fieldset legend="Versions">
+        <VersionsSection projectId={projectId} agentId={current?.id} onPinned={onPinned} />
       </Fieldset>
       <Fieldset legend="Schedules">
         <CronsSection projectId={projectId} agentId={current?.id} />

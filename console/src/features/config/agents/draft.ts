@@ -32,6 +32,10 @@ export interface AgentDraft {
   budget_wait_timeout_ms: Num;
   non_idempotent_tools: string[];
   decision_timeout_ms: Num;
+  /** The turn offers memory_save / memory_search over the project's memory store. */
+  memory_tools: boolean;
+  /** Template variable defaults, as JSON text (empty: none). */
+  context: string;
 }
 
 const num = (v: number | null | undefined): Num => v ?? '';
@@ -74,7 +78,22 @@ export function draftOf(a?: Agent): AgentDraft {
     budget_wait_timeout_ms: num(a?.budget_wait_timeout_ms),
     non_idempotent_tools: a?.non_idempotent_tools ?? [],
     decision_timeout_ms: num(a?.decision_timeout_ms),
+    memory_tools: a?.memory_tools ?? false,
+    context: a?.context && Object.keys(a.context).length ? JSON.stringify(a.context, null, 2) : '',
   };
+}
+
+/**
+ * The context as typed: empty is none; text that is not a JSON object is
+ * sent as it is, so the API's message for `context` shows under its input.
+ */
+function contextOf(text: string): AgentBody['context'] {
+  if (text.trim() === '') return {};
+  try {
+    return JSON.parse(text) as AgentBody['context'];
+  } catch {
+    return text as unknown as AgentBody['context'];
+  }
 }
 
 /**
@@ -131,6 +150,8 @@ export function bodyOf(d: AgentDraft): Partial<AgentBody> {
     budget_wait_timeout_ms: orNull(d.budget_wait_timeout_ms),
     non_idempotent_tools: d.non_idempotent_tools,
     decision_timeout_ms: orNull(d.decision_timeout_ms),
+    memory_tools: d.memory_tools,
+    context: contextOf(d.context),
   };
   if (d.max_iterations !== '') body.max_iterations = Number(d.max_iterations);
   return body;
