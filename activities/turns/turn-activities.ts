@@ -108,7 +108,7 @@ export function createTurnActivities(deps: TurnActivityDeps) {
 
     /**
      * Until the run has ended, heartbeating. Cancelled (a cron's next run
-     * under `cancel_other`), it cancels the run first.
+     * under `cancel_other`), it cancels the run (`interrupt`) first.
      */
     async awaitRunEnd(runId: string): Promise<{ status: string }> {
       const signal = Context.current().cancellationSignal;
@@ -119,7 +119,9 @@ export function createTurnActivities(deps: TurnActivityDeps) {
           if (!run) return { status: 'deleted' };
           if (isTerminal(run.status)) return { status: run.status };
           if (signal.aborted) {
-            await stopRun(run);
+            // Cancelled by the workflow (a newer firing under cancel_other): the run goes too. A worker
+            // shutting down leaves the run alone: the wait resumes on another worker.
+            if (Context.current().cancellationDetails?.cancelRequested) await stopRun(run);
             throw signal.reason;
           }
           await new Promise<void>((resolve) => {

@@ -10,8 +10,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Client } from '@langchain/langgraph-sdk';
-import { ScheduleNotFoundError } from '@temporalio/client';
-import { describe, expect, it } from 'vitest';
+import { ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
+import { afterEach, describe, expect, it } from 'vitest';
 import { createDb } from '../../../core/db/knex.js';
 import { CronsRepository } from '../../../core/repositories/crons.repository.js';
 import { databaseUrl, noTemporal } from '../../helpers/services.js';
@@ -38,6 +38,8 @@ const humanSays = (content: unknown) => ({ messages: [{ role: 'user', content }]
 
 describe.skipIf(skip)('Agent Protocol crons', () => {
   const world = useSessionWorld();
+  // A turn held mid-answer by a failed test must not hold the worker's shutdown.
+  afterEach(() => world.fx.vendor.release());
   const lg = () =>
     new Client({
       apiUrl: `${world.fx.api.url}/api/langgraph/${world.fx.projectId}`,
@@ -333,6 +335,38 @@ describe.skipIf(skip)('Agent Protocol crons', () => {
       'the firing after the update',
     );
     expect(run!.output?.content).toBe('answer: second');
+  });
+
+  it('under cancel_other, a firing while the previous turn still runs cancels that turn', async () => {
+    const agent = await world.fx.agent();
+    const threadId = `overlap-${randomUUID()}`;
+    // On a thread made by a first turn, the first firing's answer held mid-stream by the model.
+    answering();
+    const first = await world.fx.converse({ agent_id: agent.id, conversation_id: threadId, message: 'hi' });
+    expect(first.body.data.status).toBe('completed');
+    const onThread = await lg().crons.createForThread(threadId, agent.id, {
+      schedule: '@daily',
+      input: humanSays('count for me'),
+    });
+    world.fx.vendor.script({ reply: { text: 'one two three four' }, hold: true });
+    // A trigger takes the policy it is given (ALLOW_ALL when none), not the schedule's.
+    await schedule(onThread.cron_id).trigger(ScheduleOverlapPolicy.CANCEL_OTHER);
+    await world.fx.vendor.whenHeld();
+    // A firing's workflow id holds its time to the second: the second firing must fall in a later one.
+    await new Promise((r) => setTimeout(r, 1_100));
+    await schedule(onThread.cron_id).trigger(ScheduleOverlapPolicy.CANCEL_OTHER);
+    const runs = await waitFor(
+      async () => {
+        const all = (await conversationRuns(threadId)).filter((r) => r.run_id !== first.body.data.run_id);
+        return all.length === 2 && all.every((r) => ['completed', 'cancelled'].includes(r.status))
+          ? all
+          : undefined;
+      },
+      30_000,
+      'the second firing',
+    );
+    expect(runs.map((r) => r.status).sort()).toEqual(['cancelled', 'completed']);
+    expect(runs.find((r) => r.status === 'completed')!.output?.content).toBe('answer: count for me');
   });
 
   it('stops at end_time, and an update moves or clears it', async () => {
