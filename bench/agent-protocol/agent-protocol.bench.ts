@@ -9,7 +9,7 @@
  *    `@langchain/langgraph-sdk` Client, through a plain fetch of the same
  *    `POST /threads/{id}/runs/wait` (the SDK's own part apart), and through
  *    `POST /converse` (plain fetch, waiting for the end). A round runs one
- *    block per door, in ABBA order over rounds; a block is a fresh thread
+ *    block per door, each door in each place as often (ORDERS); a block is a fresh thread
  *    (created through `POST /threads`, not timed, and used by converse as its
  *    conversation id too: threads are conversations) and TURNS turns on it.
  *    Turn k of a door's block is paired with turn k of converse's in the same
@@ -22,7 +22,7 @@
  * Target: the protocol adds ≤ 2 ms p50 to a one-step turn.
  *
  * Run: flock /tmp/test.lock npm run bench -- agent-protocol
- * BENCH_QUICK=1 for a smoke run; BENCH_AP_ROUNDS (20), BENCH_AP_TURNS (10),
+ * BENCH_QUICK=1 for a smoke run; BENCH_AP_ROUNDS (24), BENCH_AP_TURNS (10),
  * BENCH_AP_LOAD_ROUNDS (6), BENCH_AP_LOAD_TURNS (10); BENCH_AP_PROFILE=1 also
  * takes a CPU profile of the API over BENCH_AP_PROFILE_TURNS (200) turns per
  * door and compares where the time goes.
@@ -41,7 +41,7 @@ import { taskCpuNs } from './task-cpu.js';
 const QUICK = process.env.BENCH_QUICK === '1';
 const env = (name: string, full: number, quick: number) =>
   Number(process.env[name] ?? (QUICK ? quick : full));
-const ROUNDS = env('BENCH_AP_ROUNDS', 20, 2);
+const ROUNDS = env('BENCH_AP_ROUNDS', 24, 2);
 const TURNS = env('BENCH_AP_TURNS', 10, 3);
 const LOAD_ROUNDS = env('BENCH_AP_LOAD_ROUNDS', 6, 2);
 const LOAD_TURNS = env('BENCH_AP_LOAD_TURNS', 10, 2);
@@ -154,6 +154,20 @@ console.log(
 
 // ---- (a) latency and CPU per turn, ABBA over rounds ----
 const DOORS: Door[] = ['sdk', 'fetch', 'converse'];
+/**
+ * Every order of the three doors, each followed by its reverse: over six
+ * rounds each door takes each place twice (a door always in the middle would
+ * carry its place in every comparison), and each pair of rounds is ABBA for
+ * every two doors.
+ */
+const ORDERS: Door[][] = [
+  ['sdk', 'fetch', 'converse'],
+  ['converse', 'fetch', 'sdk'],
+  ['fetch', 'converse', 'sdk'],
+  ['sdk', 'converse', 'fetch'],
+  ['converse', 'sdk', 'fetch'],
+  ['fetch', 'sdk', 'converse'],
+];
 const lat: Record<Door, number[][]> = { sdk: [], fetch: [], converse: [] };
 const cpu: Record<Door, { all: number; main: number; turns: number }> = {
   sdk: { all: 0, main: 0, turns: 0 },
@@ -162,7 +176,7 @@ const cpu: Record<Door, { all: number; main: number; turns: number }> = {
 };
 const latFrom = new Date();
 for (let round = 0; round < WARM_ROUNDS + ROUNDS; round++) {
-  const order = round % 4 === 1 || round % 4 === 2 ? [...DOORS].reverse() : DOORS;
+  const order = ORDERS[round % ORDERS.length]!;
   for (const door of order) {
     const threadId = await newThread();
     const times: number[] = [];
