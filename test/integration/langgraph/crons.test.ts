@@ -11,12 +11,19 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from '@langchain/langgraph-sdk';
 import { ScheduleNotFoundError, ScheduleOverlapPolicy } from '@temporalio/client';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createDb } from '../../../core/db/knex.js';
 import { CronsRepository } from '../../../core/repositories/crons.repository.js';
 import { databaseUrl, noTemporal } from '../../helpers/services.js';
 import { lastUser } from '../evals/eval-harness.js';
-import { useSessionWorld, waitFor, type RunData } from '../sessions/session-harness.js';
+import {
+  sessionEnv,
+  startFixture,
+  useSessionWorld,
+  waitFor,
+  type Fixture,
+  type RunData,
+} from '../sessions/session-harness.js';
 
 const skip = noTemporal();
 
@@ -477,4 +484,25 @@ describe.skipIf(skip)('Agent Protocol crons', () => {
     );
     expect(runs.body.data).toEqual([]);
   });
+});
+
+describe('Agent Protocol crons without Temporal', () => {
+  let fx: Fixture;
+  beforeAll(async () => {
+    fx = await startFixture(sessionEnv({ TEMPORAL_ADDRESS: '127.0.0.1:1' }));
+  });
+  afterAll(async () => {
+    await fx?.close();
+  });
+
+  it('answers 503 and keeps no cron when its schedule cannot be made', async () => {
+    const client = new Client({
+      apiUrl: `${fx.api.url}/api/langgraph/${fx.projectId}`,
+      callerOptions: { maxRetries: 0 },
+    });
+    const agent = await fx.agent();
+    const err = await refusal(client.crons.create(agent.id, { schedule: '@daily', input: humanSays('x') }));
+    expect(err.status).toBe(503);
+    expect(await client.crons.count({ assistantId: agent.id })).toBe(0);
+  }, 120_000);
 });
