@@ -288,6 +288,17 @@ describe.skipIf(skip)('Agent Protocol crons', () => {
     expect(listed.body.data).toEqual([
       expect.objectContaining({ id: cron.cron_id, paused: true, schedule_id: `cron/${cron.cron_id}` }),
     ]);
+    const elsewhere = await world.fx.api.request(
+      'GET',
+      `/api/agent-server/crons/${cron.cron_id}?project_id=${randomUUID()}`,
+    );
+    expect(elsewhere.status).toBe(404);
+    const noProject = await world.fx.api.request('GET', `/api/agent-server/crons?project_id=${randomUUID()}`);
+    expect(noProject.status).toBe(404);
+    const removed = await world.fx.api.request('DELETE', `/api/agent-server/crons/${cron.cron_id}`);
+    expect(removed.status, removed.text).toBe(200);
+    expect(await scheduleGone(cron.cron_id)).toBe(true);
+    expect((await world.fx.api.request('GET', `/api/agent-server/crons/${cron.cron_id}`)).status).toBe(404);
     // A cron created disabled starts paused.
     const off = await client.crons.create(agent.id, {
       schedule: '@hourly',
