@@ -4,7 +4,7 @@ import { ErrorAlert } from '../../../components/error-alert.js';
 import type { Agent } from '../../../api/types.js';
 import { ResourceForm, useFields, type ItemFormProps } from '../../../components/resource-form.js';
 import { CronsSection } from './crons-section.js';
-import { bodyOf, draftOf, type AgentDraft } from './draft.js';
+import { bodyOf, contextParses, draftOf, type AgentDraft } from './draft.js';
 import { useAgentWarnings, WARNED_IN, Warnings } from './guardrails.js';
 import { McpSection } from './mcp-section.js';
 import { ContextSection, MemorySection } from './memory-section.js';
@@ -84,6 +84,7 @@ function AgentFormBody({
   };
 
   const submit = async () => {
+    if (!contextParses(f.values.context)) return; // its input says so
     const saved = await save.mutateAsync(bodyOf(f.values)).catch(() => undefined);
     if (!saved) return; // the form shows the error
     if (!current) setCreated(saved);

@@ -83,17 +83,23 @@ export function draftOf(a?: Agent): AgentDraft {
   };
 }
 
+/** Whether the context's text is JSON at all (its input says so on blur, and the form sends nothing until it is). */
+export function contextParses(text: string): boolean {
+  try {
+    if (text.trim() !== '') JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
- * The context as typed: empty is none; text that is not a JSON object is
- * sent as it is, so the API's message for `context` shows under its input.
+ * The context as typed: empty is none; JSON that is not an object is sent
+ * as it is, so the API's message for `context` shows under its input.
  */
 function contextOf(text: string): AgentBody['context'] {
-  if (text.trim() === '') return {};
-  try {
-    return JSON.parse(text) as AgentBody['context'];
-  } catch {
-    return text as unknown as AgentBody['context'];
-  }
+  if (text.trim() === '' || !contextParses(text)) return {};
+  return JSON.parse(text) as AgentBody['context'];
 }
 
 /**

@@ -26,6 +26,7 @@ export function ContextSection({ f }: SectionProps) {
       autosize
       minRows={2}
       formatOnBlur
+      validationError="Not valid JSON"
       {...f.value('context')}
     />
   );
