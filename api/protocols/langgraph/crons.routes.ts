@@ -49,13 +49,15 @@ export function cronsRoutes(deps: AppDeps): ApiRouter {
 
   async function create(projectId: string, body: s.CronCreateBody, threadId?: string) {
     await requireProject(deps.db, projectId);
+    // `input` is required on create, so the fields carry its message and payload.
+    const fields = fieldsOf(body);
     const c: CronCreate = {
-      ...fieldsOf(body),
+      ...fields,
       assistant: body.assistant_id,
       threadId,
       schedule: body.schedule,
-      message: cronMessage(body.input),
-      payload: fieldsOf(body).payload ?? { input: body.input },
+      message: fields.message ?? cronMessage(body.input),
+      payload: fields.payload ?? { input: body.input },
     };
     return view(await crons.create(projectId, c));
   }
