@@ -105,6 +105,25 @@ export class ProtocolRuns {
     return found;
   }
 
+  /**
+   * Both read at once (each is a query in sequence otherwise); an unknown
+   * assistant is reported before an unknown thread, and a stateless run's
+   * thread is made only for a known assistant.
+   */
+  private async assistantAndThread(projectId: string, threadId: string | undefined, body: RunCreateBody) {
+    if (threadId === undefined || body.if_not_exists === 'create') {
+      const agent = await this.agentOf(projectId, body.assistant_id);
+      return { agent, thread: await this.thread(projectId, threadId, body) };
+    }
+    const [agent, thread] = await Promise.allSettled([
+      this.agentOf(projectId, body.assistant_id),
+      this.thread(projectId, threadId, body),
+    ]);
+    if (agent.status === 'rejected') throw agent.reason;
+    if (thread.status === 'rejected') throw thread.reason;
+    return { agent: agent.value, thread: thread.value };
+  }
+
   async thread(projectId: string, threadId: string | undefined, body: RunCreateBody): Promise<ThreadRow> {
     const { repo } = this.door;
     if (threadId === undefined) {
@@ -135,8 +154,7 @@ export class ProtocolRuns {
     body: RunCreateBody,
     traceId?: string,
   ): Promise<Started> {
-    const agent = await this.agentOf(projectId, body.assistant_id);
-    const thread = await this.thread(projectId, threadId, body);
+    const { agent, thread } = await this.assistantAndThread(projectId, threadId, body);
     if (body.command?.resume !== undefined) {
       const run = await resumeRun(this.door, projectId, thread, body.command.resume);
       return { run, thread, afterSeq: run.last_event_seq };
