@@ -25,12 +25,19 @@ interface DetailItem {
   type: string;
 }
 
-function validationDetail(err: ValidationError): DetailItem[] {
-  return err.fields.map((f) => ({
-    loc: ['body', ...f.field.split('.').filter(Boolean)],
-    msg: f.message,
-    type: f.type,
-  }));
+/** Where a field was, in FastAPI's words: `path`, `query` or `body`. */
+function locationOf(ctx: Context, top: string): string {
+  const params = (ctx as { params?: Record<string, unknown> }).params ?? {};
+  if (top in params) return 'path';
+  if (top in ctx.query) return 'query';
+  return 'body';
+}
+
+function validationDetail(ctx: Context, err: ValidationError): DetailItem[] {
+  return err.fields.map((f) => {
+    const parts = f.field.split('.').filter(Boolean);
+    return { loc: [locationOf(ctx, parts[0] ?? ''), ...parts], msg: f.message, type: f.type };
+  });
 }
 
 /** "Thread not found", "Assistant not found" …: the resource our errors name, in the protocol's words. */
@@ -72,7 +79,7 @@ export function langGraphErrorResponse(ctx: Context, caught: unknown): void {
   let detail: unknown = STATUS_MESSAGES[500];
   if (caught instanceof ValidationError) {
     status = 422;
-    detail = validationDetail(caught);
+    detail = validationDetail(ctx, caught);
   } else if (caught instanceof AppError) {
     status = caught.status;
     detail = caught.expose ? detailOf(caught) : (STATUS_MESSAGES[status] ?? 'Error');
