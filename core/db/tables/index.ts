@@ -81,6 +81,8 @@ export * from './evals.js';
 export * from './budgets.js';
 // crons.ts registers its table with Knex itself.
 export * from './crons.js';
+// store-items.ts registers its table with Knex itself.
+export * from './store-items.js';
 
 declare module 'knex/types/tables.js' {
   interface Tables {
