@@ -128,16 +128,24 @@ describe('a gateway replica killed mid-traffic', () => {
       expect(await chatThrough(next, key.secret_key!)).toBe(200);
       await next.stop();
       expect(await db('gateway_budget_leases').where({ virtual_key_id: key.id })).toEqual([]);
-      const ledger = (await db('gateway_budget_ledger').where({ virtual_key_id: key.id }).first()) as {
-        spent_usd: string;
-        reserved_usd: string;
+      // The ledger and the usage log are written apart (the log in batches off the request path):
+      // read both until they agree, or for 10 s, then compare.
+      const settled = async () => {
+        const ledger = (await db('gateway_budget_ledger').where({ virtual_key_id: key.id }).first()) as {
+          spent_usd: string;
+          reserved_usd: string;
+        };
+        const logged = (await db('gateway_usage')
+          .where({ virtual_key_id: key.id })
+          .sum({ s: 'cost_usd' })
+          .first()) as { s: string };
+        return { ledger, logged };
       };
-      const logged = (await db('gateway_usage')
-        .where({ virtual_key_id: key.id })
-        .sum({ s: 'cost_usd' })
-        .first()) as {
-        s: string;
-      };
+      let { ledger, logged } = await settled();
+      for (let i = 0; i < 100 && Math.abs(Number(ledger.spent_usd) - Number(logged.s)) > 5e-9; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        ({ ledger, logged } = await settled());
+      }
       expect(Number(ledger.reserved_usd)).toBeCloseTo(0, 8);
       expect(Number(ledger.spent_usd)).toBeCloseTo(Number(logged.s), 8);
     } finally {

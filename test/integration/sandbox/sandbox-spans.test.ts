@@ -78,6 +78,8 @@ describe('sandbox spans and trace ids', () => {
       (await readFile(path.join(dir, 'sandboxes', sandboxName(session), 'daemon.log'), 'utf8'))
         .trim()
         .split('\n')
+        // Node's own warnings (`(node:123) …`) share the stream with the daemon's JSON lines.
+        .filter((l) => l.startsWith('{'))
         .map((l) => JSON.parse(l) as Record<string, unknown>)
         .filter((l) => l.msg === 'request' && l.path !== '/health');
     let requests = await requestLines();
