@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ElicitRequestSchema, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import { egressFetch, egressRefusal } from '../security/egress-agent.js';
 import { findEgressDenial } from '../security/egress-policy.js';
 import { headerSecrets, redactSecretValues, redactText, redactUrl, urlSecrets } from '../security/redact.js';
@@ -24,6 +25,16 @@ export interface McpToolInfo {
 }
 
 const CLIENT_INFO = { name: 'agent-server', version: '0.1.0' };
+
+/**
+ * Answers a server's question (`elicitation/create`) during a call: form
+ * mode (a schema to fill; the SDK applies the schema's defaults to an
+ * accepted answer) or URL mode (a page the person opens).
+ */
+export type ElicitHandler = (params: ElicitRequest['params']) => Promise<ElicitResult>;
+
+/** The capabilities a client that can ask a person declares. */
+const ELICITATION = { elicitation: { form: { applyDefaults: true }, url: {} } };
 
 function makeTransport(conn: McpServerConnection): Transport {
   const url = new URL(conn.endpoint);
@@ -91,9 +102,13 @@ export function describeFailure(err: unknown, secrets: readonly string[] = []): 
 export async function withMcpClient<T>(
   conn: McpServerConnection,
   fn: (client: Client) => Promise<T>,
-  opts: { timeoutMs?: number; signal?: AbortSignal } = {},
+  opts: { timeoutMs?: number; signal?: AbortSignal; elicit?: ElicitHandler } = {},
 ): Promise<T> {
-  const client = new Client(CLIENT_INFO, { capabilities: {} });
+  const client = new Client(CLIENT_INFO, { capabilities: opts.elicit ? ELICITATION : {} });
+  if (opts.elicit) {
+    const elicit = opts.elicit;
+    client.setRequestHandler(ElicitRequestSchema, (request) => elicit(request.params));
+  }
   const timeout = opts.timeoutMs ?? 10_000;
   const transport = makeTransport(conn);
   opts.signal?.throwIfAborted();
