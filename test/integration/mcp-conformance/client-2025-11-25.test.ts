@@ -1,0 +1,95 @@
+/**
+ * The official MCP conformance suite's client scenarios of the 2025-11-25
+ * revision, with our platform as the client: the suite starts each scenario's
+ * MCP server (and authorization server) and spawns test/conformance/adapter.ts,
+ * which drives the platform through its REST API only; the suite then judges
+ * what reached its servers. The real API, a real worker on Temporal and
+ * PostgreSQL; the model is the scripted OpenAI-format vendor, calling every
+ * tool it is offered (test/conformance/scripted-model.ts).
+ * docs/mcp-conformance.md says how to run it and what it found.
+ */
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPrompt } from '../../helpers/factories/content.js';
+import { noTemporal } from '../../helpers/services.js';
+import { useSessionWorld } from '../sessions/session-harness.js';
+import { callEveryOfferedTool } from '../../conformance/scripted-model.js';
+import {
+  clientRequirements,
+  describeResult,
+  runScenario,
+  type ScenarioResult,
+} from '../../conformance/run-scenario.js';
+import { writeReport } from '../../conformance/report.js';
+
+const REVISION = '2025-11-25';
+/** Our public origin, as behind a TLS proxy: the Client ID Metadata Document's URL must be https. */
+const PUBLIC_URL = 'https://agent-server.test';
+/** How long the suite lets the adapter run one scenario (a passing one takes 2–4 s). */
+const ADAPTER_TIMEOUT_MS = 20_000;
+const REPORT = path.resolve(
+  import.meta.dirname,
+  '../../../test-results/mcp-conformance-client-2025-11-25.md',
+);
+
+const requirements = await clientRequirements(REVISION);
+
+describe.skipIf(noTemporal())(`MCP conformance: client scenarios required by ${REVISION}`, () => {
+  const world = useSessionWorld({
+    PUBLIC_URL,
+    // The scenarios' servers listen on localhost; the scripted vendor on 127.0.0.1.
+    EGRESS_ALLOW: 'localhost,127.0.0.1,[::1]',
+    MCP_LIST_TIMEOUT_MS: '5000',
+  });
+  const required: ScenarioResult[] = [];
+  const unscored: ScenarioResult[] = [];
+  let adapterEnv: Record<string, string>;
+
+  beforeAll(async () => {
+    const prompt = await createPrompt(world.fx.api, world.fx.projectId, {
+      template: 'You are a client of MCP servers.',
+    });
+    adapterEnv = {
+      AGENT_SERVER_URL: world.fx.api.url,
+      PUBLIC_URL,
+      CONFORMANCE_PROJECT_ID: world.fx.projectId,
+      CONFORMANCE_MODEL_ID: world.fx.modelId,
+      CONFORMANCE_PROMPT_ID: prompt.id,
+    };
+  });
+
+  afterAll(async () => {
+    await writeReport(REPORT, [
+      [`Required by ${REVISION}`, required],
+      ['Run, not scored (extensions, later additions)', unscored],
+    ]);
+  });
+
+  const run = (scenario: string) => {
+    // Set per scenario: the session world resets the vendor before each test.
+    world.fx.vendor.respond = callEveryOfferedTool;
+    return runScenario(scenario, { specVersion: REVISION, timeoutMs: ADAPTER_TIMEOUT_MS, env: adapterEnv });
+  };
+
+  for (const scenario of requirements.scored) {
+    it(scenario, { timeout: ADAPTER_TIMEOUT_MS + 15_000 }, async () => {
+      const result = await run(scenario);
+      required.push(result);
+      console.log(describeResult(result));
+      expect(result.passed, describeResult(result)).toBe(true);
+    });
+  }
+
+  it(
+    `runs the scenarios ${REVISION} does not score, and reports them without failing`,
+    { timeout: requirements.notScored.length * (ADAPTER_TIMEOUT_MS + 5_000) },
+    async () => {
+      for (const scenario of requirements.notScored) {
+        const result = await run(scenario);
+        unscored.push(result);
+        console.log(`(not scored) ${describeResult(result)}`);
+      }
+      expect(unscored).toHaveLength(requirements.notScored.length);
+    },
+  );
+});
