@@ -40,7 +40,8 @@ function required(name: string): string {
 
 function readSettings(): Settings {
   const serverUrl = process.argv.at(-1);
-  if (!serverUrl || !/^https?:\/\//.test(serverUrl)) throw new Error('the last argument must be the server URL');
+  if (!serverUrl || !/^https?:\/\//.test(serverUrl))
+    throw new Error('the last argument must be the server URL');
   const apiUrl = required('AGENT_SERVER_URL');
   return {
     serverUrl,
@@ -131,7 +132,10 @@ function checkEveryToolCalled(listed: string[], run: RunView): void {
   );
   const missing = listed.filter((name) => ![...called].some((c) => c === name || c.endsWith(`__${name}`)));
   if (missing.length > 0)
-    throw new Error(`the turn did not call ${missing.join(', ')} (called: ${[...called].join(', ') || 'none'})`);
+    throw new Error(
+      `the turn did not call ${missing.join(', ')} (called: ${[...called].join(', ') || 'none'}; ` +
+        `tools: ${JSON.stringify(run.tools ?? null)}; warnings: ${JSON.stringify(run.warnings ?? [])})`,
+    );
 }
 
 async function main(): Promise<void> {

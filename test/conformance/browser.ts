@@ -51,10 +51,18 @@ export class Browser {
     const cookie = [...(this.cookies.get(host) ?? new Map<string, string>())]
       .map(([k, v]) => `${k}=${v}`)
       .join('; ');
-    const res = await fetch(target, {
-      redirect: 'manual',
-      headers: { accept: 'text/html,application/json;q=0.9', ...(cookie ? { cookie } : {}) },
-    });
+    let res: Response;
+    try {
+      res = await fetch(target, {
+        redirect: 'manual',
+        headers: { accept: 'text/html,application/json;q=0.9', ...(cookie ? { cookie } : {}) },
+      });
+    } catch (err) {
+      const cause = (err as { cause?: { message?: string } }).cause?.message ?? (err as Error).message;
+      throw new Error(
+        `the browser could not load ${url}${target.href === url ? '' : ` (as ${target.href})`}: ${cause}`,
+      );
+    }
     this.remember(host, res.headers.getSetCookie());
     return res;
   }

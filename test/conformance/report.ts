@@ -26,9 +26,11 @@ export function markdownTable(results: ScenarioResult[]): string {
     const verdict = r.passed ? (r.warnings.length > 0 ? 'pass (warnings)' : 'pass') : 'FAIL';
     return `| \`${r.scenario}\` | ${verdict} | ${counts} | ${why(r)} |`;
   });
-  return ['| scenario | result | checks passed | failing checks / notes |', '| --- | --- | --- | --- |', ...rows].join(
-    '\n',
-  );
+  return [
+    '| scenario | result | checks passed | failing checks / notes |',
+    '| --- | --- | --- | --- |',
+    ...rows,
+  ].join('\n');
 }
 
 /** Writes a report of `sections` (title → results) to `file`, for docs/mcp-conformance.md. */

@@ -46,7 +46,9 @@ export interface ScenarioResult {
 }
 
 /** The client scenarios a spec revision requires, and those it runs without scoring (extensions, later additions). */
-export async function clientRequirements(revision: string): Promise<{ scored: string[]; notScored: string[] }> {
+export async function clientRequirements(
+  revision: string,
+): Promise<{ scored: string[]; notScored: string[] }> {
   const text = await readFile(path.join(SUITE_DIR, 'requirements', `${revision}.yaml`), 'utf8');
   const doc = loadYaml(text) as {
     client: string[];
@@ -129,8 +131,11 @@ export async function runScenario(
   }
 }
 
-/** A result in a few lines: the failing checks' messages, warnings, and the adapter's complaint. */
-export function describeResult(r: ScenarioResult): string {
+/**
+ * A result in a few lines: the failing checks' messages, warnings, and the
+ * adapter's complaint; `verbose` adds every check and the adapter's output.
+ */
+export function describeResult(r: ScenarioResult, verbose = false): string {
   const lines = [
     `${r.passed ? 'PASS' : 'FAIL'} ${r.scenario} (${r.checks.length} checks, ${r.durationMs} ms)`,
   ];
@@ -143,6 +148,10 @@ export function describeResult(r: ScenarioResult): string {
       .filter((l) => l.startsWith('[adapter]'))
       .slice(-3);
     lines.push(`  adapter exited ${r.adapterExitCode}: ${complaint.join(' | ')}`);
+  }
+  if (verbose) {
+    for (const c of r.checks) lines.push(`  ${c.status} ${c.id}: ${c.errorMessage ?? c.description}`);
+    lines.push(r.adapterOutput.trimEnd());
   }
   return lines.join('\n');
 }

@@ -20,10 +20,24 @@ export function callEveryOfferedTool(body: Record<string, unknown>): Script {
   const messages = Array.isArray(body.messages) ? (body.messages as Array<{ role?: string }>) : [];
   const tools = Array.isArray(body.tools) ? (body.tools as ChatTool[]) : [];
   const toolsAnswered = messages.at(-1)?.role === 'tool';
-  const calls = tools
-    .filter((t) => typeof t.function?.name === 'string')
-    .map((t) => ({ name: t.function!.name!, arguments: argumentsFor(t.function!.parameters) }));
+  const offered = tools.filter((t) => typeof t.function?.name === 'string');
+  const calls = offered.map((t) => ({
+    name: t.function!.name!,
+    arguments: echoedSchema(t.function!.name!, offered) ?? argumentsFor(t.function!.parameters),
+  }));
   if (toolsAnswered || calls.length === 0)
     return { reply: { text: FINAL_ANSWER, usage: { input: 10, output: 4 } } };
   return { reply: { tool_calls: calls, usage: { input: 10, output: 6 } } };
+}
+
+/**
+ * The json-schema-2020-12-preservation scenario asks the client to send the
+ * input schema it holds for `json_schema_2020_12_tool` back through
+ * `json_schema_echo`: the model echoes the schema it was offered, so the
+ * scenario sees what survived the platform's way to the model.
+ */
+function echoedSchema(name: string, offered: ChatTool[]): Record<string, unknown> | undefined {
+  if (!name.endsWith('json_schema_echo')) return undefined;
+  const focal = offered.find((t) => t.function?.name?.endsWith('json_schema_2020_12_tool'));
+  return focal ? { schema: focal.function?.parameters ?? {} } : undefined;
 }

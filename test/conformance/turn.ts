@@ -7,6 +7,9 @@ export interface RunView {
   output: { content?: unknown } | null;
   tool_calls?: Array<Record<string, string | undefined>>;
   error?: unknown;
+  /** What the model was offered this turn, and why (servers listed or not). */
+  tools?: unknown;
+  warnings?: string[];
   pause?: { reason?: string; since?: string; details?: Record<string, unknown> } | null;
 }
 

@@ -32,6 +32,9 @@ const REPORT = path.resolve(
   '../../../test-results/mcp-conformance-client-2025-11-25.md',
 );
 
+/** MCP_CONFORMANCE_VERBOSE=1 prints every check and the adapter's output. */
+const VERBOSE = process.env.MCP_CONFORMANCE_VERBOSE === '1';
+
 const requirements = await clientRequirements(REVISION);
 
 describe.skipIf(noTemporal())(`MCP conformance: client scenarios required by ${REVISION}`, () => {
@@ -75,7 +78,7 @@ describe.skipIf(noTemporal())(`MCP conformance: client scenarios required by ${R
     it(scenario, { timeout: ADAPTER_TIMEOUT_MS + 15_000 }, async () => {
       const result = await run(scenario);
       required.push(result);
-      console.log(describeResult(result));
+      console.log(describeResult(result, VERBOSE));
       expect(result.passed, describeResult(result)).toBe(true);
     });
   }
@@ -87,7 +90,7 @@ describe.skipIf(noTemporal())(`MCP conformance: client scenarios required by ${R
       for (const scenario of requirements.notScored) {
         const result = await run(scenario);
         unscored.push(result);
-        console.log(`(not scored) ${describeResult(result)}`);
+        console.log(`(not scored) ${describeResult(result, VERBOSE)}`);
       }
       expect(unscored).toHaveLength(requirements.notScored.length);
     },
