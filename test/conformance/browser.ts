@@ -58,9 +58,10 @@ export class Browser {
         headers: { accept: 'text/html,application/json;q=0.9', ...(cookie ? { cookie } : {}) },
       });
     } catch (err) {
-      const cause = (err as { cause?: { message?: string } }).cause?.message ?? (err as Error).message;
+      const reason = (err as { cause?: { message?: string } }).cause?.message ?? (err as Error).message;
       throw new Error(
-        `the browser could not load ${url}${target.href === url ? '' : ` (as ${target.href})`}: ${cause}`,
+        `the browser could not load ${url}${target.href === url ? '' : ` (as ${target.href})`}: ${reason}`,
+        { cause: err },
       );
     }
     this.remember(host, res.headers.getSetCookie());
