@@ -51,6 +51,8 @@ export type PendingStep =
   | 'awaiting_approval'
   | 'awaiting_budget'
   | 'awaiting_decision'
+  | 'awaiting_authorization'
+  | 'awaiting_input'
   | 'tools'
   | 'finishing';
 
@@ -133,6 +135,31 @@ export interface ToolDecisionResult {
 }
 
 export const toolDecisionUpdate = defineUpdate<ToolDecisionResult, [ToolDecisionArgs]>('decideToolCall');
+/** Wakes a run waiting for an MCP server's authorization: the flow completed (the API's callback). */
+export interface AuthorizationResumeArgs {
+  runId: string;
+}
+
+export const authorizationResumeUpdate = defineUpdate<{ runId: string }, [AuthorizationResumeArgs]>(
+  'resumeAuthorization',
+);
+
+/** POST /runs/{id}/input: a person's answer to the question an MCP server asked. */
+export const INPUT_ACTIONS = ['accept', 'decline', 'cancel'] as const;
+export type InputAction = (typeof INPUT_ACTIONS)[number];
+
+export interface InputAnswer {
+  action: InputAction;
+  /** `accept`: the answer, its schema's defaults applied and validated by the API. */
+  content?: Record<string, unknown>;
+}
+
+export interface InputAnswerArgs extends InputAnswer {
+  runId: string;
+}
+
+export const inputAnswerUpdate = defineUpdate<{ runId: string }, [InputAnswerArgs]>('answerInput');
+
 export const sessionStateQuery = defineQuery<SessionState>('state');
 
 /** What one model call produced, in a few fields. */
@@ -169,7 +196,19 @@ export type ModelStepResult =
       waitTimeoutMs: number | null;
     };
 
-/** What runMcpTool returns: the call's result was stored, or its outcome is unknown and a person decides. */
+/**
+ * An MCP server wants OAuth authorization for the run's calls (listing or
+ * calling): the run waits until the flow completes, then tries again.
+ */
+export interface AwaitingAuthorization {
+  kind: 'awaiting_authorization';
+  /** `server_id`, `server_name`, `end_user_id`, `authorization_url`: as the run's pause shows them. */
+  details: Record<string, unknown>;
+  /** The agent's authorization_timeout_ms: the call fails after it. */
+  timeoutMs: number;
+}
+
+/** What runMcpTool returns: the call's result was stored, or it waits for a person. */
 export type McpToolOutcome =
   | { is_error: boolean; kind?: undefined }
   | {
@@ -178,7 +217,25 @@ export type McpToolOutcome =
       details: Record<string, unknown>;
       /** The agent's decision_timeout_ms: the call fails after it (null: wait for ever). */
       timeoutMs: number | null;
+    }
+  | AwaitingAuthorization
+  | {
+      /**
+       * The server asked a question the person has not answered while the
+       * call waited connected: the session waits for the answer, then calls
+       * again with it (the server's question is answered from it at once).
+       */
+      kind: 'awaiting_input';
+      /** The question (`message`, `mode`, `requested_schema` or `url`) and the call, as the run's pause shows them. */
+      details: Record<string, unknown>;
+      /** The agent's input_timeout_ms: the question is declined after it. */
+      timeoutMs: number;
+      /** Tells this question's pause apart from the call's others. */
+      seq: number;
     };
+
+/** What listTools returns: how many tools it offered, or a server that must be authorized first. */
+export type ListToolsResult = { offered: number; failedServers: number } | AwaitingAuthorization;
 
 /** One tool call of a step, as the workflow runs it. */
 export interface ToolCallPlan {
@@ -207,6 +264,8 @@ export interface ToolCallArgs {
   callId: string;
   /** A person chose to call it again although its outcome is unknown. */
   force?: boolean;
+  /** Answers to the questions the server asked during this call, in order (given while the session waited). */
+  inputs?: InputAnswer[];
 }
 
 export interface SandboxCallArgs extends ToolCallArgs {
@@ -231,7 +290,7 @@ export interface CancelTurnArgs {
 export interface PauseRunArgs {
   runId: string;
   step: number;
-  reason: 'budget' | 'decision';
+  reason: 'budget' | 'decision' | 'authorization' | 'input';
   details: Record<string, unknown>;
   /** Epoch ms the wait ends on its own, or null. */
   timeoutAt: number | null;
@@ -243,7 +302,7 @@ export interface PauseRunArgs {
 export interface ResumeRunArgs {
   runId: string;
   step: number;
-  reason: 'budget' | 'decision';
+  reason: 'budget' | 'decision' | 'authorization' | 'input';
   by: string;
   key: string;
   /** Said in `run.resumed` (a decision's action). */

@@ -13,12 +13,16 @@ import type { SessionActivities } from '../activities/session/session-activities
 import { activityDefaults } from '../temporal.config.js';
 import {
   approvalUpdate,
+  authorizationResumeUpdate,
   budgetResumeUpdate,
+  inputAnswerUpdate,
   cancelRunUpdate,
   converseUpdate,
   sessionStateQuery,
   toolDecisionUpdate,
   type ApprovalArgs,
+  type AuthorizationResumeArgs,
+  type InputAnswerArgs,
   type BudgetResumeArgs,
   type ToolDecisionArgs,
   type CancelRunArgs,
@@ -75,6 +79,14 @@ export async function sessionWorkflow(input: SessionInput): Promise<{ turns: num
   /* POST /runs/{id}/decision: a person decides a tool call whose outcome is unknown. */
   setHandler(toolDecisionUpdate, (args) => session.decideToolCall(args), {
     validator: (args: ToolDecisionArgs | undefined) => session.validateToolDecision(args),
+  });
+  /* The OAuth flow of an MCP server the run waits for completed (the API's callback). */
+  setHandler(authorizationResumeUpdate, (args) => session.resumeAuthorization(args), {
+    validator: (args: AuthorizationResumeArgs | undefined) => session.validateAuthorizationResume(args),
+  });
+  /* POST /runs/{id}/input: a person answers the question an MCP server asked. */
+  setHandler(inputAnswerUpdate, (args) => session.answerInput(args), {
+    validator: (args: InputAnswerArgs | undefined) => session.validateInputAnswer(args),
   });
   setHandler(sessionStateQuery, () => session.state());
 

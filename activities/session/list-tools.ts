@@ -6,6 +6,10 @@ import { TurnsRepository } from '../../core/repositories/turns.repository.js';
 import { runToolsRecord, SANDBOX_TOOL_NAME, sandboxState, type RunTools } from './tools.js';
 import { loadTurnRun } from './turn-run.js';
 import type { SessionDeps } from './types.js';
+import type { ListToolsResult } from '../../workflows/session.definitions.js';
+
+/** How long a run waits for a person (an MCP server's authorization, an answer) when the agent does not say: a day. */
+export const DEFAULT_PERSON_WAIT_MS = 24 * 3600 * 1000;
 
 /** What the run's warnings say about the listing: servers that failed, filters that match nothing. */
 function listingWarnings(listing: McpToolListing): string[] {
@@ -32,7 +36,7 @@ export function createListToolsActivities(deps: SessionDeps) {
      * records on the run what the model will see and why. Once per turn: a
      * run that has its list keeps it.
      */
-    async listTools(runId: string): Promise<{ offered: number; failedServers: number }> {
+    async listTools(runId: string, skipUnauthorized = false): Promise<ListToolsResult> {
       const { run, plan } = await loadTurnRun(db, runId);
       const tools = run.tools as RunTools | null;
       if (tools) return { offered: tools.offered.length, failedServers: 0 };
@@ -46,8 +50,22 @@ export function createListToolsActivities(deps: SessionDeps) {
             ...(plan.sandbox_enabled ? [SANDBOX_TOOL_NAME] : []),
             ...(plan.memory_tools ? MEMORY_TOOL_NAMES : []),
           ],
+          endUserId: run.end_user_id ?? null,
         },
       );
+      // A server that wants authorization: the run waits for it rather than going on without its tools.
+      const unauthorized = listing.servers.find((s) => s.authorization_url);
+      if (unauthorized && !skipUnauthorized)
+        return {
+          kind: 'awaiting_authorization',
+          details: {
+            server_id: unauthorized.id,
+            server_name: unauthorized.name,
+            end_user_id: run.end_user_id ?? null,
+            authorization_url: unauthorized.authorization_url,
+          },
+          timeoutMs: plan.authorization_timeout_ms ?? DEFAULT_PERSON_WAIT_MS,
+        };
       const record = runToolsRecord(sandboxState(plan), listing, plan.memory_tools);
       await new TurnsRepository(db).recordTools(runId, record, listingWarnings(listing));
       return {

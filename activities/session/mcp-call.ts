@@ -6,11 +6,11 @@
  * honours it performs the call's side effect once.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import { McpConnectionError } from '../../core/mcp/errors.js';
+import { McpAuthorizationRequired, McpConnectionError } from '../../core/mcp/errors.js';
 import { RunEventsRepository } from '../../core/repositories/run-events.repository.js';
 import { StepMessagesRepository } from '../../core/repositories/step-messages.repository.js';
 import type { ToolCall } from '../../core/llm/types.js';
-import type { McpToolOutcome, ToolCallArgs } from '../../workflows/session.definitions.js';
+import type { InputAnswer, McpToolOutcome, ToolCallArgs } from '../../workflows/session.definitions.js';
 import { callMcpTool, type OfferedMcpTool } from '../tools/mcp-tools.js';
 import { runMemoryTool } from '../tools/memory-tools.js';
 import { errorText, resultStore, TOOL_ATTEMPTS, type StoreResult } from './tool-results.js';
@@ -20,6 +20,20 @@ import { errorName } from '../../core/telemetry/metrics/genai.js';
 import { replayAnswer } from './tool-replay.js';
 import { heartbeating, loadTurnRun } from './turn-run.js';
 import type { SessionDeps, TurnPlan } from './types.js';
+import { DEFAULT_PERSON_WAIT_MS } from './list-tools.js';
+import { CallQuestions } from './mcp-questions.js';
+
+/** A call that waits for someone: the server's authorization, or a person's answer to its question. */
+type CallWait = Extract<McpToolOutcome, { kind: 'awaiting_authorization' | 'awaiting_input' }>;
+
+/** Where the call stands when it starts: who it acts for, the answers held, how long waits last. */
+interface CallContext {
+  runId: string;
+  step: number;
+  plan: TurnPlan;
+  endUserId: string | null;
+  inputs: ReadonlyArray<InputAnswer | null | undefined>;
+}
 
 /** The server and its own name of the tool. */
 type McpTarget = Pick<OfferedMcpTool, 'server_id' | 'server_name' | 'tool'>;
@@ -32,10 +46,22 @@ async function callTool(
   args: Record<string, unknown>,
   idempotencyKey: string,
   retryUnreached: boolean,
-): Promise<{ output: string; isError: boolean }> {
+  at: CallContext,
+): Promise<{ output: string; isError: boolean } | CallWait> {
   const ctx = Context.current();
   let progress: unknown;
   const stop = heartbeating(() => progress);
+  const questions = new CallQuestions({
+    db: deps.db,
+    runId: at.runId,
+    step: at.step,
+    callId: call.id,
+    call: { name: call.name, server: target.server_name, tool: target.tool },
+    inputs: at.inputs,
+    holdMs: deps.config.session.mcpInputHoldMs,
+    timeoutMs: at.plan.input_timeout_ms ?? DEFAULT_PERSON_WAIT_MS,
+    signal: ctx.cancellationSignal,
+  });
   try {
     return await callMcpTool({ db: deps.db, secrets: deps.secrets }, target, args, {
       timeoutMs: deps.config.session.mcpToolTimeoutMs,
@@ -43,12 +69,29 @@ async function callTool(
         progress = p;
         ctx.heartbeat(p);
       },
-      signal: ctx.cancellationSignal,
+      signal: AbortSignal.any([ctx.cancellationSignal, questions.stop.signal]),
       idempotencyKey,
+      elicit: questions.handle,
+      endUserId: at.endUserId,
     });
   } catch (err) {
     // Cancelled (the workflow no longer wants it): not a result for the model.
     if (ctx.cancellationSignal.aborted) throw err;
+    const timeoutMs = at.plan.input_timeout_ms ?? DEFAULT_PERSON_WAIT_MS;
+    if (questions.released)
+      return { kind: 'awaiting_input', details: questions.released.details, timeoutMs, seq: questions.released.seq };
+    if (err instanceof McpAuthorizationRequired)
+      return {
+        kind: 'awaiting_authorization',
+        details: {
+          call_id: call.id,
+          server_id: target.server_id,
+          server_name: target.server_name,
+          end_user_id: err.endUserId,
+          authorization_url: err.authorizationUrl,
+        },
+        timeoutMs: at.plan.authorization_timeout_ms ?? DEFAULT_PERSON_WAIT_MS,
+      };
     // Not reached: safe to send again, until the last attempt, which tells the model. A
     // non-idempotent tool's is told at once: a retried attempt means its outcome is unknown.
     if (err instanceof McpConnectionError && retryUnreached && ctx.info.attempt < TOOL_ATTEMPTS) throw err;
@@ -119,7 +162,7 @@ export function createMcpCallActivities(deps: SessionDeps) {
      * retried (it never arrived); anything else — the tool's own error, a
      * protocol error, a timeout — goes back to the model as the result.
      */
-    async runMcpTool({ runId, step, callId, force }: ToolCallArgs): Promise<McpToolOutcome> {
+    async runMcpTool({ runId, step, callId, force, inputs }: ToolCallArgs): Promise<McpToolOutcome> {
       const done = await steps.toolResult(runId, step, callId);
       if (done) return { is_error: Boolean(done.is_error) };
       const { run, plan } = await loadTurnRun(db, runId);
@@ -173,10 +216,12 @@ export function createMcpCallActivities(deps: SessionDeps) {
       const started = performance.now();
       // Derived from the call alone, like the sandbox's execution id: the same on every retry.
       const key = `${runId}:${step}:${call.id}`;
-      const result = await callTool(deps, target, call, args, key, !nonIdempotent).catch((err: unknown) => {
+      const at = { runId, step, plan, endUserId: run.end_user_id ?? null, inputs: inputs ?? [] };
+      const result = await callTool(deps, target, call, args, key, !nonIdempotent, at).catch((err: unknown) => {
         metrics().session.toolCall('mcp', (performance.now() - started) / 1000, errorName(err));
         throw err;
       });
+      if ('kind' in result) return result;
       metrics().session.toolCall(
         'mcp',
         (performance.now() - started) / 1000,

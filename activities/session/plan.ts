@@ -160,6 +160,8 @@ function turnPlan(
     approval_timeout_ms: agent.approval_timeout_ms,
     non_idempotent_tools: agent.non_idempotent_tools ?? [],
     decision_timeout_ms: agent.decision_timeout_ms ?? null,
+    input_timeout_ms: agent.input_timeout_ms ?? null,
+    authorization_timeout_ms: agent.authorization_timeout_ms ?? null,
     memory_tools: Boolean(agent.memory_tools),
   };
 }

@@ -61,6 +61,10 @@ export interface TurnPlan {
   non_idempotent_tools?: string[];
   /** An undecided call of one of them fails after this long (null: it waits). */
   decision_timeout_ms?: number | null;
+  /** A question an MCP server asks is declined after this long (null or absent: 24 hours). */
+  input_timeout_ms?: number | null;
+  /** A call waiting for an MCP server's authorization fails after this long (null or absent: 24 hours). */
+  authorization_timeout_ms?: number | null;
   /** The agent's memory tools (memory_save, memory_search) are offered (absent on plans pinned before). */
   memory_tools?: boolean;
   /** Skills listed in the system prompt (sandbox agents only). */

@@ -8,8 +8,8 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { DbMcpServer } from '../../core/db/tables/index.js';
 import { McpServersRepository } from '../../core/repositories/mcp-servers.repository.js';
 import { inSpan, recordToolContent } from '../../core/telemetry/tool-spans.js';
-import { McpConnectionError } from '../../core/mcp/errors.js';
-import { describeFailure, withMcpClient } from '../../core/mcp/mcp-client.js';
+import { McpAuthorizationRequired, McpConnectionError } from '../../core/mcp/errors.js';
+import { describeFailure, withMcpClient, type ElicitHandler } from '../../core/mcp/mcp-client.js';
 import { DEFAULT_MAX_OUTPUT_CHARS, mcpResultText, truncateOutput } from './mcp-result.js';
 import {
   connectionOf,
@@ -62,6 +62,10 @@ export interface McpCallOptions {
   maxOutputChars?: number;
   /** Sent as `_meta["io.agent-server/idempotency-key"]`: the same on every attempt of one call. */
   idempotencyKey?: string;
+  /** Answers the server's questions during the call (elicitation); without it the client declares no such capability. */
+  elicit?: ElicitHandler;
+  /** The person the call acts for: a server with per-user tokens uses theirs. */
+  endUserId?: string | null;
 }
 
 /** What a call did before it ended: whether its request went out, and how many progress notifications came. */
@@ -101,11 +105,11 @@ function sendCall(
   opts: McpCallOptions & { timeoutMs: number },
   state: CallState,
 ) {
-  const { timeoutMs, signal, idempotencyKey } = opts;
+  const { timeoutMs, signal, idempotencyKey, elicit } = opts;
   // The SDK adds its progress token to this `_meta`, keeping ours.
   const meta = idempotencyKey === undefined ? {} : { _meta: { [IDEMPOTENCY_KEY_META]: idempotencyKey } };
   return withMcpClient(
-    connectionOf(server.row, server.headers),
+    connectionOf(server.row, server.headers, opts.endUserId ?? null),
     (client) => {
       state.sent = true;
       return client.callTool({ name, arguments: args, ...meta }, undefined, {
@@ -126,7 +130,7 @@ function sendCall(
         },
       });
     },
-    { timeoutMs: Math.min(timeoutMs, CONNECT_TIMEOUT_MS), ...(signal ? { signal } : {}) },
+    { timeoutMs: Math.min(timeoutMs, CONNECT_TIMEOUT_MS), ...(signal ? { signal } : {}), ...(elicit ? { elicit } : {}) },
   );
 }
 
@@ -211,6 +215,8 @@ export async function callMcpTool(
     } catch (err) {
       span.setAttribute('mcp.progress.count', state.progressCount);
       if (signal?.aborted) throw signal.reason;
+      // Not a result: the run waits for the server's authorization, then calls again.
+      if (err instanceof McpAuthorizationRequired) throw err;
       return done(callFailure(err, server, tool.tool, timeoutMs, state));
     }
   });

@@ -6,7 +6,7 @@
 import type { DbMcpServer } from '../../core/db/tables/index.js';
 import { McpServersRepository } from '../../core/repositories/mcp-servers.repository.js';
 import { inSpan } from '../../core/telemetry/tool-spans.js';
-import { McpConnectionError } from '../../core/mcp/errors.js';
+import { McpAuthorizationRequired, McpConnectionError } from '../../core/mcp/errors.js';
 import {
   connectionSecrets,
   describeFailure,
@@ -61,6 +61,8 @@ export interface McpServerListing {
   unmatched_filters?: string[];
   /** Could not connect / list: the turn goes on without this server's tools. */
   error?: string;
+  /** The server wants OAuth authorization first: the URL a person opens (its tools were not listed). */
+  authorization_url?: string;
 }
 
 export interface McpToolListing {
@@ -104,7 +106,8 @@ async function fetchServerTools(
   row: DbMcpServer,
   headers: Record<string, string>,
   timeoutMs: number,
-): Promise<{ tools: McpToolInfo[] } | { error: string; type: string }> {
+  endUserId: string | null,
+): Promise<{ tools: McpToolInfo[] } | { error: string; type: string; authorizationUrl?: string }> {
   const deadline = new AbortController();
   const timer = setTimeout(
     () => deadline.abort(new Error(`no answer within ${timeoutMs} ms (timed out)`)),
@@ -112,7 +115,7 @@ async function fetchServerTools(
   );
   try {
     const tools = await withMcpClient(
-      connectionOf(row, headers),
+      connectionOf(row, headers, endUserId),
       (client) =>
         fetchToolList(client, row.endpoint, {
           timeoutMs,
@@ -123,6 +126,10 @@ async function fetchServerTools(
     );
     return { tools };
   } catch (err) {
+    if (err instanceof McpAuthorizationRequired) {
+      const error = `MCP server "${row.name}" wants authorization: its tools were not offered`;
+      return { error, type: 'authorization_required', authorizationUrl: err.authorizationUrl };
+    }
     const error = scrub(
       `MCP server "${row.name}" could not be listed: ${
         err instanceof McpConnectionError ? err.message : describeFailure(err)
@@ -164,6 +171,7 @@ async function listEntry(
   projectId: string,
   entry: AgentMcpEntry,
   timeoutMs: number,
+  endUserId: string | null,
 ): Promise<EntryListing> {
   return inSpan('mcp.tools.list', { 'mcp.server.id': entry.mcp_server_id }, async (span) => {
     const row = await new McpServersRepository(deps.db).findById(entry.mcp_server_id);
@@ -184,10 +192,11 @@ async function listEntry(
       return failedListing(entry, { ...base, error });
     }
 
-    const fetched = await fetchServerTools(row, headers, timeoutMs);
+    const fetched = await fetchServerTools(row, headers, timeoutMs, endUserId);
     if ('error' in fetched) {
       markError(span, fetched.type, fetched.error);
-      return failedListing(entry, { ...base, error: fetched.error });
+      const url = fetched.authorizationUrl;
+      return failedListing(entry, { ...base, error: fetched.error, ...(url ? { authorization_url: url } : {}) });
     }
     const result = keptTools(entry, base, fetched.tools);
     span.setAttributes({ 'mcp.tools.listed': fetched.tools.length, 'mcp.tools.kept': result.kept.length });
@@ -212,10 +221,13 @@ export async function listAgentMcpTools(
   deps: McpToolDeps,
   projectId: string,
   entries: AgentMcpEntry[],
-  opts: { timeoutMs?: number; reservedNames?: string[] } = {},
+  opts: { timeoutMs?: number; reservedNames?: string[]; endUserId?: string | null } = {},
 ): Promise<McpToolListing> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_LIST_TIMEOUT_MS;
-  const perEntry = await Promise.all(entries.map((e) => listEntry(deps, projectId, e, timeoutMs)));
+  const endUserId = opts.endUserId ?? null;
+  const perEntry = await Promise.all(
+    entries.map((e) => listEntry(deps, projectId, e, timeoutMs, endUserId)),
+  );
 
   const candidates = perEntry.flatMap((r) => r.kept.map((info) => ({ r, info })));
   const names = assignToolNames(

@@ -140,5 +140,25 @@ export function runListRoutes(deps: AppDeps): ApiRouter[] {
       ok(ctx, await waits.decide(params.run_id, query.project_id, body)),
   );
 
-  return [byProject, byConversation, byAgent, inbox, cancel, budget, decision];
+  const input = new ApiRouter('/api/agent-server/runs', 'Runs').route<
+    Validated<{ run_id: string }, { project_id?: string }, s.InputBody>
+  >(
+    {
+      method: 'post',
+      path: '/:run_id/input',
+      summary: "Answer the question an MCP server asked during a tool call",
+      description:
+        'An MCP server may ask the user something during a call (elicitation): the run waits with status ' +
+        '`awaiting_input` and `pause.details` holding the `message` and, for a form, its `requested_schema` ' +
+        '(for a page to open, its `url`). `accept` answers with `content`, validated against the schema after ' +
+        "its defaults fill what is left out (400 naming the field); `decline` and `cancel` say the person would not. " +
+        "The call goes on; the agent's `input_timeout_ms` declines when no answer comes. 409 unless the run " +
+        'waits for input.',
+      request: s.runInput,
+      response: runResponse,
+    },
+    async (ctx, { params, query, body }) => ok(ctx, await waits.input(params.run_id, query.project_id, body)),
+  );
+
+  return [byProject, byConversation, byAgent, inbox, cancel, budget, decision, input];
 }

@@ -115,6 +115,16 @@ const fields = {
   decision_timeout_ms: bounded(1_000, 24 * 24 * 3600 * 1000)
     .allow(null)
     .description('an undecided call of a non-idempotent tool fails after this long (null: it waits)'),
+  input_timeout_ms: bounded(1_000, 24 * 24 * 3600 * 1000)
+    .allow(null)
+    .description(
+      'a question an MCP server asks during a tool call (POST /runs/{id}/input) is declined after this long (null: 24 hours)',
+    ),
+  authorization_timeout_ms: bounded(1_000, 24 * 24 * 3600 * 1000)
+    .allow(null)
+    .description(
+      "a call waiting for an MCP server's OAuth authorization (POST /mcp-servers/{id}/authorize) fails after this long (null: 24 hours)",
+    ),
   metadata: freeObject.description(
     'Your own labels for the agent (the Agent Protocol searches assistants by them)',
   ),
@@ -177,6 +187,8 @@ export interface AgentFields {
   budget_wait_timeout_ms?: number | null;
   non_idempotent_tools?: string[];
   decision_timeout_ms?: number | null;
+  input_timeout_ms?: number | null;
+  authorization_timeout_ms?: number | null;
   metadata?: Record<string, unknown>;
   config?: Record<string, unknown>;
   context?: Record<string, unknown>;
@@ -223,6 +235,8 @@ export const agentResponse = Joi.object({
   budget_wait_timeout_ms: Joi.number().allow(null),
   non_idempotent_tools: Joi.array().items(Joi.string()),
   decision_timeout_ms: Joi.number().allow(null),
+  input_timeout_ms: Joi.number().allow(null),
+  authorization_timeout_ms: Joi.number().allow(null),
   metadata: Joi.object().unknown(true),
   config: Joi.object().unknown(true),
   context: Joi.object().unknown(true),

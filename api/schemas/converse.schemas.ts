@@ -79,6 +79,13 @@ export const converseRequest = {
     ),
     stream: Joi.boolean().description('Answer as Server-Sent Events (also with `Accept: text/event-stream`)'),
     overrides,
+    end_user_id: Joi.string()
+      .min(1)
+      .max(200)
+      .description(
+        'The person this turn acts for: an MCP server configured with per-user tokens is called with theirs ' +
+          '(POST /mcp-servers/{id}/authorize with this end_user_id)',
+      ),
     webhook: webhookUrl.description(
       "A one-off endpoint for this run's events (run.paused, run.completed, run.failed, run.cancelled), " +
         'signed with a secret made for this run: `webhook_secret` in the answer (the `Webhook-Secret` header ' +
@@ -96,6 +103,7 @@ export interface ConverseBody {
   context?: Record<string, unknown>;
   stream?: boolean;
   overrides?: RunOverrides;
+  end_user_id?: string;
   webhook?: string;
 }
 
@@ -141,7 +149,7 @@ export { RUN_STATUSES };
 
 /** Why a run waits: `{reason, since, timeout_at, details}` while its status is `awaiting_<reason>`. */
 export const pauseResponse = Joi.object({
-  reason: Joi.string().valid('approval', 'budget', 'decision'),
+  reason: Joi.string().valid('approval', 'budget', 'decision', 'authorization', 'input'),
   since: timestamp.allow(null).description('When the run paused'),
   timeout_at: timestamp
     .allow(null)
@@ -171,6 +179,18 @@ export const pauseResponse = Joi.object({
     call_id: Joi.string().description('decision: the tool call whose outcome is unknown'),
     name: Joi.string().description('decision: the tool the model called'),
     arguments: Joi.string().allow(null),
+    server_id: uuid.description('authorization: the MCP server that wants OAuth authorization'),
+    server_name: Joi.string(),
+    end_user_id: Joi.string().allow(null).description('authorization: the person whose token it wants'),
+    authorization_url: Joi.string().description(
+      'authorization: the URL a person opens to authorize (POST /mcp-servers/{id}/authorize makes a fresh one)',
+    ),
+    mode: Joi.string().valid('form', 'url').description('input: a form to fill, or a page to open'),
+    message: Joi.string().description("input: the MCP server's question"),
+    requested_schema: Joi.object()
+      .unknown(true)
+      .description('input (form): the JSON Schema of the answer (POST /runs/{id}/input)'),
+    url: Joi.string().description('input (url): the page the person opens'),
   }).unknown(true),
 });
 

@@ -12,7 +12,12 @@ import {
 import { CANCEL_ACTIONS, type CancelAction } from '../../workflows/session.definitions.js';
 import { conversationId } from './conversations.schemas.js';
 import { RUN_STATUSES, runResponse, type RunView } from './converse.schemas.js';
-import { TOOL_DECISION_ACTIONS, type ToolDecisionAction } from '../../workflows/session.definitions.js';
+import {
+  INPUT_ACTIONS,
+  TOOL_DECISION_ACTIONS,
+  type InputAction,
+  type ToolDecisionAction,
+} from '../../workflows/session.definitions.js';
 
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
@@ -170,6 +175,28 @@ export const runDecision = {
     }),
   }).required(),
 };
+
+export const runInput = {
+  params: Joi.object({ run_id: uuid.required() }),
+  query: Joi.object({ ...optionalProjectQuery }),
+  body: Joi.object({
+    action: Joi.string()
+      .valid(...INPUT_ACTIONS)
+      .required()
+      .description('`accept` with `content`; `decline` or `cancel` tell the server the person would not answer'),
+    content: Joi.object()
+      .unknown(true)
+      .when('action', { is: 'accept', otherwise: Joi.forbidden() })
+      .description(
+        "accept: the answer, validated against the question's requested_schema (fields left out take its defaults)",
+      ),
+  }).required(),
+};
+
+export interface InputBody {
+  action: InputAction;
+  content?: Record<string, unknown>;
+}
 
 export interface DecisionBody {
   action: ToolDecisionAction;

@@ -32,6 +32,8 @@ export const AGENT_DEFAULTS: Omit<AgentState, 'name' | 'model_id' | 'prompt_id'>
   budget_wait_timeout_ms: null,
   non_idempotent_tools: [],
   decision_timeout_ms: null,
+  input_timeout_ms: null,
+  authorization_timeout_ms: null,
   metadata: {},
   config: {},
   context: {},

@@ -139,6 +139,7 @@ export class ConverseService {
           trace_id: traceId ?? null,
           content: body.message,
           overrides: body.overrides,
+          end_user_id: body.end_user_id,
           ...(origin ? { door: origin.door, protocol: origin.protocol } : {}),
         });
       } catch (err) {

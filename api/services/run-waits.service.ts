@@ -5,11 +5,16 @@ import { ConflictError, NotFoundError, ServiceUnavailableError } from '../../cor
 import { BudgetsRepository } from '../../core/repositories/budgets.repository.js';
 import { MeteringRepository } from '../../core/repositories/metering.repository.js';
 import { RunsRepository } from '../../core/repositories/runs.repository.js';
+import { RunInputRequestsRepository } from '../../core/repositories/run-input-requests.repository.js';
 import {
+  authorizationResumeUpdate,
   budgetResumeUpdate,
+  inputAnswerUpdate,
   toolDecisionUpdate,
+  type InputAnswer,
   type ToolDecisionArgs,
 } from '../../workflows/session.definitions.js';
+import { checkedAnswer } from './input-answers.js';
 import type { AppDeps } from '../deps.js';
 import type { RunView } from '../schemas/runs.schemas.js';
 import { RunCancelService } from './run-cancel.service.js';
@@ -75,6 +80,61 @@ export class RunWaitsService {
         .executeUpdate(toolDecisionUpdate, { args: [{ runId, ...decision }] }),
     );
     return this.views.view(runId);
+  }
+
+  /**
+   * A person's answer to the question an MCP server asked. A call still
+   * waiting connected takes it from the question's row (on whichever worker
+   * it runs); otherwise the session workflow gets it as an Update and makes
+   * the call again.
+   */
+  async input(runId: string, projectId: string | undefined, body: InputAnswer): Promise<RunView> {
+    const run = await this.waiting(runId, projectId, 'awaiting_input');
+    const questions = new RunInputRequestsRepository(this.deps.db);
+    const question = await questions.pending(runId);
+    if (!question) throw new ConflictError({ reason: 'the run has no unanswered question' });
+    const schema = question.request.requested_schema as Record<string, unknown> | undefined;
+    const answer: InputAnswer =
+      body.action === 'accept'
+        ? { action: 'accept', content: checkedAnswer(schema, body.content ?? {}) }
+        : { action: body.action };
+    const answered = await questions.answer(question.id, answer);
+    if (!answered) throw new ConflictError({ reason: 'the question was already answered' });
+    if (answered.state === 'released')
+      await this.update(run, () =>
+        this.deps.temporal.client.workflow
+          .getHandle(run.workflow_id)
+          .executeUpdate(inputAnswerUpdate, { args: [{ runId, ...answer }] }),
+      );
+    else await this.stoppedWaiting(runId, 'awaiting_input');
+    return this.views.view(runId);
+  }
+
+  /**
+   * The OAuth flow of an MCP server completed (for the project, or for one
+   * end user): wakes the runs waiting for it. A run that cannot be reached
+   * is left waiting (logged); its timeout ends the wait.
+   */
+  async authorized(serverId: string, endUserId: string | null): Promise<void> {
+    for (const run of await this.runs.awaitingAuthorization(serverId, endUserId)) {
+      try {
+        await this.deps.temporal.client.workflow
+          .getHandle(run.workflow_id)
+          .executeUpdate(authorizationResumeUpdate, { args: [{ runId: run.id }] });
+      } catch (err) {
+        this.deps.logger.warn({ err, runId: run.id }, 'could not wake a run waiting for authorization');
+      }
+    }
+  }
+
+  /** A call waiting connected takes an answer within a poll: the answer returns the run as it then is. */
+  private async stoppedWaiting(runId: string, status: DbRun['status'], withinMs = 3_000): Promise<void> {
+    const until = Date.now() + withinMs;
+    while (Date.now() < until) {
+      const run = await this.runs.findById(runId);
+      if (!run || run.status !== status) return;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
   }
 
   /**

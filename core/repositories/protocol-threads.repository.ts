@@ -39,7 +39,15 @@ export interface TranscriptMessage {
   created_at: Date;
 }
 
-const UNFINISHED = ['queued', 'running', 'awaiting_approval', 'awaiting_budget', 'awaiting_decision'];
+const UNFINISHED = [
+  'queued',
+  'running',
+  'awaiting_approval',
+  'awaiting_budget',
+  'awaiting_decision',
+  'awaiting_authorization',
+  'awaiting_input',
+];
 
 /**
  * A conversation's status as a thread: `interrupted` while a run waits for

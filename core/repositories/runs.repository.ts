@@ -31,6 +31,8 @@ export interface RunCreate {
   /** The door the message came through (default `api`) and what its client asked beside it. */
   door?: RunDoor;
   protocol?: RunProtocolRequest;
+  /** The person the turn acts for (per-user MCP authorization). */
+  end_user_id?: string | undefined;
 }
 
 /** What converse `overrides` name, as found in the project (undefined: not there). */
@@ -270,9 +272,9 @@ export class RunsRepository {
          returning id
        ), run as (
          insert into runs (id, project_id, conversation_pk, thread_id, agent_id, message_id, request_hash,
-                           workflow_id, trace_id, status, last_event_seq, overrides, door, protocol)
+                           workflow_id, trace_id, status, last_event_seq, overrides, door, protocol, end_user_id)
          select :run, :project, conv.pk, thread.id, :agent, :message, :hash, :workflow, :trace, 'queued', 1,
-                :overrides::jsonb, :door, :protocol::jsonb
+                :overrides::jsonb, :door, :protocol::jsonb, :end_user
            from conv, thread
          returning *
        ), msg as (
@@ -304,6 +306,7 @@ export class RunsRepository {
         overrides: row.overrides ? JSON.stringify(row.overrides) : null,
         door: row.door ?? 'api',
         protocol: row.protocol ? JSON.stringify(row.protocol) : null,
+        end_user: row.end_user_id ?? null,
         channel: RUN_EVENTS_CHANNEL,
       },
     );
@@ -344,6 +347,15 @@ export class RunsRepository {
 
   async findById(runId: string): Promise<DbRun | undefined> {
     return this.db(RunsTableName).where({ id: runId }).first();
+  }
+
+  /** Runs waiting for an MCP server's authorization (the project's, or one end user's when named). */
+  async awaitingAuthorization(serverId: string, endUserId: string | null): Promise<DbRun[]> {
+    const q = this.db(RunsTableName)
+      .where({ status: 'awaiting_authorization' })
+      .whereRaw(`pause->'details'->>'server_id' = ?`, [serverId]);
+    if (endUserId !== null) void q.whereRaw(`pause->'details'->>'end_user_id' = ?`, [endUserId]);
+    return q;
   }
 
   /** A run with its conversation's client id and namespace, and its agent's name (now, or at the turn's start). */

@@ -168,10 +168,10 @@ export class TurnsRepository {
       .update({ status: 'awaiting_approval', pending_approvals: JSON.stringify(pending) });
   }
 
-  /** The run waits for something other than approval (budget, a decision): its status and `pause`. */
+  /** The run waits for something other than approval (budget, a decision, authorization, input): its status and `pause`. */
   async wait(
     runId: string,
-    status: 'awaiting_budget' | 'awaiting_decision',
+    status: 'awaiting_budget' | 'awaiting_decision' | 'awaiting_authorization' | 'awaiting_input',
     pause: StoredRunPause,
     trx: Conn = this.db,
   ): Promise<void> {

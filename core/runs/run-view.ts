@@ -9,7 +9,7 @@ import { costUsd, defaultPrice } from '../metering/pricing.js';
 import type { RunViewRow } from '../repositories/runs.repository.js';
 
 export interface RunPause {
-  reason: 'approval' | 'budget' | 'decision';
+  reason: 'approval' | 'budget' | 'decision' | 'authorization' | 'input';
   since: string | null;
   timeout_at: string | null;
   /** approval: `{pending_call_ids}`; budget: the budget's figures; decision: the call. */
@@ -110,7 +110,7 @@ function runPause(row: RunViewRow, pending: Array<Record<string, unknown>>): Run
       timeout_at: timeoutAt(row),
       details: { pending_call_ids: pending.map((p) => String(p.id)) },
     };
-  if ((row.status === 'awaiting_budget' || row.status === 'awaiting_decision') && row.pause) {
+  if (row.status.startsWith('awaiting_') && row.pause) {
     const { scope_id: _internal, ...details } = row.pause.details;
     return { ...row.pause, details };
   }

@@ -26,6 +26,8 @@ export function runEventOf(status: RunStatus): RunWebhookEvent | undefined {
     case 'awaiting_approval':
     case 'awaiting_budget':
     case 'awaiting_decision':
+    case 'awaiting_authorization':
+    case 'awaiting_input':
       return 'run.paused';
     default:
       return undefined;

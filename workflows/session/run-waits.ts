@@ -147,3 +147,61 @@ export class DecisionWait {
     }
   }
 }
+
+/**
+ * A run waiting for someone outside the session: an MCP server's
+ * authorization (woken by the API once the OAuth flow completes) or a
+ * person's answer to a server's question. The answer arrives as an Update;
+ * the agent's timeout ends the wait without one.
+ */
+export class AnswerWait<A> {
+  /** `closed` once the wait has ended (answered or timed out): a late answer is refused. */
+  private waiting: { runId: string; answer?: A; closed?: boolean } | null = null;
+
+  constructor(
+    private readonly local: RunWaitActivities,
+    private readonly reason: 'authorization' | 'input',
+  ) {}
+
+  validate(args: { runId?: string } | undefined): void {
+    if (!this.waiting || this.waiting.runId !== args?.runId || this.waiting.closed)
+      throw new Error(`run is not awaiting ${this.reason}`);
+    if (this.waiting.answer !== undefined) throw new Error(`the run's ${this.reason} was already given`);
+  }
+
+  /** The Update's handler: returns once the run's resumption is recorded. */
+  async answer(runId: string, answer: A): Promise<{ runId: string }> {
+    const w = this.waiting!;
+    w.answer = answer;
+    await condition(() => this.waiting !== w);
+    return { runId };
+  }
+
+  awaiting(runId: string | null): boolean {
+    return this.waiting !== null && this.waiting.runId === runId;
+  }
+
+  /** Waits for the answer; undefined when `timeoutMs` passed first. `said` goes into `run.resumed`. */
+  async wait(
+    runId: string,
+    step: number,
+    details: Record<string, unknown>,
+    timeoutMs: number,
+    key: string,
+    said: (answer: A | undefined) => Record<string, unknown> = () => ({}),
+  ): Promise<A | undefined> {
+    const w: { runId: string; answer?: A; closed?: boolean } = { runId };
+    this.waiting = w;
+    const reason = this.reason;
+    try {
+      await this.local.pauseRun({ runId, step, reason, details, timeoutAt: Date.now() + timeoutMs, key });
+      await condition(() => w.answer !== undefined, timeoutMs);
+      w.closed = true;
+      const by = w.answer !== undefined ? 'user' : 'timeout';
+      await this.local.resumeRun({ runId, step, reason, by, key, details: said(w.answer) });
+      return w.answer;
+    } finally {
+      this.waiting = null;
+    }
+  }
+}

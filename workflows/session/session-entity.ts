@@ -12,9 +12,12 @@ import {
   type ConverseUpdateArgs,
   type ConverseUpdateResult,
   type SessionState,
+  type AuthorizationResumeArgs,
+  type InputAnswer,
+  type InputAnswerArgs,
 } from '../session.definitions.js';
 import { ApprovalGate, type ApprovalActivities } from './approval-gate.js';
-import { BudgetWait, DecisionWait, type RunWaitActivities } from './run-waits.js';
+import { AnswerWait, BudgetWait, DecisionWait, type RunWaitActivities } from './run-waits.js';
 import { TurnQueue } from './turn-queue.js';
 import { TurnRunner, type TurnActivities } from './turn-runner.js';
 
@@ -35,6 +38,8 @@ export class SessionEntity {
   private readonly approvals: ApprovalGate;
   private readonly budget: BudgetWait;
   private readonly decision: DecisionWait;
+  private readonly authorization: AnswerWait<true>;
+  private readonly input: AnswerWait<InputAnswer>;
   private readonly turn: TurnRunner;
   /** Turns over the session's life, earlier workflow runs included. */
   turns: number;
@@ -48,7 +53,14 @@ export class SessionEntity {
     this.approvals = new ApprovalGate(activities);
     this.budget = new BudgetWait(activities);
     this.decision = new DecisionWait(activities);
-    this.turn = new TurnRunner(activities, this.approvals, { budget: this.budget, decision: this.decision });
+    this.authorization = new AnswerWait<true>(activities, 'authorization');
+    this.input = new AnswerWait<InputAnswer>(activities, 'input');
+    this.turn = new TurnRunner(activities, this.approvals, {
+      budget: this.budget,
+      decision: this.decision,
+      authorization: this.authorization,
+      input: this.input,
+    });
     this.turns = turnsCompleted;
   }
 
@@ -93,6 +105,24 @@ export class SessionEntity {
 
   decideToolCall(args: ToolDecisionArgs): Promise<ToolDecisionResult> {
     return this.decision.decide(args);
+  }
+
+  validateAuthorizationResume(args: AuthorizationResumeArgs | undefined): void {
+    this.authorization.validate(args);
+  }
+
+  resumeAuthorization({ runId }: AuthorizationResumeArgs): Promise<{ runId: string }> {
+    return this.authorization.answer(runId, true);
+  }
+
+  validateInputAnswer(args: InputAnswerArgs | undefined): void {
+    this.input.validate(args);
+    if (!['accept', 'decline', 'cancel'].includes(args!.action))
+      throw new Error('action must be accept, decline or cancel');
+  }
+
+  answerInput({ runId, action, content }: InputAnswerArgs): Promise<{ runId: string }> {
+    return this.input.answer(runId, { action, ...(content ? { content } : {}) });
   }
 
   /** The cancelRun Update's validator. */

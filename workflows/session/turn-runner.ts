@@ -9,6 +9,9 @@ import {
 } from '@temporalio/workflow';
 import type {
   ApprovalDecision,
+  AwaitingAuthorization,
+  InputAnswer,
+  ListToolsResult,
   CancelAction,
   CancelTurnArgs,
   FinishTurnArgs,
@@ -21,7 +24,7 @@ import type {
   ToolCallPlan,
 } from '../session.definitions.js';
 import type { ApprovalGate } from './approval-gate.js';
-import type { BudgetWait, DecisionWait } from './run-waits.js';
+import type { AnswerWait, BudgetWait, DecisionWait } from './run-waits.js';
 import { oneLine, schemaMismatch, turnError, unrunAnswer } from './turn-outcomes.js';
 
 /** Marks turns run with per-call tool activities and approvals (see `patched`). */
@@ -30,6 +33,11 @@ const AGENT_TOOLS_PATCH = 'agent-tools';
 const BUDGET_WAIT_PATCH = 'budget-wait';
 /** Marks turns that waited for a decision on a tool call whose outcome was unknown. */
 const TOOL_DECISION_PATCH = 'tool-decision';
+
+/** Marks turns that waited for an MCP server's OAuth authorization. */
+const MCP_AUTHORIZATION_PATCH = 'mcp-authorization';
+/** Marks turns whose MCP call waited for a person's answer to the server's question. */
+const MCP_INPUT_PATCH = 'mcp-input';
 
 /** The failure type of a turn whose wait for budget outlasted the agent's budget_wait_timeout_ms. */
 const BUDGET_WAIT_TIMEOUT = 'budget_wait_timeout';
@@ -45,11 +53,28 @@ function awaitingDecision(outcome: unknown): outcome is AwaitingDecision {
   return (outcome as McpToolOutcome | undefined)?.kind === 'awaiting_decision';
 }
 
+function awaitingAuthorization(outcome: unknown): outcome is AwaitingAuthorization {
+  return (outcome as { kind?: string } | undefined)?.kind === 'awaiting_authorization';
+}
+
+type AwaitingInput = Extract<McpToolOutcome, { kind: 'awaiting_input' }>;
+
+function awaitingInput(outcome: unknown): outcome is AwaitingInput {
+  return (outcome as McpToolOutcome | undefined)?.kind === 'awaiting_input';
+}
+
+/** What the model hears of a call whose server was not authorized in time. */
+function unauthorizedAnswer(details: Record<string, unknown>): string {
+  const server = typeof details.server_name === 'string' ? details.server_name : 'the MCP server';
+  return `the call was not made: MCP server "${server}" was not authorized within the agent's authorization_timeout_ms`;
+}
+
 /** The activities a turn schedules, as the workflow proxies them (with their options). */
 export interface TurnActivities {
   callModel: (runId: string, step: number, summarized?: boolean) => Promise<ModelStepResult>;
   summarizeHistory: (runId: string) => Promise<{ summarized: number } | AwaitingBudget>;
-  listTools: (runId: string) => Promise<unknown>;
+  /** `skipUnauthorized`: servers that want authorization are left out (with a warning) instead of waited for. */
+  listTools: (runId: string, skipUnauthorized?: boolean) => Promise<ListToolsResult | unknown>;
   runToolCalls: (runId: string, step: number, reason?: string) => Promise<unknown>;
   runMcpTool: ActivityFunctionWithOptions<(args: ToolCallArgs) => Promise<McpToolOutcome>>;
   runSandboxCommand: ActivityFunctionWithOptions<(args: SandboxCallArgs) => Promise<unknown>>;
@@ -83,7 +108,12 @@ export class TurnRunner {
   constructor(
     private readonly activities: TurnActivities,
     private readonly approvals: ApprovalGate,
-    private readonly waits: { budget: BudgetWait; decision: DecisionWait },
+    private readonly waits: {
+      budget: BudgetWait;
+      decision: DecisionWait;
+      authorization: AnswerWait<true>;
+      input: AnswerWait<InputAnswer>;
+    },
   ) {}
 
   /**
@@ -141,7 +171,7 @@ export class TurnRunner {
       if (result.kind === 'final' || result.kind === 'over') return;
       if (result.kind === 'list_tools') {
         this.pending = 'list_tools';
-        await listTools(runId);
+        await this.listAuthorized(runId, await listTools(runId));
         this.step--;
         continue;
       }
@@ -200,33 +230,76 @@ export class TurnRunner {
   }
 
   /**
-   * An MCP call whose outcome is unknown waits for a person: `retry` calls
-   * it again (its outcome may be unknown again), `supply` answers it with
-   * the person's result; a decision timeout answers it with an error.
+   * While a server the agent uses wants authorization, the turn waits for
+   * the flow to complete, then lists again; after the agent's
+   * authorization_timeout_ms it goes on without that server's tools.
+   */
+  private async listAuthorized(runId: string, first: unknown): Promise<void> {
+    let listed = first;
+    for (let attempt = 1; awaitingAuthorization(listed) && patched(MCP_AUTHORIZATION_PATCH); attempt++) {
+      this.pending = 'awaiting_authorization';
+      const key = `${this.step}.authorization.list.${attempt}`;
+      const woken = await this.waits.authorization.wait(runId, this.step, listed.details, listed.timeoutMs, key);
+      this.pending = 'list_tools';
+      listed = await this.activities.listTools(runId, woken === undefined);
+    }
+  }
+
+  /**
+   * One MCP call, and the waits it may meet: a call whose outcome is unknown
+   * waits for a person (`retry` calls it again, `supply` answers it, a
+   * timeout fails it); a server that wants authorization, for the OAuth flow
+   * (then the call is made again; a timeout fails it); a server's question
+   * the person did not answer while the call waited connected, for the answer
+   * (then the call is made again with it; a timeout declines).
    */
   private async mcpCall(runId: string, step: number, call: ToolCallPlan): Promise<void> {
     const { answerToolCalls, runMcpTool, toolCallOptions } = this.activities;
     const options = { ...toolCallOptions, summary: `MCP ${call.name}` };
+    const answer = (output: string, isError: boolean) =>
+      answerToolCalls({ runId, step, answers: [{ id: call.id, name: call.name, output, isError }] });
+    const inputs: InputAnswer[] = [];
+    const again = (force?: boolean) =>
+      runMcpTool.executeWithOptions(options, [
+        { runId, step, callId: call.id, ...(force ? { force } : {}), ...(inputs.length ? { inputs } : {}) },
+      ]);
     let outcome = await runMcpTool.executeWithOptions(options, [{ runId, step, callId: call.id }]);
-    for (let attempt = 1; awaitingDecision(outcome) && patched(TOOL_DECISION_PATCH); attempt++) {
-      this.pending = 'awaiting_decision';
-      const key = `${step}.decision.${call.id}.${attempt}`;
-      const decision = await this.waits.decision.wait(runId, step, outcome.details, outcome.timeoutMs, key);
-      this.pending = 'tools';
-      if (decision?.action === 'retry') {
-        outcome = await runMcpTool.executeWithOptions(options, [
-          { runId, step, callId: call.id, force: true },
-        ]);
+    for (let attempt = 1; ; attempt++) {
+      if (awaitingDecision(outcome) && patched(TOOL_DECISION_PATCH)) {
+        this.pending = 'awaiting_decision';
+        const key = `${step}.decision.${call.id}.${attempt}`;
+        const decision = await this.waits.decision.wait(runId, step, outcome.details, outcome.timeoutMs, key);
+        this.pending = 'tools';
+        if (decision?.action === 'retry') {
+          outcome = await again(true);
+          continue;
+        }
+        if (decision?.result) return answer(decision.result.output, decision.result.is_error);
+        return answer(
+          "the call's outcome is unknown and no decision came within the agent's decision_timeout_ms",
+          true,
+        );
+      }
+      if (awaitingAuthorization(outcome) && patched(MCP_AUTHORIZATION_PATCH)) {
+        this.pending = 'awaiting_authorization';
+        const key = `${step}.authorization.${call.id}.${attempt}`;
+        const woken = await this.waits.authorization.wait(runId, step, outcome.details, outcome.timeoutMs, key);
+        this.pending = 'tools';
+        if (woken === undefined) return answer(unauthorizedAnswer(outcome.details), true);
+        outcome = await again();
         continue;
       }
-      const answer = decision?.result
-        ? { output: decision.result.output, isError: decision.result.is_error }
-        : {
-            output:
-              "the call's outcome is unknown and no decision came within the agent's decision_timeout_ms",
-            isError: true,
-          };
-      await answerToolCalls({ runId, step, answers: [{ id: call.id, name: call.name, ...answer }] });
+      if (awaitingInput(outcome) && patched(MCP_INPUT_PATCH)) {
+        this.pending = 'awaiting_input';
+        const key = `${step}.input.${call.id}.${outcome.seq}`;
+        const given = await this.waits.input.wait(runId, step, outcome.details, outcome.timeoutMs, key, (a) => ({
+          action: a?.action ?? 'decline',
+        }));
+        this.pending = 'tools';
+        inputs[outcome.seq - 1] = given ?? { action: 'decline' };
+        outcome = await again();
+        continue;
+      }
       return;
     }
   }

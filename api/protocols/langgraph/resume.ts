@@ -84,6 +84,26 @@ export async function resumeRun(
       });
       break;
     }
+    case 'awaiting_input': {
+      const a = action(value, ['accept', 'decline', 'cancel'], 'command.resume.action') as
+        | 'accept'
+        | 'decline'
+        | 'cancel';
+      const content = (value as { content?: unknown }).content;
+      if (content !== undefined && (typeof content !== 'object' || content === null || Array.isArray(content)))
+        throw ValidationError.field('command.resume.content', 'content must be an object', 'object.base');
+      await door.waits.input(run.id, projectId, {
+        action: a,
+        ...(a === 'accept' ? { content: (content ?? {}) as Record<string, unknown> } : {}),
+      });
+      break;
+    }
+    case 'awaiting_authorization':
+      // The flow completes at our OAuth callback, which wakes the run: resuming here cannot stand in for it.
+      throw new ProtocolError(
+        409,
+        'The run waits for an MCP server to be authorized: open the authorization_url of its interrupt',
+      );
     case 'awaiting_budget':
       await door.waits.budget(
         run.id,

@@ -46,7 +46,14 @@ export function ourStatuses(status: string | undefined): RunStatus[] | undefined
     case 'error':
       return ['failed'];
     case 'interrupted':
-      return ['cancelled', 'awaiting_approval', 'awaiting_budget', 'awaiting_decision'];
+      return [
+        'cancelled',
+        'awaiting_approval',
+        'awaiting_budget',
+        'awaiting_decision',
+        'awaiting_authorization',
+        'awaiting_input',
+      ];
     default:
       return [];
   }

@@ -17,7 +17,8 @@ const nodeOf = (run: DbRun): string => (run.status === 'awaiting_budget' ? 'agen
  * What a paused run waits for, as an interrupt. An approval reads as
  * LangChain's human-in-the-loop middleware makes it (`actionRequests`,
  * `reviewConfigs`), resumed with `{decisions: [{type: approve | reject}]}`;
- * a budget or decision pause names its reason and details.
+ * a budget, decision, authorization or input pause names its reason and
+ * details (an authorization's URL, an input's question and schema).
  */
 export function interruptsOf(run: DbRun): Interrupt[] {
   if (run.status === 'awaiting_approval') {
@@ -40,12 +41,12 @@ export function interruptsOf(run: DbRun): Interrupt[] {
       },
     ];
   }
-  if (run.status === 'awaiting_budget' || run.status === 'awaiting_decision')
+  if (run.status.startsWith('awaiting_'))
     return [
       {
         id: run.id,
         value: {
-          reason: run.status === 'awaiting_budget' ? 'budget' : 'decision',
+          reason: run.pause?.reason ?? run.status.replace('awaiting_', ''),
           since: run.pause?.since ?? null,
           timeout_at: run.pause?.timeout_at ?? null,
           details: run.pause?.details ?? {},

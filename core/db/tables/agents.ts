@@ -43,6 +43,10 @@ export type DbAgent = {
   non_idempotent_tools: string[];
   /** An undecided call of a non-idempotent tool fails after this long; null: it waits for ever. */
   decision_timeout_ms: number | null;
+  /** A question an MCP server asked is declined after this long; null: 24 hours. */
+  input_timeout_ms: number | null;
+  /** A call waiting for an MCP server's authorization fails after this long; null: 24 hours. */
+  authorization_timeout_ms: number | null;
   /** The version in force (agent_versions): the one pinned, or the latest write. */
   version: number;
   /** The caller's own labels (the Agent Protocol's assistant metadata). */

@@ -9,6 +9,8 @@ export type RunStatus =
   | 'awaiting_approval'
   | 'awaiting_budget'
   | 'awaiting_decision'
+  | 'awaiting_authorization'
+  | 'awaiting_input'
   | 'completed'
   | 'failed'
   | 'cancelled';
@@ -19,6 +21,8 @@ export const RUN_STATUSES = [
   'awaiting_approval',
   'awaiting_budget',
   'awaiting_decision',
+  'awaiting_authorization',
+  'awaiting_input',
   'completed',
   'failed',
   'cancelled',
@@ -71,9 +75,12 @@ export type RunOverrides = {
   parameters?: Record<string, unknown>;
 };
 
+/** What a run may wait for, other than approval: budget, a decision on a call, an MCP server's authorization, a person's input. */
+export type RunPauseReason = 'budget' | 'decision' | 'authorization' | 'input';
+
 /** Why a run waits (other than approval, which has its own columns): the run view's `pause`. */
 export type StoredRunPause = {
-  reason: 'budget' | 'decision';
+  reason: RunPauseReason;
   /** ISO time the wait began. */
   since: string;
   /** ISO time the wait ends on its own (the agent's timeout), or null. */
@@ -130,8 +137,10 @@ export type DbRun = {
   overrides: RunOverrides | null;
   /** Cancelled with `rollback`: its messages, summaries and events were removed from the conversation. */
   rolled_back: boolean;
-  /** Why the run waits, while its status is awaiting_budget or awaiting_decision. */
+  /** Why the run waits, while its status is awaiting_budget, _decision, _authorization or _input. */
   pause: StoredRunPause | null;
+  /** The person a converse turn acts for (per-user MCP authorization), when its caller named one. */
+  end_user_id: string | null;
   /** The seq of the run's latest event (run_events). */
   last_event_seq: number;
   /** The door the run came through: `api` (converse), `langgraph` (the Agent Protocol), … */
@@ -171,6 +180,7 @@ export type DbRunInsert = {
   protocol?: JsonText | null;
   rolled_back?: boolean;
   pause?: JsonText | null;
+  end_user_id?: string | null;
   last_event_seq?: number;
   created_at?: Timestamp;
   started_at?: Timestamp | null;

@@ -1,0 +1,126 @@
+/**
+ * The questions an MCP server asks during one tool call (`elicitation/create`).
+ * The first asking of a question records it and pauses the run
+ * (`awaiting_input`); the call waits connected for the answer (any replica's
+ * POST /runs/{id}/input lands in the question's row) for MCP_INPUT_HOLD_MS,
+ * then stops: the session workflow waits instead (for days if need be) and
+ * makes the call again, and the server's repeated question is answered at
+ * once from the stored answer. So a worker restart mid-wait loses nothing.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Db } from '../../core/db/knex.js';
+import type { StoredInputAnswer } from '../../core/db/tables/index.js';
+import type { ElicitHandler } from '../../core/mcp/mcp-client.js';
+import { RunInputRequestsRepository, type QuestionPlace } from '../../core/repositories/run-input-requests.repository.js';
+import type { InputAnswer } from '../../workflows/session.definitions.js';
+import { recordPause, recordResume } from './run-waits.js';
+
+const POLL_MS = 250;
+
+/** The question the call stopped waiting for: the session waits for its answer. */
+export interface ReleasedQuestion {
+  seq: number;
+  details: Record<string, unknown>;
+}
+
+export interface QuestionsOptions {
+  db: Db;
+  runId: string;
+  step: number;
+  callId: string;
+  /** The call as the run's pause shows it beside the question. */
+  call: { name: string; server?: string; tool?: string };
+  /** Answers the session holds, by the question's place (1-based seq at index seq-1). */
+  inputs: ReadonlyArray<InputAnswer | null | undefined>;
+  holdMs: number;
+  timeoutMs: number;
+  /** Aborted when the call is cancelled. */
+  signal: AbortSignal;
+}
+
+/** What the run's pause shows of a question. */
+function questionDetails(params: ElicitRequest['params'], o: QuestionsOptions, seq: number) {
+  const p = params as Record<string, unknown>;
+  return {
+    call_id: o.callId,
+    step: o.step,
+    seq,
+    name: o.call.name,
+    server: o.call.server,
+    tool: o.call.tool,
+    mode: (p.mode as string | undefined) ?? 'form',
+    message: p.message,
+    ...(p.requestedSchema ? { requested_schema: p.requestedSchema } : {}),
+    ...(p.url ? { url: p.url } : {}),
+    ...(p.elicitationId ? { elicitation_id: p.elicitationId } : {}),
+  };
+}
+
+function asResult(answer: StoredInputAnswer): ElicitResult {
+  return answer.action === 'accept' && answer.content
+    ? { action: 'accept', content: answer.content as ElicitResult['content'] }
+    : { action: answer.action };
+}
+
+/**
+ * One call's question handler. `released` is set (and `stop` aborted) when
+ * the call stops waiting for an answer; the caller then returns
+ * `awaiting_input` for that question.
+ */
+export class CallQuestions {
+  private seq = 0;
+  released: ReleasedQuestion | undefined;
+  /** Aborted when a question is released: the call is stopped. */
+  readonly stop = new AbortController();
+  private readonly repo: RunInputRequestsRepository;
+
+  constructor(private readonly o: QuestionsOptions) {
+    this.repo = new RunInputRequestsRepository(o.db);
+  }
+
+  readonly handle: ElicitHandler = async (params) => {
+    const seq = ++this.seq;
+    const o = this.o;
+    const place: QuestionPlace = { run_id: o.runId, step: o.step, call_id: o.callId, seq };
+    const details = questionDetails(params, o, seq);
+    const row = await this.repo.ensure(place, details);
+    if (row.answer) return asResult(row.answer);
+    const held = o.inputs[seq - 1];
+    if (held) {
+      await this.repo.answer(row.id, held);
+      return asResult(held);
+    }
+    const key = `${o.step}.input.${o.callId}.${seq}`;
+    await recordPause(o.db, {
+      runId: o.runId,
+      step: o.step,
+      reason: 'input',
+      details,
+      timeoutAt: Date.now() + o.timeoutMs,
+      key,
+    });
+    const answer = (await this.waitFor(row.id)) ?? (await this.repo.release(row.id));
+    if (answer) {
+      const resumed = { runId: o.runId, step: o.step, reason: 'input' as const, by: 'user', key };
+      await recordResume(o.db, { ...resumed, details: { action: answer.action } });
+      return asResult(answer);
+    }
+    this.released = { seq, details };
+    const reason = new Error('the question waits for its answer; the call is made again with it');
+    this.stop.abort(reason);
+    // Not a person's decline: the server hears an error, and the call itself is cancelled.
+    throw reason;
+  };
+
+  /** Polls the question's row until it has an answer, the hold ends, or the call is cancelled. */
+  private async waitFor(id: string): Promise<StoredInputAnswer | null> {
+    const until = Date.now() + this.o.holdMs;
+    while (Date.now() < until && !this.o.signal.aborted) {
+      const row = await this.repo.find(id);
+      if (row?.answer) return row.answer;
+      await sleep(POLL_MS, undefined, { signal: this.o.signal }).catch(() => undefined);
+    }
+    return null;
+  }
+}

@@ -1,0 +1,75 @@
+import type { Db } from '../db/knex.js';
+import {
+  RunInputRequestsTableName,
+  type DbRunInputRequest,
+  type StoredInputAnswer,
+} from '../db/tables/index.js';
+
+/** Where one question sits: the call that asked it and its place among that call's questions. */
+export interface QuestionPlace {
+  run_id: string;
+  step: number;
+  call_id: string;
+  seq: number;
+}
+
+/**
+ * The questions MCP servers asked during tool calls, and their answers. A
+ * call waiting connected polls its row; the API answers it from any replica.
+ */
+export class RunInputRequestsRepository {
+  constructor(private readonly db: Db) {}
+
+  /** The question's row, created on its first asking (a call made again finds the same row). */
+  async ensure(place: QuestionPlace, request: Record<string, unknown>): Promise<DbRunInputRequest> {
+    await this.db(RunInputRequestsTableName)
+      .insert({ ...place, request: JSON.stringify(request) })
+      .onConflict(['run_id', 'step', 'call_id', 'seq'])
+      .ignore();
+    return (await this.db(RunInputRequestsTableName).where(place).first())!;
+  }
+
+  async find(id: string): Promise<DbRunInputRequest | undefined> {
+    return this.db(RunInputRequestsTableName).where({ id }).first();
+  }
+
+  /** The run's latest unanswered question, the one its pause shows. */
+  async pending(runId: string): Promise<DbRunInputRequest | undefined> {
+    return this.db(RunInputRequestsTableName)
+      .where({ run_id: runId })
+      .whereNull('answer')
+      .orderBy([
+        { column: 'step', order: 'desc' },
+        { column: 'created_at', order: 'desc' },
+      ])
+      .first();
+  }
+
+  /**
+   * Records the answer unless one is there; the row as it was answered
+   * (`state` tells whether a call was still waiting on it), or undefined
+   * when it had an answer already.
+   */
+  async answer(id: string, answer: StoredInputAnswer): Promise<DbRunInputRequest | undefined> {
+    const [row] = await this.db(RunInputRequestsTableName)
+      .where({ id })
+      .whereNull('answer')
+      .update({ answer: JSON.stringify(answer), answered_at: this.db.fn.now() })
+      .returning('*');
+    return row as DbRunInputRequest | undefined;
+  }
+
+  /**
+   * The waiting call gives up: the session waits for the answer instead.
+   * Returns the answer when one came first (the call uses it), else null.
+   */
+  async release(id: string): Promise<StoredInputAnswer | null> {
+    const released = await this.db(RunInputRequestsTableName)
+      .where({ id })
+      .whereNull('answer')
+      .update({ state: 'released' })
+      .returning('id');
+    if (released.length) return null;
+    return (await this.find(id))?.answer ?? null;
+  }
+}
