@@ -125,17 +125,26 @@ async function createAgent(s: Settings, serverId: string): Promise<string> {
   return agent.id;
 }
 
+/** Why the turn's model was not offered a server's tools, from the run's `tools` record. */
+function listingErrors(run: RunView): string[] {
+  const servers = (run.tools as { servers?: Array<{ error?: string }> } | null | undefined)?.servers ?? [];
+  return servers.map((s) => s.error).filter((e): e is string => typeof e === 'string');
+}
+
 /** Every tool inspect listed must have been called in the turn (by the platform's name or the server's own). */
 function checkEveryToolCalled(listed: string[], run: RunView): void {
   const called = new Set(
     (run.tool_calls ?? []).flatMap((c) => [c.name, c.tool_name, c.mcp_tool_name].filter(Boolean) as string[]),
   );
   const missing = listed.filter((name) => ![...called].some((c) => c === name || c.endsWith(`__${name}`)));
-  if (missing.length > 0)
-    throw new Error(
-      `the turn did not call ${missing.join(', ')} (called: ${[...called].join(', ') || 'none'}; ` +
-        `tools: ${JSON.stringify(run.tools ?? null)}; warnings: ${JSON.stringify(run.warnings ?? [])})`,
-    );
+  if (missing.length === 0) return;
+  const errors = listingErrors(run);
+  throw new Error(
+    `the turn did not call ${missing.join(', ')} (called: ${[...called].join(', ') || 'none'})` +
+      (errors.length > 0
+        ? `; the turn's listing failed: ${errors.join('; ')}`
+        : `; warnings: ${JSON.stringify(run.warnings ?? [])}`),
+  );
 }
 
 async function main(): Promise<void> {

@@ -8,12 +8,13 @@ const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\s+/g, ' ').t
 function why(r: ScenarioResult): string {
   const checks = r.failures.length > 0 ? r.failures : r.warnings;
   const parts = checks.map((c) => `${c.id}: ${c.errorMessage ?? c.description}`);
-  if (parts.length === 0 && r.adapterExitCode !== 0) {
+  if (r.adapterExitCode !== 0) {
     const complaint = r.adapterOutput
       .split('\n')
       .filter((l) => l.startsWith('[adapter]'))
       .at(-1);
-    parts.push(`adapter exited ${r.adapterExitCode}${complaint ? `: ${complaint}` : ''}`);
+    const allowed = r.adapterFailed ? '' : ' (allowed by the scenario)';
+    parts.push(`adapter exited ${r.adapterExitCode}${allowed}${complaint ? `: ${complaint}` : ''}`);
   }
   if (r.adapterTimedOut) parts.push('adapter timed out');
   return cell(parts.join('; ').slice(0, 600));
@@ -23,7 +24,13 @@ function why(r: ScenarioResult): string {
 export function markdownTable(results: ScenarioResult[]): string {
   const rows = results.map((r) => {
     const counts = `${r.checks.filter((c) => c.status === 'SUCCESS').length}/${r.checks.length}`;
-    const verdict = r.passed ? (r.warnings.length > 0 ? 'pass (warnings)' : 'pass') : 'FAIL';
+    const verdict = r.passed
+      ? r.warnings.length > 0
+        ? 'pass (warnings)'
+        : 'pass'
+      : r.checksPassed
+        ? 'FAIL (adapter)'
+        : 'FAIL';
     return `| \`${r.scenario}\` | ${verdict} | ${counts} | ${why(r)} |`;
   });
   return [
