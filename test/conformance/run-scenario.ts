@@ -164,7 +164,10 @@ export function describeResult(r: ScenarioResult, verbose = false): string {
     lines.push(`  adapter exited ${r.adapterExitCode}${allowed}: ${complaint.join(' | ')}`);
   }
   if (verbose) {
-    for (const c of r.checks) lines.push(`  ${c.status} ${c.id}: ${c.errorMessage ?? c.description}`);
+    for (const c of r.checks) {
+      const details = c.status === 'FAILURE' || c.status === 'WARNING' ? ` ${JSON.stringify(c.details ?? {})}` : '';
+      lines.push(`  ${c.status} ${c.id}: ${c.errorMessage ?? c.description}${details}`);
+    }
     lines.push(r.adapterOutput.trimEnd());
   }
   return lines.join('\n');
