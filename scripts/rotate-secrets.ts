@@ -1,6 +1,6 @@
 /**
  * `npm run secrets:rotate`: re-encrypts every stored secret (provider API keys
- * and headers, MCP server headers, the start-up check value) under
+ * and headers, MCP server headers, OAuth settings and tokens, the start-up check value) under
  * SECRETS_KEY, from SECRETS_KEY_PREVIOUS. Safe to stop and run again, and
  * while the api and workers serve (with both keys set). The procedure is in
  * docs/deploy.md ("Rotating SECRETS_KEY").

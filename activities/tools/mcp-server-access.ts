@@ -8,10 +8,13 @@ import { redactHeaders, type SecretBox } from '../../core/crypto/secrets.js';
 import type { Db } from '../../core/db/knex.js';
 import type { DbMcpServer } from '../../core/db/tables/index.js';
 import type { McpServerConnection } from '../../core/mcp/mcp-client.js';
+import { mcpOAuthProvider, publicUrlFromEnv } from '../../core/mcp/oauth/index.js';
 
 export interface McpToolDeps {
   db: Db;
   secrets: SecretBox;
+  /** The API's PUBLIC_URL (where authorization servers send people back); default: from the environment. */
+  publicUrl?: string;
 }
 
 /** Connecting (initialize) never waits longer than this, whatever the call's timeout. */
@@ -40,8 +43,34 @@ export function headersOf(deps: McpToolDeps, row: DbMcpServer): Record<string, s
   return row.headers_enc ? deps.secrets.decryptJson<Record<string, string>>(row.headers_enc) : {};
 }
 
-export function connectionOf(row: DbMcpServer, headers: Record<string, string>): McpServerConnection {
-  return { endpoint: row.endpoint, transport: row.transport, headers };
+/**
+ * A server's connection. Given the tool deps, OAuth is attached for
+ * `endUserId` (null: the project's own credentials; an end user's are used
+ * only when the server keeps tokens per end user). Every HTTP server gets it:
+ * without stored tokens nothing is added to a request, and a server that
+ * answers 401 with an OAuth challenge leads to an authorization URL
+ * (withMcpClient throws McpAuthorizationRequired) instead of a plain failure.
+ */
+export function connectionOf(row: DbMcpServer, headers: Record<string, string>): McpServerConnection;
+export function connectionOf(
+  row: DbMcpServer,
+  headers: Record<string, string>,
+  endUserId: string | null,
+  deps: McpToolDeps,
+): McpServerConnection;
+export function connectionOf(
+  row: DbMcpServer,
+  headers: Record<string, string>,
+  endUserId: string | null = null,
+  deps?: McpToolDeps,
+): McpServerConnection {
+  const conn: McpServerConnection = { endpoint: row.endpoint, transport: row.transport, headers };
+  if (!deps) return conn;
+  const publicUrl = deps.publicUrl ?? publicUrlFromEnv();
+  return {
+    ...conn,
+    auth: mcpOAuthProvider({ db: deps.db, secrets: deps.secrets, publicUrl }, row, endUserId),
+  };
 }
 
 export function errorMessage(err: unknown): string {

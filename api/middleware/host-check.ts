@@ -3,8 +3,13 @@ import { AppError, STATUS_MESSAGES } from '../../core/errors.js';
 import { hostAllowed, originAllowed, type AllowedHosts } from '../../core/security/allowed-hosts.js';
 import { corsOriginAllowed, NO_CORS, type CorsOrigins } from '../../core/security/cors-origins.js';
 
-/** Kubelet and load-balancer probes address the pod's IP: health answers whatever the Host. */
-const EXEMPT = /^\/api\/agent-server\/health(\/ready)?\/?$/;
+/**
+ * Kubelet and load-balancer probes address the pod's IP: health answers
+ * whatever the Host. The OAuth callback and client metadata document are
+ * reached at PUBLIC_URL, which a proxy may forward under another Host; the
+ * callback's credential is its single-use state, and both only read.
+ */
+const EXEMPT = /^\/api\/agent-server\/health(\/ready)?\/?$|^\/oauth\/(callback|client-metadata\.json)$/;
 /** The configuration API, where a browser's cross-site request could change something. */
 const CONFIGURATION = '/api/agent-server/';
 /** The Agent Protocol door: it changes threads, runs, assistants and the store. */

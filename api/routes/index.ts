@@ -8,6 +8,7 @@ import { docsRoutes } from './docs.routes.js';
 import { evalRoutes } from './evals.routes.js';
 import { healthRoutes } from './health.routes.js';
 import { mcpServerRoutes } from './mcp-servers.routes.js';
+import { oauthRoutes } from './oauth.routes.js';
 import { modelRoutes } from './models.routes.js';
 import { projectRoutes } from './projects.routes.js';
 import { promptRoutes } from './prompts.routes.js';
@@ -36,6 +37,7 @@ export function buildRouters(deps: AppDeps): ApiRouter[] {
     virtualKeyUsageRoutes(deps),
     modelRoutes(deps),
     mcpServerRoutes(deps),
+    oauthRoutes(deps),
     agentRoutes(deps),
     skillRoutes(deps),
     promptRoutes(deps),

@@ -1,4 +1,5 @@
 import Joi from 'joi';
+import type { McpOAuthConfig } from '../../core/mcp/oauth/config.js';
 import {
   idParams,
   name,
@@ -26,6 +27,34 @@ const endpoint = Joi.string()
   .max(2_048);
 const transport = Joi.string().valid('streamable_http', 'sse');
 
+const scopeToken = Joi.string().pattern(/^[\x21\x23-\x5B\x5D-\x7E]{1,200}$/, 'scope token');
+/** OAuth settings of the server's authorization server; every field optional (see docs/mcp-authorization.md). */
+export const oauthSettings = Joi.object({
+  client_id: Joi.string()
+    .max(2_048)
+    .pattern(/^[^\r\n\0]*$/, 'single line'),
+  client_secret: Joi.string()
+    .max(8_192)
+    .pattern(/^[^\r\n\0]*$/, 'single line')
+    .messages({ 'string.pattern.name': '{{#label}} must be a single line without NUL characters' })
+    .description('write-only: comes back as "[redacted]"; sending "[redacted]" back keeps the stored one'),
+  scopes: Joi.array().items(scopeToken).max(50),
+  token_endpoint_auth_method: Joi.string().valid(
+    'client_secret_basic',
+    'client_secret_post',
+    'none',
+    'private_key_jwt',
+  ),
+  grant: Joi.string().valid('authorization_code', 'client_credentials'),
+})
+  .with('client_secret', 'client_id')
+  .when(Joi.object({ grant: Joi.valid('client_credentials').required() }).unknown(), {
+    then: Joi.object({ client_id: Joi.required(), client_secret: Joi.required() }),
+  });
+const perUserTokens = Joi.boolean().description(
+  'each end user authorizes on their own (POST …/authorize with end_user_id) instead of the project once',
+);
+
 export const mcpServerCreate = {
   query: Joi.object(projectQuery),
   body: Joi.object({
@@ -33,6 +62,8 @@ export const mcpServerCreate = {
     endpoint: endpoint.required(),
     headers: headers.default({}),
     transport: transport.default('streamable_http'),
+    oauth: oauthSettings.allow(null),
+    per_user_tokens: perUserTokens.default(false),
   }).required(),
 };
 export const mcpServerList = { query: Joi.object({ ...projectQuery, ...pagination }) };
@@ -40,7 +71,14 @@ export const mcpServerGet = { params: idParams, query: Joi.object(optionalProjec
 export const mcpServerUpdate = {
   params: idParams,
   query: Joi.object(optionalProjectQuery),
-  body: Joi.object({ name, endpoint: sentBackUri(endpoint), headers, transport })
+  body: Joi.object({
+    name,
+    endpoint: sentBackUri(endpoint),
+    headers,
+    transport,
+    oauth: oauthSettings.allow(null),
+    per_user_tokens: perUserTokens,
+  })
     .min(1)
     .required(),
 };
@@ -52,8 +90,21 @@ export interface McpServerCreateBody {
   endpoint: string;
   headers: Record<string, string>;
   transport: 'streamable_http' | 'sse';
+  oauth?: McpOAuthConfig | null;
+  per_user_tokens: boolean;
 }
 export type McpServerUpdateBody = Partial<McpServerCreateBody>;
+
+const mcpAuthorizationView = Joi.object({
+  status: Joi.string()
+    .valid('not_configured', 'unauthorized', 'authorized')
+    .description(
+      "the project's own credentials: not_configured (the server never asked for authorization and has no OAuth " +
+        'settings), unauthorized (POST …/authorize to start), authorized',
+    ),
+  scopes: Joi.array().items(Joi.string()),
+  expires_at: Joi.string().isoDate().allow(null),
+});
 
 export const mcpServerResponse = Joi.object({
   id: uuid,
@@ -70,6 +121,11 @@ export const mcpServerResponse = Joi.object({
         'a known key format such as "sk-…", a URL with credentials, a random-looking token of 20+ characters)',
     ),
   transport: transport,
+  oauth: oauthSettings
+    .allow(null)
+    .description('the OAuth settings; client_secret comes back as "[redacted]"'),
+  per_user_tokens: Joi.boolean(),
+  authorization: mcpAuthorizationView,
   created_at: timestamp,
   updated_at: timestamp,
 });
@@ -79,3 +135,24 @@ export const mcpInspectResponse = Joi.object({
     Joi.object({ name: Joi.string(), description: Joi.string(), input_schema: Joi.object() }),
   ),
 });
+
+export const mcpServerAuthorize = {
+  params: idParams,
+  query: Joi.object(optionalProjectQuery),
+  body: Joi.object({
+    end_user_id: Joi.string().min(1).max(256).description('only for a server with per_user_tokens'),
+  }).default({}),
+};
+export interface McpServerAuthorizeBody {
+  end_user_id?: string;
+}
+export const mcpServerAuthorizeResponse = Joi.object({
+  authorization_url: Joi.string().description('the URL a person opens to authorize'),
+  status: Joi.string()
+    .valid('authorized')
+    .description('a token was obtained without anyone (client_credentials, refresh)'),
+});
+export const mcpServerDeauthorize = {
+  params: idParams,
+  query: Joi.object({ ...optionalProjectQuery, end_user_id: Joi.string().min(1).max(256) }),
+};

@@ -1,5 +1,7 @@
 import { listMcpTools, type McpServerConnection, type McpToolInfo } from '../../core/mcp/mcp-client.js';
-import { McpConnectionError } from '../../core/mcp/errors.js';
+import { McpAuthorizationRequired, McpConnectionError } from '../../core/mcp/errors.js';
+import { mcpOAuthProvider, oauthConfigOf, type McpOAuthConfig } from '../../core/mcp/oauth/index.js';
+import { McpOAuthRepository } from '../../core/repositories/mcp-oauth.repository.js';
 import { redactHeaders, type SecretBox } from '../../core/crypto/secrets.js';
 import type { Db } from '../../core/db/knex.js';
 import {
@@ -26,8 +28,18 @@ export interface McpServer {
   endpoint: string;
   headers: Record<string, string>;
   transport: 'streamable_http' | 'sse';
+  oauth: McpOAuthConfig | null;
+  per_user_tokens: boolean;
+  authorization: McpAuthorizationView;
   created_at: string;
   updated_at: string;
+}
+
+/** The project's own OAuth credentials for a server, as the API shows them (never a token). */
+export interface McpAuthorizationView {
+  status: 'not_configured' | 'unauthorized' | 'authorized';
+  scopes?: string[];
+  expires_at?: string | null;
 }
 
 const REDACTED = '[redacted]';
@@ -36,19 +48,39 @@ const nameTaken = () =>
 
 export class McpServersService {
   private readonly repo: McpServersRepository;
+  private readonly oauthRepo: McpOAuthRepository;
 
   constructor(
     private readonly db: Db,
     private readonly secrets: SecretBox,
+    /** PUBLIC_URL: where authorization servers send people back. */
+    private readonly publicUrl = 'http://127.0.0.1:6060',
   ) {
     this.repo = new McpServersRepository(db);
+    this.oauthRepo = new McpOAuthRepository(db);
   }
 
   private headersOf(row: DbMcpServer): Record<string, string> {
     return row.headers_enc ? this.secrets.decryptJson<Record<string, string>>(row.headers_enc) : {};
   }
 
-  private present(row: DbMcpServer): McpServer {
+  private oauthOf(row: DbMcpServer): McpOAuthConfig | null {
+    return oauthConfigOf({ secrets: this.secrets }, row);
+  }
+
+  private async authorizationOf(row: DbMcpServer): Promise<McpAuthorizationView> {
+    const creds = await this.oauthRepo.credentials(row.id, '');
+    if (creds?.tokens_enc)
+      return {
+        status: 'authorized',
+        ...(creds.scopes ? { scopes: creds.scopes.split(' ').filter(Boolean) } : {}),
+        expires_at: creds.expires_at?.toISOString() ?? null,
+      };
+    return { status: creds || row.oauth_enc ? 'unauthorized' : 'not_configured' };
+  }
+
+  private async present(row: DbMcpServer): Promise<McpServer> {
+    const oauth = this.oauthOf(row);
     return {
       id: row.id,
       project_id: row.project_id,
@@ -57,6 +89,12 @@ export class McpServersService {
       endpoint: redactUrl(row.endpoint),
       headers: redactHeaders(this.headersOf(row)),
       transport: row.transport,
+      oauth: oauth && {
+        ...oauth,
+        ...(oauth.client_secret !== undefined ? { client_secret: REDACTED } : {}),
+      },
+      per_user_tokens: row.per_user_tokens,
+      authorization: await this.authorizationOf(row),
       created_at: row.created_at.toISOString(),
       updated_at: row.updated_at.toISOString(),
     };
@@ -77,6 +115,8 @@ export class McpServersService {
         endpoint: body.endpoint,
         transport: body.transport,
         headers_enc: this.secrets.encryptJson(body.headers),
+        oauth_enc: body.oauth ? this.secrets.encryptJson(checkedOAuth(body.oauth)) : null,
+        per_user_tokens: body.per_user_tokens,
       });
       return this.present(row);
     } catch (err) {
@@ -87,7 +127,7 @@ export class McpServersService {
 
   async list(projectId: string, page: Page): Promise<McpServer[]> {
     await requireProject(this.db, projectId);
-    return (await this.repo.list(projectId, page)).map((r) => this.present(r));
+    return Promise.all((await this.repo.list(projectId, page)).map((r) => this.present(r)));
   }
 
   async get(id: string, projectId?: string): Promise<McpServer> {
@@ -123,6 +163,8 @@ export class McpServersService {
         ...(endpoint !== undefined ? { endpoint } : {}),
         ...(body.transport !== undefined ? { transport: body.transport } : {}),
         ...(headersEnc !== undefined ? { headers_enc: headersEnc } : {}),
+        ...(body.oauth !== undefined ? { oauth_enc: this.nextOAuth(current, body.oauth) } : {}),
+        ...(body.per_user_tokens !== undefined ? { per_user_tokens: body.per_user_tokens } : {}),
       });
       if (!row) throw new NotFoundError('mcp server');
       return this.present(row);
@@ -130,6 +172,22 @@ export class McpServersService {
       if (isUniqueViolation(err)) throw nameTaken();
       throw err;
     }
+  }
+
+  /** `oauth` as sent on update: replaces the settings; a client_secret sent back as "[redacted]" keeps the stored one. */
+  private nextOAuth(current: DbMcpServer, sent: McpOAuthConfig | null): string | null {
+    if (sent === null) return null;
+    const stored = this.oauthOf(current);
+    const next = { ...sent };
+    if (next.client_secret === REDACTED) {
+      if (stored?.client_secret === undefined)
+        throw ValidationError.field(
+          'oauth.client_secret',
+          '"[redacted]" keeps a stored secret, and there is none',
+        );
+      next.client_secret = stored.client_secret;
+    }
+    return this.secrets.encryptJson(checkedOAuth(next));
   }
 
   async delete(id: string, projectId?: string): Promise<void> {
@@ -144,10 +202,15 @@ export class McpServersService {
     await this.repo.delete(id);
   }
 
-  /** Decrypted connection settings, for the tool activities and inspect. */
+  /** Decrypted connection settings with the project's own OAuth credentials, for inspect. */
   async connection(id: string, projectId?: string): Promise<McpServerConnection> {
     const row = await this.row(id, projectId);
-    return { endpoint: row.endpoint, transport: row.transport, headers: this.headersOf(row) };
+    return {
+      endpoint: row.endpoint,
+      transport: row.transport,
+      headers: this.headersOf(row),
+      auth: mcpOAuthProvider({ db: this.db, secrets: this.secrets, publicUrl: this.publicUrl }, row, null),
+    };
   }
 
   async inspect(id: string, projectId?: string): Promise<{ tools: McpToolInfo[] }> {
@@ -155,6 +218,11 @@ export class McpServersService {
     try {
       return { tools: await listMcpTools(conn, { timeoutMs: 10_000 }) };
     } catch (err) {
+      if (err instanceof McpAuthorizationRequired)
+        throw new ConflictError({
+          reason: 'the MCP server needs authorization: a person opens authorization_url',
+          authorization_url: err.authorizationUrl,
+        });
       if (err instanceof McpConnectionError) throw new BadGatewayError({ reason: err.message });
       // The server's egress policy refuses the endpoint: a 4xx, retrying cannot help.
       if (err instanceof EgressDeniedError)
@@ -162,4 +230,19 @@ export class McpServersService {
       throw err;
     }
   }
+}
+
+/** Settings the joi schema cannot judge alone. */
+function checkedOAuth(config: McpOAuthConfig): McpOAuthConfig {
+  if (config.token_endpoint_auth_method === 'private_key_jwt')
+    throw ValidationError.field(
+      'oauth.token_endpoint_auth_method',
+      'private_key_jwt needs a signing key, which cannot be configured here; use client_secret_basic, client_secret_post or none',
+    );
+  if (config.client_secret && config.token_endpoint_auth_method === 'none')
+    throw ValidationError.field(
+      'oauth.token_endpoint_auth_method',
+      '"none" sends no client_secret: leave the secret out or choose client_secret_basic or client_secret_post',
+    );
+  return config;
 }

@@ -63,7 +63,12 @@ export const envSchema = Joi.object({
   SECRETS_KEY_PREVIOUS: base64Key32,
   ...connectionSchemaKeys,
   ADMIN_TOKEN: Joi.string().min(16).max(512),
-  PUBLIC_URL: Joi.string().uri({ scheme: ['http', 'https'] }),
+  // Also where authorization servers send people back (/oauth/callback): no query or fragment.
+  PUBLIC_URL: Joi.string()
+    .uri({ scheme: ['http', 'https'] })
+    .max(2_048)
+    .pattern(/^[^?#]*$/, 'without query or fragment')
+    .messages({ 'string.pattern.name': '{{#label}} must be an http(s) URL without a query or fragment' }),
   ALLOWED_HOSTS: Joi.string().custom((value: string, helpers) => {
     try {
       parseAllowedHostsList(value);

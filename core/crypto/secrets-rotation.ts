@@ -9,11 +9,14 @@ import type { SecretBox } from './secrets.js';
  * old key: test/integration/secrets-rotation.test.ts compares this list with
  * the schema's `*_enc` columns.
  */
-export const ENCRYPTED_COLUMNS: ReadonlyArray<{ table: string; columns: readonly string[] }> = [
+export const ENCRYPTED_COLUMNS: ReadonlyArray<{ table: string; columns: readonly string[]; key?: string }> = [
   { table: 'providers', columns: ['api_key_enc', 'headers_enc'] },
-  { table: 'mcp_servers', columns: ['headers_enc'] },
+  { table: 'mcp_servers', columns: ['headers_enc', 'oauth_enc'] },
   { table: 'webhooks', columns: ['secret_enc'] },
   { table: 'run_webhooks', columns: ['secret_enc'] },
+  { table: 'mcp_oauth_credentials', columns: ['client_info_enc', 'tokens_enc'] },
+  // Flows live ten minutes, but one open across a rotation must still complete.
+  { table: 'mcp_oauth_flows', columns: ['code_verifier_enc'], key: 'state_hash' },
 ];
 
 export interface ColumnCounts {
@@ -65,9 +68,9 @@ export async function rotateSecrets(
       'Neither SECRETS_KEY nor SECRETS_KEY_PREVIOUS matches the key this database was set up with: nothing was changed',
     );
   const report: RotationReport = { columns: {}, undecryptable: [], check: 'absent' };
-  for (const { table, columns } of ENCRYPTED_COLUMNS) {
+  for (const { table, columns, key } of ENCRYPTED_COLUMNS) {
     for (const column of columns) report.columns[`${table}.${column}`] = zeroCounts();
-    await rotateTable(db, box, table, columns, report, options);
+    await rotateTable(db, box, { table, key: key ?? 'id' }, columns, report, options);
   }
   report.check = await rotateCheckValue(db, box, report.undecryptable.length > 0);
   return report;
@@ -75,12 +78,14 @@ export async function rotateSecrets(
 
 const zeroCounts = (): ColumnCounts => ({ reEncrypted: 0, alreadyCurrent: 0, undecryptable: 0 });
 
-type Row = Record<string, string | null> & { id: string };
+type Row = Record<string, string | null>;
+/** A table and its primary key column. */
+type Target = { table: string; key: string };
 
 async function rotateTable(
   db: Db,
   box: SecretBox,
-  table: string,
+  target: Target,
   columns: readonly string[],
   report: RotationReport,
   options: RotationOptions,
@@ -89,9 +94,9 @@ async function rotateTable(
   let after: string | undefined;
   for (;;) {
     // Counted per batch and added once it has committed: a failed batch changes nothing.
-    const batch = await db.transaction((trx) => rotateBatch(trx, box, table, columns, after, batchSize));
+    const batch = await db.transaction((trx) => rotateBatch(trx, box, target, columns, after, batchSize));
     for (const [column, counts] of Object.entries(batch.counts)) {
-      const total = report.columns[`${table}.${column}`]!;
+      const total = report.columns[`${target.table}.${column}`]!;
       total.reEncrypted += counts.reEncrypted;
       total.alreadyCurrent += counts.alreadyCurrent;
       total.undecryptable += counts.undecryptable;
@@ -105,7 +110,7 @@ async function rotateTable(
 async function rotateBatch(
   trx: Knex.Transaction,
   box: SecretBox,
-  table: string,
+  { table, key }: Target,
   columns: readonly string[],
   after: string | undefined,
   batchSize: number,
@@ -115,14 +120,14 @@ async function rotateBatch(
   last: string | undefined;
 }> {
   const query = trx(table)
-    .select('id', ...columns)
+    .select(key, ...columns)
     .where((q) => {
       for (const column of columns) void q.orWhereNotNull(column);
     })
-    .orderBy('id')
+    .orderBy(key)
     .limit(batchSize)
     .forUpdate();
-  if (after !== undefined) void query.andWhere('id', '>', after);
+  if (after !== undefined) void query.andWhere(key, '>', after);
   const rows = (await query) as Row[];
   const counts = Object.fromEntries(columns.map((c) => [c, zeroCounts()]));
   const undecryptable: RotationReport['undecryptable'] = [];
@@ -134,7 +139,7 @@ async function rotateBatch(
       const opened = box.tryOpen(stored);
       if (!opened) {
         counts[column]!.undecryptable++;
-        undecryptable.push({ table, id: row.id, column });
+        undecryptable.push({ table, id: row[key]!, column });
       } else if (opened.key === 'current') {
         counts[column]!.alreadyCurrent++;
       } else {
@@ -143,9 +148,9 @@ async function rotateBatch(
       }
     }
     // updated_at is left alone: what the value means has not changed.
-    if (Object.keys(patch).length > 0) await trx(table).where({ id: row.id }).update(patch);
+    if (Object.keys(patch).length > 0) await trx(table).where(key, row[key]!).update(patch);
   }
-  return { counts, undecryptable, last: rows.length === batchSize ? rows.at(-1)!.id : undefined };
+  return { counts, undecryptable, last: rows.length === batchSize ? rows.at(-1)![key]! : undefined };
 }
 
 /**

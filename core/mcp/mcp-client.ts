@@ -2,12 +2,17 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ElicitRequestSchema, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ElicitRequestSchema,
+  type ElicitRequest,
+  type ElicitResult,
+} from '@modelcontextprotocol/sdk/types.js';
 import { egressFetch, egressRefusal } from '../security/egress-agent.js';
 import { findEgressDenial } from '../security/egress-policy.js';
 import { headerSecrets, redactSecretValues, redactText, redactUrl, urlSecrets } from '../security/redact.js';
 import { mcpSpan } from '../telemetry/tool-spans.js';
-import { McpConnectionError } from './errors.js';
+import { McpAuthorizationRequired, McpConnectionError } from './errors.js';
+import { MAX_AUTHORIZATION_ATTEMPTS, type McpOAuthProvider } from './oauth/provider.js';
 
 export type McpTransportKind = 'streamable_http' | 'sse';
 
@@ -16,6 +21,12 @@ export interface McpServerConnection {
   transport: McpTransportKind;
   /** Decrypted header values; never logged. */
   headers: Record<string, string>;
+  /**
+   * OAuth for this server and end user: the transport sends its token and,
+   * on a 401 or a 403 insufficient_scope, runs the SDK's authorization. When
+   * that needs a person, withMcpClient throws McpAuthorizationRequired.
+   */
+  auth?: McpOAuthProvider;
 }
 
 export interface McpToolInfo {
@@ -38,10 +49,14 @@ const ELICITATION = { elicitation: { form: { applyDefaults: true }, url: {} } };
 
 function makeTransport(conn: McpServerConnection): Transport {
   const url = new URL(conn.endpoint);
+  // Discovery, registration and token requests go through the same egress policy as MCP traffic.
+  const fetchFn = conn.auth ? conn.auth.wrapFetch(egressFetch) : egressFetch;
+  const auth = conn.auth ? { authProvider: conn.auth } : {};
   if (conn.transport === 'sse') {
     return new SSEClientTransport(url, {
+      ...auth,
       requestInit: { headers: conn.headers },
-      fetch: egressFetch,
+      fetch: fetchFn,
       // The SSE GET goes through eventsource's fetch; give it our headers too.
       eventSourceInit: {
         fetch: (input, init) =>
@@ -53,8 +68,9 @@ function makeTransport(conn: McpServerConnection): Transport {
     });
   }
   return new StreamableHTTPClientTransport(url, {
+    ...auth,
     requestInit: { headers: conn.headers },
-    fetch: egressFetch,
+    fetch: fetchFn,
   });
 }
 
@@ -63,8 +79,29 @@ function makeTransport(conn: McpServerConnection): Transport {
  * (a server or a proxy may echo it in an error): credential header values
  * and the endpoint's own credentials.
  */
-export function connectionSecrets(conn: Pick<McpServerConnection, 'endpoint' | 'headers'>): string[] {
-  return [...headerSecrets(conn.headers), ...urlSecrets(conn.endpoint)];
+export function connectionSecrets(
+  conn: Pick<McpServerConnection, 'endpoint' | 'headers'> & { auth?: McpOAuthProvider | undefined },
+): string[] {
+  return [...headerSecrets(conn.headers), ...urlSecrets(conn.endpoint), ...(conn.auth?.secrets() ?? [])];
+}
+
+/**
+ * What the provider learnt while the SDK failed: the server wants a person
+ * to authorize (McpAuthorizationRequired), or it kept refusing the scopes
+ * it was granted (McpConnectionError); undefined when neither.
+ */
+function authorizationOutcome(conn: McpServerConnection): Error | undefined {
+  const auth = conn.auth;
+  if (!auth) return undefined;
+  if (auth.refusedScope !== undefined)
+    return new McpConnectionError(
+      `the MCP server at ${redactUrl(conn.endpoint)} keeps refusing the scopes granted` +
+        `${auth.refusedScope ? ` (${auth.refusedScope})` : ''}: authorized ${MAX_AUTHORIZATION_ATTEMPTS} times ` +
+        "without being let in, so no further authorization is asked for; check the server's scope configuration",
+    );
+  if (auth.authorizationUrl)
+    return new McpAuthorizationRequired(auth.serverId, auth.endUserId || null, auth.authorizationUrl.href);
+  return undefined;
 }
 
 /** An SDK error's text with `secrets` and credential-shaped text removed (the error itself when nothing changed). */
@@ -98,6 +135,10 @@ export function describeFailure(err: unknown, secrets: readonly string[] = []): 
  * session with a best-effort DELETE). Connection failures become
  * McpConnectionError, a destination the egress policy refuses throws
  * EgressDeniedError; an abort of `signal` rethrows the signal's reason.
+ * With `conn.auth`: a server that wants authorization a person must give
+ * (on connecting or on any request, a step-up included) throws
+ * McpAuthorizationRequired with the URL to open; one that keeps refusing
+ * the scopes granted (MAX_AUTHORIZATION_ATTEMPTS) throws McpConnectionError.
  */
 export async function withMcpClient<T>(
   conn: McpServerConnection,
@@ -117,6 +158,8 @@ export async function withMcpClient<T>(
   } catch (err) {
     await client.close().catch(() => undefined);
     opts.signal?.throwIfAborted();
+    const needsAuth = authorizationOutcome(conn);
+    if (needsAuth) throw needsAuth;
     // Refused by EGRESS_ALLOW / EGRESS_DENY: trying again cannot help, so not an McpConnectionError.
     // (The SSE transport flattens the connector's error into a message: ask the policy itself.)
     const denied = findEgressDenial(err) ?? (await egressRefusal(conn.endpoint));
@@ -126,9 +169,11 @@ export async function withMcpClient<T>(
     );
   }
   try {
-    return await fn(client);
+    const result = await fn(client);
+    await conn.auth?.accepted().catch(() => undefined);
+    return result;
   } catch (err) {
-    throw scrubError(err, connectionSecrets(conn));
+    throw authorizationOutcome(conn) ?? scrubError(err, connectionSecrets(conn));
   } finally {
     if (transport instanceof StreamableHTTPClientTransport && transport.sessionId) {
       // Servers keep per-session state until told otherwise; do not wait long for it.

@@ -145,8 +145,8 @@ describe('rotating SECRETS_KEY', () => {
   /** Every stored encrypted value, to compare before and after. */
   async function storedValues(): Promise<string[]> {
     const values: string[] = [];
-    for (const { table, columns } of ENCRYPTED_COLUMNS)
-      for (const row of (await db(table).select(columns).orderBy('id')) as Array<
+    for (const { table, columns, key } of ENCRYPTED_COLUMNS)
+      for (const row of (await db(table).select(columns).orderBy(key ?? 'id')) as Array<
         Record<string, string | null>
       >)
         for (const c of columns) if (row[c]) values.push(row[c]);
@@ -197,6 +197,10 @@ describe('rotating SECRETS_KEY', () => {
       'mcp_servers.headers_enc': { reEncrypted: 2, alreadyCurrent: 1, undecryptable: 1 },
       'webhooks.secret_enc': { reEncrypted: 2, alreadyCurrent: 1, undecryptable: 0 },
       'run_webhooks.secret_enc': { reEncrypted: 0, alreadyCurrent: 0, undecryptable: 0 },
+      'mcp_servers.oauth_enc': { reEncrypted: 0, alreadyCurrent: 0, undecryptable: 0 },
+      'mcp_oauth_credentials.client_info_enc': { reEncrypted: 0, alreadyCurrent: 0, undecryptable: 0 },
+      'mcp_oauth_credentials.tokens_enc': { reEncrypted: 0, alreadyCurrent: 0, undecryptable: 0 },
+      'mcp_oauth_flows.code_verifier_enc': { reEncrypted: 0, alreadyCurrent: 0, undecryptable: 0 },
     });
     expect(first.undecryptable).toEqual([{ table: 'mcp_servers', id: lost!.id, column: 'headers_enc' }]);
     expect(first.check).toBe('left under the previous key');
@@ -217,6 +221,10 @@ describe('rotating SECRETS_KEY', () => {
       'mcp_servers.headers_enc': { reEncrypted: 0, alreadyCurrent: 3, undecryptable: 0 },
       'webhooks.secret_enc': { reEncrypted: 0, alreadyCurrent: 3, undecryptable: 0 },
       'run_webhooks.secret_enc': { reEncrypted: 0, alreadyCurrent: 0, undecryptable: 0 },
+      'mcp_servers.oauth_enc': { reEncrypted: 0, alreadyCurrent: 0, undecryptable: 0 },
+      'mcp_oauth_credentials.client_info_enc': { reEncrypted: 0, alreadyCurrent: 0, undecryptable: 0 },
+      'mcp_oauth_credentials.tokens_enc': { reEncrypted: 0, alreadyCurrent: 0, undecryptable: 0 },
+      'mcp_oauth_flows.code_verifier_enc': { reEncrypted: 0, alreadyCurrent: 0, undecryptable: 0 },
     });
     expect(second.check).toBe('rotated');
     await expectReadable(mid, [...underA, underB]);
@@ -234,8 +242,12 @@ describe('rotating SECRETS_KEY', () => {
       'providers.api_key_enc: 0 re-encrypted, 3 already under SECRETS_KEY',
       'providers.headers_enc: 0 re-encrypted, 3 already under SECRETS_KEY',
       'mcp_servers.headers_enc: 0 re-encrypted, 3 already under SECRETS_KEY',
+      'mcp_servers.oauth_enc: 0 re-encrypted, 0 already under SECRETS_KEY',
       'webhooks.secret_enc: 0 re-encrypted, 3 already under SECRETS_KEY',
       'run_webhooks.secret_enc: 0 re-encrypted, 0 already under SECRETS_KEY',
+      'mcp_oauth_credentials.client_info_enc: 0 re-encrypted, 0 already under SECRETS_KEY',
+      'mcp_oauth_credentials.tokens_enc: 0 re-encrypted, 0 already under SECRETS_KEY',
+      'mcp_oauth_flows.code_verifier_enc: 0 re-encrypted, 0 already under SECRETS_KEY',
       'secrets check: already current',
       'rotation finished: remove SECRETS_KEY_PREVIOUS from every api and worker, then restart them',
     ]);

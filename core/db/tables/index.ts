@@ -17,6 +17,8 @@ import type { PromptLabelsTable } from './prompt-labels.js';
 import type { PromptLabelMovesTable } from './prompt-label-moves.js';
 import type { SchemasTable } from './schemas.js';
 import type { McpServersTable } from './mcp-servers.js';
+import type { McpOAuthCredentialsTable } from './mcp-oauth-credentials.js';
+import type { McpOAuthFlowsTable } from './mcp-oauth-flows.js';
 import type { AgentsTable } from './agents.js';
 import type { AgentMcpServersTable } from './agent-mcp-servers.js';
 import type { ConversationsTable } from './conversations.js';
@@ -54,6 +56,8 @@ export * from './prompt-label-moves.js';
 export * from './schemas.js';
 export * from './mcp-servers.js';
 export * from './agents.js';
+export * from './mcp-oauth-credentials.js';
+export * from './mcp-oauth-flows.js';
 export * from './agent-mcp-servers.js';
 // agent-versions.ts registers its table with Knex itself.
 export * from './agent-versions.js';
@@ -100,6 +104,8 @@ declare module 'knex/types/tables.js' {
     mcp_servers: McpServersTable;
     agents: AgentsTable;
     agent_mcp_servers: AgentMcpServersTable;
+    mcp_oauth_credentials: McpOAuthCredentialsTable;
+    mcp_oauth_flows: McpOAuthFlowsTable;
     conversations: ConversationsTable;
     threads: ThreadsTable;
     messages: MessagesTable;
