@@ -165,7 +165,8 @@ export function describeResult(r: ScenarioResult, verbose = false): string {
   }
   if (verbose) {
     for (const c of r.checks) {
-      const details = c.status === 'FAILURE' || c.status === 'WARNING' ? ` ${JSON.stringify(c.details ?? {})}` : '';
+      const details =
+        c.status === 'FAILURE' || c.status === 'WARNING' ? ` ${JSON.stringify(c.details ?? {})}` : '';
       lines.push(`  ${c.status} ${c.id}: ${c.errorMessage ?? c.description}${details}`);
     }
     lines.push(r.adapterOutput.trimEnd());
