@@ -16,6 +16,9 @@ export class UnexpectedAnswer extends Error {
   override name = 'UnexpectedAnswer';
 }
 
+/** No call of the adapter should take longer; a turn that waits returns paused well within it. */
+const REQUEST_TIMEOUT_MS = Number(process.env.CONFORMANCE_REQUEST_TIMEOUT_MS ?? 30_000);
+
 export class PlatformClient {
   constructor(
     private readonly baseUrl: string,
@@ -31,6 +34,7 @@ export class PlatformClient {
     const url = `${this.baseUrl}/api/agent-server${route}${separator}project_id=${this.projectId}`;
     const res = await fetch(url, {
       method,
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
       headers: body === undefined ? {} : { 'content-type': 'application/json' },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });

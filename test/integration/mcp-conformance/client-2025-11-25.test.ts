@@ -58,6 +58,9 @@ describe.skipIf(noTemporal())(`MCP conformance: client scenarios required by ${R
       CONFORMANCE_PROJECT_ID: world.fx.projectId,
       CONFORMANCE_MODEL_ID: world.fx.modelId,
       CONFORMANCE_PROMPT_ID: prompt.id,
+      // The adapter gives up (saying where the run stood) before the suite kills it.
+      CONFORMANCE_TURN_TIMEOUT_MS: String(ADAPTER_TIMEOUT_MS - 4_000),
+      CONFORMANCE_REQUEST_TIMEOUT_MS: String(ADAPTER_TIMEOUT_MS - 4_000),
     };
   });
 
