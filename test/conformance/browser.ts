@@ -39,7 +39,7 @@ export class Browser {
       }
       const body = await res.text();
       if (res.status >= 400)
-        throw new Error(`the browser got ${res.status} from ${current}: ${body.slice(0, 500)}`);
+        throw new Error(`the browser got ${res.status} from ${current}: ${visibleText(body).slice(0, 500)}`);
       return { finalUrl: current, status: res.status, hops };
     }
     throw new Error(`more than ${MAX_HOPS} redirects opening ${url}: ${hops.join(' -> ')}`);
@@ -84,4 +84,14 @@ export class Browser {
     }
     this.cookies.set(host, jar);
   }
+}
+
+/** What a person would read on an HTML page (tags, styles and scripts dropped); other bodies as they are. */
+function visibleText(body: string): string {
+  if (!/^\s*</.test(body)) return body;
+  return body
+    .replace(/<(style|script|title)[^>]*>[\s\S]*?<\/\1>/gi, ' ')
+    .replace(/<[^>]+>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
 }
