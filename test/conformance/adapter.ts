@@ -54,11 +54,23 @@ function readSettings(): Settings {
   };
 }
 
-/** `oauth` of the MCP server, when the scenario hands us a client registered beforehand. */
-function preRegisteredClient(context: Record<string, unknown>): Record<string, unknown> | undefined {
+/**
+ * `oauth` of the MCP server, when the scenario hands us a client registered
+ * beforehand: as its operator would configure it, a machine-to-machine
+ * client (the client-credentials scenarios) with `grant: client_credentials`.
+ * The settings have no place for a private key, so a client that must sign
+ * its assertions (`private_key_jwt`) is registered by its id alone.
+ */
+function preRegisteredClient(
+  scenario: string,
+  context: Record<string, unknown>,
+): Record<string, unknown> | undefined {
   if (typeof context.client_id !== 'string') return undefined;
   const oauth: Record<string, unknown> = { client_id: context.client_id };
-  if (typeof context.client_secret === 'string') oauth.client_secret = context.client_secret;
+  if (typeof context.client_secret === 'string') {
+    oauth.client_secret = context.client_secret;
+    if (scenario.startsWith('auth/client-credentials')) oauth.grant = 'client_credentials';
+  }
   if (typeof context.token_endpoint_auth_method === 'string')
     oauth.token_endpoint_auth_method = context.token_endpoint_auth_method;
   return oauth;
@@ -84,7 +96,7 @@ function log(message: string): void {
 }
 
 async function registerServer(s: Settings): Promise<string> {
-  const oauth = preRegisteredClient(s.context);
+  const oauth = preRegisteredClient(s.scenario, s.context);
   const server = await s.api.expectOk<{ id: string }>('POST', '/mcp-servers', {
     name: `conformance ${s.scenario} ${randomUUID().slice(0, 8)}`,
     endpoint: s.serverUrl,
