@@ -322,8 +322,88 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Connect with the MCP SDK and list the server's tools (502 saying why when it cannot) */
+        /**
+         * Connect with the MCP SDK and list the server's tools (502 saying why when it cannot)
+         * @description With the project's own OAuth credentials. A server that needs authorization answers 409 with `{reason, authorization_url}`: a person opens the URL, then inspect works.
+         */
         post: operations["postApiAgentServerMcpServersIdInspect"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agent-server/mcp-servers/{id}/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start OAuth authorization with the MCP server
+         * @description Discovers the server's authorization server (RFC 9728, RFC 8414), registers or uses the configured client, and answers `{authorization_url}` for a person to open (the authorization server sends them to `/oauth/callback`), or `{status: "authorized"}` when a token came without anyone (client_credentials, or a refresh). `end_user_id` only for a server with `per_user_tokens`. 409 when the server does not use OAuth, 502 when discovery or the authorization server fails.
+         */
+        post: operations["postApiAgentServerMcpServersIdAuthorize"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agent-server/mcp-servers/{id}/authorization": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Forget the OAuth tokens held for the MCP server (revoked at the authorization server when it can)
+         * @description The project's own credentials, or an end user's (`end_user_id`, for a server with `per_user_tokens`). Revocation (RFC 7009) is best effort; the credentials are deleted either way.
+         */
+        delete: operations["deleteApiAgentServerMcpServersIdAuthorization"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where an authorization server sends a person back after authorizing an MCP server
+         * @description Completes the authorization started by POST /api/agent-server/mcp-servers/{id}/authorize (or by a run that met a server needing authorization): `state` names the flow (single use, 10 minutes), `iss` (RFC 9207) must name its authorization server, `code` is exchanged with PKCE. Answers a small HTML page; 400 for an unknown, used or expired state or a wrong issuer.
+         */
+        get: operations["getOauthCallback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/client-metadata.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Our OAuth Client ID Metadata Document (its URL is our client_id where supported) */
+        get: operations["getOauthClientMetadataJson"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1126,6 +1206,26 @@ export interface paths {
          * @description A call of one of the agent's `non_idempotent_tools` whose worker died mid-call is not repeated blindly: the run waits with status `awaiting_decision` and `pause.details` naming the call. `retry` calls the tool again; `supply` answers the call with `result` and the turn goes on. The agent's `decision_timeout_ms` fails the call when no decision comes. 409 unless the run waits for a decision.
          */
         post: operations["postApiAgentServerRunsRunIdDecision"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agent-server/runs/{run_id}/input": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Answer the question an MCP server asked during a tool call
+         * @description An MCP server may ask the user something during a call (elicitation): the run waits with status `awaiting_input` and `pause.details` holding the `message` and, for a form, its `requested_schema` (for a page to open, its `url`). `accept` answers with `content`, validated against the schema after its defaults fill what is left out (400 naming the field); `decline` and `cancel` say the person would not. The call goes on; the agent's `input_timeout_ms` declines when no answer comes. 409 unless the run waits for input.
+         */
+        post: operations["postApiAgentServerRunsRunIdInput"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4584,6 +4684,28 @@ export interface operations {
                             headers?: Record<string, never>;
                             /** @enum {string} */
                             transport?: "streamable_http" | "sse";
+                            /** @description the OAuth settings; client_secret comes back as "[redacted]" */
+                            oauth?: {
+                                client_id?: string;
+                                /** @description write-only: comes back as "[redacted]"; sending "[redacted]" back keeps the stored one */
+                                client_secret?: string;
+                                scopes?: string[];
+                                /** @enum {string} */
+                                token_endpoint_auth_method?: "client_secret_basic" | "client_secret_post" | "none" | "private_key_jwt";
+                                /** @enum {string} */
+                                grant?: "authorization_code" | "client_credentials";
+                            } | null;
+                            per_user_tokens?: boolean;
+                            authorization?: {
+                                /**
+                                 * @description the project's own credentials: not_configured (the server never asked for authorization and has no OAuth settings), unauthorized (POST …/authorize to start), authorized
+                                 * @enum {string}
+                                 */
+                                status?: "not_configured" | "unauthorized" | "authorized";
+                                scopes?: string[];
+                                /** Format: date-time */
+                                expires_at?: string | null;
+                            };
                             /** Format: date-time */
                             created_at?: string;
                             /** Format: date-time */
@@ -4649,6 +4771,21 @@ export interface operations {
                      * @enum {string}
                      */
                     transport?: "streamable_http" | "sse";
+                    oauth?: {
+                        client_id?: string;
+                        /** @description write-only: comes back as "[redacted]"; sending "[redacted]" back keeps the stored one */
+                        client_secret?: string;
+                        scopes?: string[];
+                        /** @enum {string} */
+                        token_endpoint_auth_method?: "client_secret_basic" | "client_secret_post" | "none" | "private_key_jwt";
+                        /** @enum {string} */
+                        grant?: "authorization_code" | "client_credentials";
+                    } | null;
+                    /**
+                     * @description each end user authorizes on their own (POST …/authorize with end_user_id) instead of the project once
+                     * @default false
+                     */
+                    per_user_tokens?: boolean;
                 };
             };
         };
@@ -4675,6 +4812,28 @@ export interface operations {
                             headers?: Record<string, never>;
                             /** @enum {string} */
                             transport?: "streamable_http" | "sse";
+                            /** @description the OAuth settings; client_secret comes back as "[redacted]" */
+                            oauth?: {
+                                client_id?: string;
+                                /** @description write-only: comes back as "[redacted]"; sending "[redacted]" back keeps the stored one */
+                                client_secret?: string;
+                                scopes?: string[];
+                                /** @enum {string} */
+                                token_endpoint_auth_method?: "client_secret_basic" | "client_secret_post" | "none" | "private_key_jwt";
+                                /** @enum {string} */
+                                grant?: "authorization_code" | "client_credentials";
+                            } | null;
+                            per_user_tokens?: boolean;
+                            authorization?: {
+                                /**
+                                 * @description the project's own credentials: not_configured (the server never asked for authorization and has no OAuth settings), unauthorized (POST …/authorize to start), authorized
+                                 * @enum {string}
+                                 */
+                                status?: "not_configured" | "unauthorized" | "authorized";
+                                scopes?: string[];
+                                /** Format: date-time */
+                                expires_at?: string | null;
+                            };
                             /** Format: date-time */
                             created_at?: string;
                             /** Format: date-time */
@@ -4749,6 +4908,28 @@ export interface operations {
                             headers?: Record<string, never>;
                             /** @enum {string} */
                             transport?: "streamable_http" | "sse";
+                            /** @description the OAuth settings; client_secret comes back as "[redacted]" */
+                            oauth?: {
+                                client_id?: string;
+                                /** @description write-only: comes back as "[redacted]"; sending "[redacted]" back keeps the stored one */
+                                client_secret?: string;
+                                scopes?: string[];
+                                /** @enum {string} */
+                                token_endpoint_auth_method?: "client_secret_basic" | "client_secret_post" | "none" | "private_key_jwt";
+                                /** @enum {string} */
+                                grant?: "authorization_code" | "client_credentials";
+                            } | null;
+                            per_user_tokens?: boolean;
+                            authorization?: {
+                                /**
+                                 * @description the project's own credentials: not_configured (the server never asked for authorization and has no OAuth settings), unauthorized (POST …/authorize to start), authorized
+                                 * @enum {string}
+                                 */
+                                status?: "not_configured" | "unauthorized" | "authorized";
+                                scopes?: string[];
+                                /** Format: date-time */
+                                expires_at?: string | null;
+                            };
                             /** Format: date-time */
                             created_at?: string;
                             /** Format: date-time */
@@ -4887,6 +5068,18 @@ export interface operations {
                     };
                     /** @enum {string} */
                     transport?: "streamable_http" | "sse";
+                    oauth?: {
+                        client_id?: string;
+                        /** @description write-only: comes back as "[redacted]"; sending "[redacted]" back keeps the stored one */
+                        client_secret?: string;
+                        scopes?: string[];
+                        /** @enum {string} */
+                        token_endpoint_auth_method?: "client_secret_basic" | "client_secret_post" | "none" | "private_key_jwt";
+                        /** @enum {string} */
+                        grant?: "authorization_code" | "client_credentials";
+                    } | null;
+                    /** @description each end user authorizes on their own (POST …/authorize with end_user_id) instead of the project once */
+                    per_user_tokens?: boolean;
                 };
             };
         };
@@ -4913,6 +5106,28 @@ export interface operations {
                             headers?: Record<string, never>;
                             /** @enum {string} */
                             transport?: "streamable_http" | "sse";
+                            /** @description the OAuth settings; client_secret comes back as "[redacted]" */
+                            oauth?: {
+                                client_id?: string;
+                                /** @description write-only: comes back as "[redacted]"; sending "[redacted]" back keeps the stored one */
+                                client_secret?: string;
+                                scopes?: string[];
+                                /** @enum {string} */
+                                token_endpoint_auth_method?: "client_secret_basic" | "client_secret_post" | "none" | "private_key_jwt";
+                                /** @enum {string} */
+                                grant?: "authorization_code" | "client_credentials";
+                            } | null;
+                            per_user_tokens?: boolean;
+                            authorization?: {
+                                /**
+                                 * @description the project's own credentials: not_configured (the server never asked for authorization and has no OAuth settings), unauthorized (POST …/authorize to start), authorized
+                                 * @enum {string}
+                                 */
+                                status?: "not_configured" | "unauthorized" | "authorized";
+                                scopes?: string[];
+                                /** Format: date-time */
+                                expires_at?: string | null;
+                            };
                             /** Format: date-time */
                             created_at?: string;
                             /** Format: date-time */
@@ -5034,6 +5249,237 @@ export interface operations {
             };
         };
     };
+    postApiAgentServerMcpServersIdAuthorize: {
+        parameters: {
+            query?: {
+                project_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description only for a server with per_user_tokens */
+                    end_user_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** @description the URL a person opens to authorize */
+                            authorization_url?: string;
+                            /**
+                             * @description a token was obtained without anyone (client_credentials, refresh)
+                             * @constant
+                             */
+                            status?: "authorized";
+                        };
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteApiAgentServerMcpServersIdAuthorization: {
+        parameters: {
+            query?: {
+                project_id?: string;
+                end_user_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: Record<string, never>;
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getOauthCallback: {
+        parameters: {
+            query?: {
+                code?: string;
+                state?: string;
+                iss?: string;
+                error?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": unknown;
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    getOauthClientMetadataJson: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
     getApiAgentServerAgents: {
         parameters: {
             query: {
@@ -5115,6 +5561,8 @@ export interface operations {
                             budget_wait_timeout_ms?: number | null;
                             non_idempotent_tools?: string[];
                             decision_timeout_ms?: number | null;
+                            input_timeout_ms?: number | null;
+                            authorization_timeout_ms?: number | null;
                             metadata?: {
                                 [key: string]: unknown;
                             };
@@ -5241,6 +5689,10 @@ export interface operations {
                     non_idempotent_tools?: string[];
                     /** @description an undecided call of a non-idempotent tool fails after this long (null: it waits) */
                     decision_timeout_ms?: number | null;
+                    /** @description a question an MCP server asks during a tool call (POST /runs/{id}/input) is declined after this long (null: 24 hours) */
+                    input_timeout_ms?: number | null;
+                    /** @description a call waiting for an MCP server's OAuth authorization (POST /mcp-servers/{id}/authorize) fails after this long (null: 24 hours) */
+                    authorization_timeout_ms?: number | null;
                     /** @description Your own labels for the agent (the Agent Protocol searches assistants by them) */
                     metadata?: {
                         [key: string]: unknown;
@@ -5329,6 +5781,8 @@ export interface operations {
                             budget_wait_timeout_ms?: number | null;
                             non_idempotent_tools?: string[];
                             decision_timeout_ms?: number | null;
+                            input_timeout_ms?: number | null;
+                            authorization_timeout_ms?: number | null;
                             metadata?: {
                                 [key: string]: unknown;
                             };
@@ -5455,6 +5909,10 @@ export interface operations {
                     non_idempotent_tools?: string[];
                     /** @description an undecided call of a non-idempotent tool fails after this long (null: it waits) */
                     decision_timeout_ms?: number | null;
+                    /** @description a question an MCP server asks during a tool call (POST /runs/{id}/input) is declined after this long (null: 24 hours) */
+                    input_timeout_ms?: number | null;
+                    /** @description a call waiting for an MCP server's OAuth authorization (POST /mcp-servers/{id}/authorize) fails after this long (null: 24 hours) */
+                    authorization_timeout_ms?: number | null;
                     /** @description Your own labels for the agent (the Agent Protocol searches assistants by them) */
                     metadata?: {
                         [key: string]: unknown;
@@ -5608,6 +6066,8 @@ export interface operations {
                             budget_wait_timeout_ms?: number | null;
                             non_idempotent_tools?: string[];
                             decision_timeout_ms?: number | null;
+                            input_timeout_ms?: number | null;
+                            authorization_timeout_ms?: number | null;
                             metadata?: {
                                 [key: string]: unknown;
                             };
@@ -5747,6 +6207,8 @@ export interface operations {
                             budget_wait_timeout_ms?: number | null;
                             non_idempotent_tools?: string[];
                             decision_timeout_ms?: number | null;
+                            input_timeout_ms?: number | null;
+                            authorization_timeout_ms?: number | null;
                             metadata?: {
                                 [key: string]: unknown;
                             };
@@ -5951,6 +6413,10 @@ export interface operations {
                     non_idempotent_tools?: string[];
                     /** @description an undecided call of a non-idempotent tool fails after this long (null: it waits) */
                     decision_timeout_ms?: number | null;
+                    /** @description a question an MCP server asks during a tool call (POST /runs/{id}/input) is declined after this long (null: 24 hours) */
+                    input_timeout_ms?: number | null;
+                    /** @description a call waiting for an MCP server's OAuth authorization (POST /mcp-servers/{id}/authorize) fails after this long (null: 24 hours) */
+                    authorization_timeout_ms?: number | null;
                     /** @description Your own labels for the agent (the Agent Protocol searches assistants by them) */
                     metadata?: {
                         [key: string]: unknown;
@@ -6039,6 +6505,8 @@ export interface operations {
                             budget_wait_timeout_ms?: number | null;
                             non_idempotent_tools?: string[];
                             decision_timeout_ms?: number | null;
+                            input_timeout_ms?: number | null;
+                            authorization_timeout_ms?: number | null;
                             metadata?: {
                                 [key: string]: unknown;
                             };
@@ -6269,6 +6737,8 @@ export interface operations {
                             budget_wait_timeout_ms?: number | null;
                             non_idempotent_tools?: string[];
                             decision_timeout_ms?: number | null;
+                            input_timeout_ms?: number | null;
+                            authorization_timeout_ms?: number | null;
                             metadata?: {
                                 [key: string]: unknown;
                             };
@@ -9298,7 +9768,7 @@ export interface operations {
                                 /** @description The agent's name (at the run's start if it was deleted) */
                                 agent_name?: string | null;
                                 /** @enum {string} */
-                                status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "completed" | "failed" | "cancelled";
+                                status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "awaiting_authorization" | "awaiting_input" | "completed" | "failed" | "cancelled";
                                 /** Format: date-time */
                                 created_at?: string;
                             } | null;
@@ -10159,6 +10629,8 @@ export interface operations {
                             [key: string]: unknown;
                         };
                     };
+                    /** @description The person this turn acts for: an MCP server configured with per-user tokens is called with theirs (POST /mcp-servers/{id}/authorize with this end_user_id) */
+                    end_user_id?: string;
                     /**
                      * Format: uri
                      * @description A one-off endpoint for this run's events (run.paused, run.completed, run.failed, run.cancelled), signed with a secret made for this run: `webhook_secret` in the answer (the `Webhook-Secret` header when streaming)
@@ -10191,7 +10663,7 @@ export interface operations {
                             thread_id?: string;
                             message_id?: string;
                             /** @enum {string} */
-                            status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "completed" | "failed" | "cancelled";
+                            status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "awaiting_authorization" | "awaiting_input" | "completed" | "failed" | "cancelled";
                             output?: {
                                 /** @constant */
                                 role?: "assistant";
@@ -10260,7 +10732,7 @@ export interface operations {
                             /** @description While the run waits for someone: why, since when, until when */
                             pause?: {
                                 /** @enum {string} */
-                                reason?: "approval" | "budget" | "decision";
+                                reason?: "approval" | "budget" | "decision" | "authorization" | "input";
                                 /**
                                  * Format: date-time
                                  * @description When the run paused
@@ -10303,6 +10775,29 @@ export interface operations {
                                     /** @description decision: the tool the model called */
                                     name?: string;
                                     arguments?: string | null;
+                                    /**
+                                     * Format: uuid
+                                     * @description authorization: the MCP server that wants OAuth authorization
+                                     */
+                                    server_id?: string;
+                                    server_name?: string;
+                                    /** @description authorization: the person whose token it wants */
+                                    end_user_id?: string | null;
+                                    /** @description authorization: the URL a person opens to authorize (POST /mcp-servers/{id}/authorize makes a fresh one) */
+                                    authorization_url?: string;
+                                    /**
+                                     * @description input: a form to fill, or a page to open
+                                     * @enum {string}
+                                     */
+                                    mode?: "form" | "url";
+                                    /** @description input: the MCP server's question */
+                                    message?: string;
+                                    /** @description input (form): the JSON Schema of the answer (POST /runs/{id}/input) */
+                                    requested_schema?: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description input (url): the page the person opens */
+                                    url?: string;
                                 } & {
                                     [key: string]: unknown;
                                 };
@@ -10395,7 +10890,7 @@ export interface operations {
                             thread_id?: string;
                             message_id?: string;
                             /** @enum {string} */
-                            status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "completed" | "failed" | "cancelled";
+                            status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "awaiting_authorization" | "awaiting_input" | "completed" | "failed" | "cancelled";
                             output?: {
                                 /** @constant */
                                 role?: "assistant";
@@ -10464,7 +10959,7 @@ export interface operations {
                             /** @description While the run waits for someone: why, since when, until when */
                             pause?: {
                                 /** @enum {string} */
-                                reason?: "approval" | "budget" | "decision";
+                                reason?: "approval" | "budget" | "decision" | "authorization" | "input";
                                 /**
                                  * Format: date-time
                                  * @description When the run paused
@@ -10507,6 +11002,29 @@ export interface operations {
                                     /** @description decision: the tool the model called */
                                     name?: string;
                                     arguments?: string | null;
+                                    /**
+                                     * Format: uuid
+                                     * @description authorization: the MCP server that wants OAuth authorization
+                                     */
+                                    server_id?: string;
+                                    server_name?: string;
+                                    /** @description authorization: the person whose token it wants */
+                                    end_user_id?: string | null;
+                                    /** @description authorization: the URL a person opens to authorize (POST /mcp-servers/{id}/authorize makes a fresh one) */
+                                    authorization_url?: string;
+                                    /**
+                                     * @description input: a form to fill, or a page to open
+                                     * @enum {string}
+                                     */
+                                    mode?: "form" | "url";
+                                    /** @description input: the MCP server's question */
+                                    message?: string;
+                                    /** @description input (form): the JSON Schema of the answer (POST /runs/{id}/input) */
+                                    requested_schema?: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description input (url): the page the person opens */
+                                    url?: string;
                                 } & {
                                     [key: string]: unknown;
                                 };
@@ -10687,7 +11205,7 @@ export interface operations {
                             thread_id?: string;
                             message_id?: string;
                             /** @enum {string} */
-                            status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "completed" | "failed" | "cancelled";
+                            status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "awaiting_authorization" | "awaiting_input" | "completed" | "failed" | "cancelled";
                             output?: {
                                 /** @constant */
                                 role?: "assistant";
@@ -10756,7 +11274,7 @@ export interface operations {
                             /** @description While the run waits for someone: why, since when, until when */
                             pause?: {
                                 /** @enum {string} */
-                                reason?: "approval" | "budget" | "decision";
+                                reason?: "approval" | "budget" | "decision" | "authorization" | "input";
                                 /**
                                  * Format: date-time
                                  * @description When the run paused
@@ -10799,6 +11317,29 @@ export interface operations {
                                     /** @description decision: the tool the model called */
                                     name?: string;
                                     arguments?: string | null;
+                                    /**
+                                     * Format: uuid
+                                     * @description authorization: the MCP server that wants OAuth authorization
+                                     */
+                                    server_id?: string;
+                                    server_name?: string;
+                                    /** @description authorization: the person whose token it wants */
+                                    end_user_id?: string | null;
+                                    /** @description authorization: the URL a person opens to authorize (POST /mcp-servers/{id}/authorize makes a fresh one) */
+                                    authorization_url?: string;
+                                    /**
+                                     * @description input: a form to fill, or a page to open
+                                     * @enum {string}
+                                     */
+                                    mode?: "form" | "url";
+                                    /** @description input: the MCP server's question */
+                                    message?: string;
+                                    /** @description input (form): the JSON Schema of the answer (POST /runs/{id}/input) */
+                                    requested_schema?: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description input (url): the page the person opens */
+                                    url?: string;
                                 } & {
                                     [key: string]: unknown;
                                 };
@@ -10867,7 +11408,7 @@ export interface operations {
             query: {
                 project_id: string;
                 agent_id?: string;
-                status?: ("queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "completed" | "failed" | "cancelled")[];
+                status?: ("queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "awaiting_authorization" | "awaiting_input" | "completed" | "failed" | "cancelled")[];
                 start_time?: string;
                 end_time?: string;
                 limit?: number;
@@ -10902,7 +11443,7 @@ export interface operations {
                             thread_id?: string;
                             message_id?: string;
                             /** @enum {string} */
-                            status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "completed" | "failed" | "cancelled";
+                            status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "awaiting_authorization" | "awaiting_input" | "completed" | "failed" | "cancelled";
                             output?: {
                                 /** @constant */
                                 role?: "assistant";
@@ -10971,7 +11512,7 @@ export interface operations {
                             /** @description While the run waits for someone: why, since when, until when */
                             pause?: {
                                 /** @enum {string} */
-                                reason?: "approval" | "budget" | "decision";
+                                reason?: "approval" | "budget" | "decision" | "authorization" | "input";
                                 /**
                                  * Format: date-time
                                  * @description When the run paused
@@ -11014,6 +11555,29 @@ export interface operations {
                                     /** @description decision: the tool the model called */
                                     name?: string;
                                     arguments?: string | null;
+                                    /**
+                                     * Format: uuid
+                                     * @description authorization: the MCP server that wants OAuth authorization
+                                     */
+                                    server_id?: string;
+                                    server_name?: string;
+                                    /** @description authorization: the person whose token it wants */
+                                    end_user_id?: string | null;
+                                    /** @description authorization: the URL a person opens to authorize (POST /mcp-servers/{id}/authorize makes a fresh one) */
+                                    authorization_url?: string;
+                                    /**
+                                     * @description input: a form to fill, or a page to open
+                                     * @enum {string}
+                                     */
+                                    mode?: "form" | "url";
+                                    /** @description input: the MCP server's question */
+                                    message?: string;
+                                    /** @description input (form): the JSON Schema of the answer (POST /runs/{id}/input) */
+                                    requested_schema?: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description input (url): the page the person opens */
+                                    url?: string;
                                 } & {
                                     [key: string]: unknown;
                                 };
@@ -11072,7 +11636,7 @@ export interface operations {
         parameters: {
             query?: {
                 project_id?: string;
-                status?: ("queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "completed" | "failed" | "cancelled")[];
+                status?: ("queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "awaiting_authorization" | "awaiting_input" | "completed" | "failed" | "cancelled")[];
                 start_time?: string;
                 end_time?: string;
                 limit?: number;
@@ -11109,7 +11673,7 @@ export interface operations {
                             thread_id?: string;
                             message_id?: string;
                             /** @enum {string} */
-                            status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "completed" | "failed" | "cancelled";
+                            status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "awaiting_authorization" | "awaiting_input" | "completed" | "failed" | "cancelled";
                             output?: {
                                 /** @constant */
                                 role?: "assistant";
@@ -11178,7 +11742,7 @@ export interface operations {
                             /** @description While the run waits for someone: why, since when, until when */
                             pause?: {
                                 /** @enum {string} */
-                                reason?: "approval" | "budget" | "decision";
+                                reason?: "approval" | "budget" | "decision" | "authorization" | "input";
                                 /**
                                  * Format: date-time
                                  * @description When the run paused
@@ -11221,6 +11785,29 @@ export interface operations {
                                     /** @description decision: the tool the model called */
                                     name?: string;
                                     arguments?: string | null;
+                                    /**
+                                     * Format: uuid
+                                     * @description authorization: the MCP server that wants OAuth authorization
+                                     */
+                                    server_id?: string;
+                                    server_name?: string;
+                                    /** @description authorization: the person whose token it wants */
+                                    end_user_id?: string | null;
+                                    /** @description authorization: the URL a person opens to authorize (POST /mcp-servers/{id}/authorize makes a fresh one) */
+                                    authorization_url?: string;
+                                    /**
+                                     * @description input: a form to fill, or a page to open
+                                     * @enum {string}
+                                     */
+                                    mode?: "form" | "url";
+                                    /** @description input: the MCP server's question */
+                                    message?: string;
+                                    /** @description input (form): the JSON Schema of the answer (POST /runs/{id}/input) */
+                                    requested_schema?: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description input (url): the page the person opens */
+                                    url?: string;
                                 } & {
                                     [key: string]: unknown;
                                 };
@@ -11288,7 +11875,7 @@ export interface operations {
         parameters: {
             query?: {
                 project_id?: string;
-                status?: ("queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "completed" | "failed" | "cancelled")[];
+                status?: ("queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "awaiting_authorization" | "awaiting_input" | "completed" | "failed" | "cancelled")[];
                 start_time?: string;
                 end_time?: string;
                 limit?: number;
@@ -11325,7 +11912,7 @@ export interface operations {
                             thread_id?: string;
                             message_id?: string;
                             /** @enum {string} */
-                            status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "completed" | "failed" | "cancelled";
+                            status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "awaiting_authorization" | "awaiting_input" | "completed" | "failed" | "cancelled";
                             output?: {
                                 /** @constant */
                                 role?: "assistant";
@@ -11394,7 +11981,7 @@ export interface operations {
                             /** @description While the run waits for someone: why, since when, until when */
                             pause?: {
                                 /** @enum {string} */
-                                reason?: "approval" | "budget" | "decision";
+                                reason?: "approval" | "budget" | "decision" | "authorization" | "input";
                                 /**
                                  * Format: date-time
                                  * @description When the run paused
@@ -11437,6 +12024,29 @@ export interface operations {
                                     /** @description decision: the tool the model called */
                                     name?: string;
                                     arguments?: string | null;
+                                    /**
+                                     * Format: uuid
+                                     * @description authorization: the MCP server that wants OAuth authorization
+                                     */
+                                    server_id?: string;
+                                    server_name?: string;
+                                    /** @description authorization: the person whose token it wants */
+                                    end_user_id?: string | null;
+                                    /** @description authorization: the URL a person opens to authorize (POST /mcp-servers/{id}/authorize makes a fresh one) */
+                                    authorization_url?: string;
+                                    /**
+                                     * @description input: a form to fill, or a page to open
+                                     * @enum {string}
+                                     */
+                                    mode?: "form" | "url";
+                                    /** @description input: the MCP server's question */
+                                    message?: string;
+                                    /** @description input (form): the JSON Schema of the answer (POST /runs/{id}/input) */
+                                    requested_schema?: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description input (url): the page the person opens */
+                                    url?: string;
                                 } & {
                                     [key: string]: unknown;
                                 };
@@ -11655,7 +12265,7 @@ export interface operations {
                             thread_id?: string;
                             message_id?: string;
                             /** @enum {string} */
-                            status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "completed" | "failed" | "cancelled";
+                            status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "awaiting_authorization" | "awaiting_input" | "completed" | "failed" | "cancelled";
                             output?: {
                                 /** @constant */
                                 role?: "assistant";
@@ -11724,7 +12334,7 @@ export interface operations {
                             /** @description While the run waits for someone: why, since when, until when */
                             pause?: {
                                 /** @enum {string} */
-                                reason?: "approval" | "budget" | "decision";
+                                reason?: "approval" | "budget" | "decision" | "authorization" | "input";
                                 /**
                                  * Format: date-time
                                  * @description When the run paused
@@ -11767,6 +12377,29 @@ export interface operations {
                                     /** @description decision: the tool the model called */
                                     name?: string;
                                     arguments?: string | null;
+                                    /**
+                                     * Format: uuid
+                                     * @description authorization: the MCP server that wants OAuth authorization
+                                     */
+                                    server_id?: string;
+                                    server_name?: string;
+                                    /** @description authorization: the person whose token it wants */
+                                    end_user_id?: string | null;
+                                    /** @description authorization: the URL a person opens to authorize (POST /mcp-servers/{id}/authorize makes a fresh one) */
+                                    authorization_url?: string;
+                                    /**
+                                     * @description input: a form to fill, or a page to open
+                                     * @enum {string}
+                                     */
+                                    mode?: "form" | "url";
+                                    /** @description input: the MCP server's question */
+                                    message?: string;
+                                    /** @description input (form): the JSON Schema of the answer (POST /runs/{id}/input) */
+                                    requested_schema?: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description input (url): the page the person opens */
+                                    url?: string;
                                 } & {
                                     [key: string]: unknown;
                                 };
@@ -11876,7 +12509,7 @@ export interface operations {
                             thread_id?: string;
                             message_id?: string;
                             /** @enum {string} */
-                            status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "completed" | "failed" | "cancelled";
+                            status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "awaiting_authorization" | "awaiting_input" | "completed" | "failed" | "cancelled";
                             output?: {
                                 /** @constant */
                                 role?: "assistant";
@@ -11945,7 +12578,7 @@ export interface operations {
                             /** @description While the run waits for someone: why, since when, until when */
                             pause?: {
                                 /** @enum {string} */
-                                reason?: "approval" | "budget" | "decision";
+                                reason?: "approval" | "budget" | "decision" | "authorization" | "input";
                                 /**
                                  * Format: date-time
                                  * @description When the run paused
@@ -11988,6 +12621,29 @@ export interface operations {
                                     /** @description decision: the tool the model called */
                                     name?: string;
                                     arguments?: string | null;
+                                    /**
+                                     * Format: uuid
+                                     * @description authorization: the MCP server that wants OAuth authorization
+                                     */
+                                    server_id?: string;
+                                    server_name?: string;
+                                    /** @description authorization: the person whose token it wants */
+                                    end_user_id?: string | null;
+                                    /** @description authorization: the URL a person opens to authorize (POST /mcp-servers/{id}/authorize makes a fresh one) */
+                                    authorization_url?: string;
+                                    /**
+                                     * @description input: a form to fill, or a page to open
+                                     * @enum {string}
+                                     */
+                                    mode?: "form" | "url";
+                                    /** @description input: the MCP server's question */
+                                    message?: string;
+                                    /** @description input (form): the JSON Schema of the answer (POST /runs/{id}/input) */
+                                    requested_schema?: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description input (url): the page the person opens */
+                                    url?: string;
                                 } & {
                                     [key: string]: unknown;
                                 };
@@ -12103,7 +12759,7 @@ export interface operations {
                             thread_id?: string;
                             message_id?: string;
                             /** @enum {string} */
-                            status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "completed" | "failed" | "cancelled";
+                            status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "awaiting_authorization" | "awaiting_input" | "completed" | "failed" | "cancelled";
                             output?: {
                                 /** @constant */
                                 role?: "assistant";
@@ -12172,7 +12828,7 @@ export interface operations {
                             /** @description While the run waits for someone: why, since when, until when */
                             pause?: {
                                 /** @enum {string} */
-                                reason?: "approval" | "budget" | "decision";
+                                reason?: "approval" | "budget" | "decision" | "authorization" | "input";
                                 /**
                                  * Format: date-time
                                  * @description When the run paused
@@ -12215,6 +12871,277 @@ export interface operations {
                                     /** @description decision: the tool the model called */
                                     name?: string;
                                     arguments?: string | null;
+                                    /**
+                                     * Format: uuid
+                                     * @description authorization: the MCP server that wants OAuth authorization
+                                     */
+                                    server_id?: string;
+                                    server_name?: string;
+                                    /** @description authorization: the person whose token it wants */
+                                    end_user_id?: string | null;
+                                    /** @description authorization: the URL a person opens to authorize (POST /mcp-servers/{id}/authorize makes a fresh one) */
+                                    authorization_url?: string;
+                                    /**
+                                     * @description input: a form to fill, or a page to open
+                                     * @enum {string}
+                                     */
+                                    mode?: "form" | "url";
+                                    /** @description input: the MCP server's question */
+                                    message?: string;
+                                    /** @description input (form): the JSON Schema of the answer (POST /runs/{id}/input) */
+                                    requested_schema?: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description input (url): the page the person opens */
+                                    url?: string;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                            } | null;
+                            /** Format: date-time */
+                            created_at?: string;
+                            /**
+                             * Format: date-time
+                             * @description When a worker began the turn
+                             */
+                            started_at?: string | null;
+                            /** Format: date-time */
+                            finished_at?: string | null;
+                            /** @description From created_at to finished_at (waits included); null until the run ends */
+                            duration_ms?: number | null;
+                            /** @description From created_at to the turn's first output (streamed text, or a tool call); null before it and once the run events are pruned (RUN_EVENTS_RETENTION_DAYS) */
+                            first_token_ms?: number | null;
+                            /** @description Time spent paused for approval, every pause of the turn (a pause under way counts until now); null when it never paused, or once the run events are pruned */
+                            approval_wait_ms?: number | null;
+                        };
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postApiAgentServerRunsRunIdInput: {
+        parameters: {
+            query?: {
+                project_id?: string;
+            };
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description `accept` with `content`; `decline` or `cancel` tell the server the person would not answer
+                     * @enum {string}
+                     */
+                    action: "accept" | "decline" | "cancel";
+                    /** @description accept: the answer, validated against the question's requested_schema (fields left out take its defaults) */
+                    content?: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** Format: uuid */
+                            run_id?: string;
+                            /** Format: uuid */
+                            project_id?: string;
+                            /** Format: uuid */
+                            agent_id?: string | null;
+                            agent_name?: string | null;
+                            conversation_id?: string;
+                            /** Format: uuid */
+                            thread_id?: string;
+                            message_id?: string;
+                            /** @enum {string} */
+                            status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "awaiting_authorization" | "awaiting_input" | "completed" | "failed" | "cancelled";
+                            output?: {
+                                /** @constant */
+                                role?: "assistant";
+                                content?: string;
+                                /** @description The answer parsed and validated against the agent's schema */
+                                structured?: unknown[] | boolean | number | Record<string, never> | string | null;
+                            } | null;
+                            tool_calls?: {
+                                [key: string]: unknown;
+                            }[];
+                            usage?: {
+                                /** @description Every prompt token of the turn's model calls */
+                                input_tokens?: number;
+                                output_tokens?: number;
+                                /** @description Of input_tokens, read from the prompt cache; present once a call reported some */
+                                cache_read_tokens?: number;
+                                /** @description Of input_tokens, written to the prompt cache; present once a call reported some */
+                                cache_write_tokens?: number;
+                            };
+                            /** @description The provider-side model id the turn called */
+                            model?: string | null;
+                            /** @description What the run's model calls cost (summaries included), each at its model's price (its Model's `pricing`, else the shipped list price): the figures on their spans and in the usage endpoints. Runs stored before costs were recorded show their tokens at today's price. Null when no price is known. */
+                            cost_usd?: number | null;
+                            error?: {
+                                code?: string;
+                                message?: string;
+                                details?: unknown[] | boolean | number | Record<string, never> | string | null;
+                            } | null;
+                            warnings?: string[];
+                            /** Format: uuid */
+                            prompt_version_id?: string | null;
+                            /** @description The version of its agent the turn ran with (GET /agents/{id}/versions); null until the turn starts */
+                            agent_version?: number | null;
+                            /** @description What this turn was asked to run with instead of the agent's configuration (converse `overrides`) */
+                            overrides?: {
+                                /** Format: uuid */
+                                prompt_version_id?: string;
+                                /** Format: uuid */
+                                model_id?: string;
+                                parameters?: {
+                                    [key: string]: unknown;
+                                };
+                            } | null;
+                            /** @description Cancelled with `rollback`: the run's messages, summaries and events were removed from the conversation */
+                            rolled_back?: boolean;
+                            /**
+                             * @description The door the message came through: `api` (converse) or `langgraph` (the Agent Protocol)
+                             * @enum {string}
+                             */
+                            door?: "api" | "langgraph";
+                            trace_id?: string | null;
+                            workflow_id?: string;
+                            temporal_ui_url?: string | null;
+                            /** @description What the model could see this turn: offered tools (and their MCP server), servers listed, the sandbox tool and why */
+                            tools?: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @description While status is awaiting_approval: the tool calls waiting for a decision */
+                            pending_approvals?: {
+                                [key: string]: unknown;
+                            }[];
+                            /** @description Decisions taken on this run's tool calls: id, step, decision, by (user or timeout), at */
+                            approvals?: {
+                                [key: string]: unknown;
+                            }[];
+                            /** @description While the run waits for someone: why, since when, until when */
+                            pause?: {
+                                /** @enum {string} */
+                                reason?: "approval" | "budget" | "decision" | "authorization" | "input";
+                                /**
+                                 * Format: date-time
+                                 * @description When the run paused
+                                 */
+                                since?: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the wait ends by itself: the agent's approval_timeout_ms declines what is undecided, budget_wait_timeout_ms cancels the run, decision_timeout_ms fails the call
+                                 */
+                                timeout_at?: string | null;
+                                details?: {
+                                    /** @description approval: the tool calls still waiting for a decision */
+                                    pending_call_ids?: string[];
+                                    /**
+                                     * @description budget: whose budget the call did not fit in
+                                     * @enum {string}
+                                     */
+                                    scope?: "agent" | "conversation" | "key";
+                                    /** @description budget: the agent's, the conversation's or the key's id */
+                                    id?: string;
+                                    /** @description budget: its period */
+                                    period?: string;
+                                    max_usd?: number;
+                                    max_tokens?: number | null;
+                                    /** @description budget: what the period's runs spent */
+                                    spent_usd?: number;
+                                    spent_tokens?: number;
+                                    /** @description budget: what calls in flight hold */
+                                    reserved_usd?: number;
+                                    /** @description budget: the waiting call's worst case */
+                                    needed_usd?: number;
+                                    needed_tokens?: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description budget: when its next period begins and the run tries again
+                                     */
+                                    resets_at?: string | null;
+                                    /** @description decision: the tool call whose outcome is unknown */
+                                    call_id?: string;
+                                    /** @description decision: the tool the model called */
+                                    name?: string;
+                                    arguments?: string | null;
+                                    /**
+                                     * Format: uuid
+                                     * @description authorization: the MCP server that wants OAuth authorization
+                                     */
+                                    server_id?: string;
+                                    server_name?: string;
+                                    /** @description authorization: the person whose token it wants */
+                                    end_user_id?: string | null;
+                                    /** @description authorization: the URL a person opens to authorize (POST /mcp-servers/{id}/authorize makes a fresh one) */
+                                    authorization_url?: string;
+                                    /**
+                                     * @description input: a form to fill, or a page to open
+                                     * @enum {string}
+                                     */
+                                    mode?: "form" | "url";
+                                    /** @description input: the MCP server's question */
+                                    message?: string;
+                                    /** @description input (form): the JSON Schema of the answer (POST /runs/{id}/input) */
+                                    requested_schema?: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description input (url): the page the person opens */
+                                    url?: string;
                                 } & {
                                     [key: string]: unknown;
                                 };

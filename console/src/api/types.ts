@@ -41,6 +41,10 @@ export type Provider = Row<'getApiAgentServerProviders'>;
 export type Model = Row<'getApiAgentServerModels'>;
 export type JsonSchemaDoc = Row<'getApiAgentServerSchemas'>;
 export type McpServer = Row<'getApiAgentServerMcpServers'>;
+/** Whether the project holds OAuth credentials for an MCP server. */
+export type McpAuthorization = NonNullable<McpServer['authorization']>;
+/** What POST /mcp-servers/{id}/authorize answers: a URL for a person to open, or that it is already done. */
+export type McpAuthorizeResult = Data<'postApiAgentServerMcpServersIdAuthorize'>;
 export type McpTool = Required<Item<Required<Data<'postApiAgentServerMcpServersIdInspect'>>['tools']>>;
 export type Agent = Row<'getApiAgentServerAgents'>;
 export type Skill = Row<'getApiAgentServerAgentsIdSkills'>;
@@ -82,10 +86,12 @@ export type Summary = Item<Data<'getApiAgentServerThreadsIdSummaries'>>;
 /** A run (one turn), as every run endpoint answers it: alone, or in a list of a conversation's or an agent's. */
 export type Run = Data<'getApiAgentServerRunsRunId'>;
 export type PendingApproval = Item<Data<'getApiAgentServerApprovals'>>;
-/** Why a run waits (approval, budget, decision), since when, until when, and the reason's details. */
+/** Why a run waits (approval, budget, decision, authorization, input), since when, until when, and the reason's details. */
 export type RunPause = NonNullable<Run['pause']>;
 export type BudgetDecisionBody = Body<'postApiAgentServerRunsRunIdBudget'>;
 export type ToolDecisionBody = Body<'postApiAgentServerRunsRunIdDecision'>;
+/** A person's answer to the question an MCP server asked during a run's tool call. */
+export type InputAnswerBody = Body<'postApiAgentServerRunsRunIdInput'>;
 export type ConverseBody = Body<'postApiAgentServerConverse'>;
 /** A conversation's budget as PATCH /conversations/{id} takes it. */
 export type ConversationBudget = NonNullable<

@@ -6,8 +6,9 @@ import type { Run } from '../api/types.js';
 export const COUNTED = 200;
 
 /**
- * How many of the project's runs wait for someone (approval, budget or a
- * decision on a tool call), for the side bar; polled gently since it shows on
+ * How many of the project's runs wait for someone (approval, budget, a
+ * decision on a tool call, an MCP server's authorization, an answer to a
+ * server's question), for the side bar; polled gently since it shows on
  * every page. Under the `runs` key, so a decision taken in the inbox (which
  * refreshes the run lists) updates it at once.
  */
@@ -22,7 +23,13 @@ export function useWaitingRuns(projectId: string | undefined): number | undefine
           params: {
             query: {
               project_id: projectId!,
-              status: ['awaiting_approval', 'awaiting_budget', 'awaiting_decision'],
+              status: [
+                'awaiting_approval',
+                'awaiting_budget',
+                'awaiting_decision',
+                'awaiting_authorization',
+                'awaiting_input',
+              ],
               limit: COUNTED,
             },
           },

@@ -4,6 +4,8 @@
  * events (live, replayed or resumed) always give the same transcript.
  */
 
+import type { RunPause } from '../../api/types.js';
+
 /** One event of a run's stream: `id:` (its number), `event:`, and the JSON `data:`. */
 export interface RunEvent {
   seq: number;
@@ -49,13 +51,24 @@ export type TurnStatus =
   | 'awaiting_approval'
   | 'awaiting_budget'
   | 'awaiting_decision'
+  | 'awaiting_authorization'
+  | 'awaiting_input'
   | 'completed'
   | 'failed'
   | 'cancelled';
 
-const PAUSED: ReadonlySet<string> = new Set(['awaiting_approval', 'awaiting_budget', 'awaiting_decision']);
+const PAUSED: ReadonlySet<string> = new Set([
+  'awaiting_approval',
+  'awaiting_budget',
+  'awaiting_decision',
+  'awaiting_authorization',
+  'awaiting_input',
+]);
 
-/** Whether the turn waits for someone: an approval, budget, a decision on a tool call. */
+/**
+ * Whether the turn waits for someone: an approval, budget, a decision on a
+ * tool call, an MCP server's authorization, an answer to a server's question.
+ */
 export const isPaused = (s: TurnStatus) => PAUSED.has(s);
 
 export interface TurnView {
@@ -64,6 +77,8 @@ export interface TurnView {
   output?: { content?: string; structured?: unknown };
   usage?: { input_tokens?: number; output_tokens?: number };
   error?: { code?: string; message?: string };
+  /** While paused: why, until when, and the reason's details, as `run.paused` said them. */
+  pause?: RunPause;
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
@@ -115,6 +130,14 @@ function applyCompleted(steps: Map<number, StepView>, d: Record<string, unknown>
   if (d.timed_out) c.timedOut = true;
 }
 
+function pauseOf(d: Record<string, unknown>): RunPause {
+  return {
+    reason: str(d.reason) as RunPause['reason'],
+    timeout_at: str(d.timeout_at) ?? null,
+    details: (d.details ?? {}) as RunPause['details'],
+  };
+}
+
 /** Folds events (in order, each once) into the turn's view. */
 export function foldRun(events: readonly RunEvent[]): TurnView {
   const steps = new Map<number, StepView>();
@@ -124,6 +147,7 @@ export function foldRun(events: readonly RunEvent[]): TurnView {
       case 'run.started':
       case 'run.resumed':
         view.status = 'running';
+        view.pause = undefined;
         if (type === 'run.resumed') applyResumed(steps, d);
         break;
       case 'message.delta': {
@@ -161,12 +185,14 @@ export function foldRun(events: readonly RunEvent[]): TurnView {
       case 'run.paused':
         // An approval's pause says only its status; every other reason says it too.
         view.status = PAUSED.has(str(d.status) ?? '') ? (d.status as TurnStatus) : 'awaiting_approval';
+        view.pause = pauseOf(d);
         for (const p of Array.isArray(d.pending) ? (d.pending as Array<Record<string, unknown>>) : []) {
           const c = callOf(steps, p);
           if (c.state === 'requested') c.state = 'awaiting_approval';
         }
         break;
       case 'run.completed':
+        view.pause = undefined;
         view.status = 'completed';
         view.output = (d.output as TurnView['output']) ?? undefined;
         view.usage = d.usage as TurnView['usage'];

@@ -3,6 +3,8 @@ import { useMemo, type ReactNode } from 'react';
 import { Link } from 'react-router';
 import { ErrorAlert } from '../../components/error-alert.js';
 import type { Model, PromptVersion } from '../../api/types.js';
+import { AuthorizationNeeded } from '../waiting/authorization-needed.js';
+import { InputQuestion, questionKey } from '../waiting/input-question.js';
 import { useCancel, useDecide, useRun } from './queries.js';
 import { useRunEvents } from './run-events.js';
 import { StructuredOutput } from './structured.js';
@@ -14,6 +16,7 @@ import {
   type StepView,
   type ToolCallView,
   type TurnStatus,
+  type TurnView,
 } from './transcript.js';
 import { TurnStats } from './turn-stats.js';
 
@@ -23,6 +26,8 @@ const STATUS_COLOR: Record<TurnStatus, string> = {
   awaiting_approval: 'orange',
   awaiting_budget: 'orange',
   awaiting_decision: 'grape',
+  awaiting_authorization: 'cyan',
+  awaiting_input: 'teal',
   completed: 'green',
   failed: 'red',
   cancelled: 'gray',
@@ -127,6 +132,7 @@ export function Turn({
         </Alert>
       ))}
       <WaitNotice status={view.status} />
+      <McpWait runId={runId} view={view} />
       {view.error && (
         <Alert color="red" title={view.error.code ?? 'The turn failed'}>
           {view.error.message}
@@ -185,6 +191,32 @@ function WaitNotice({ status }: { status: TurnStatus }) {
       <Anchor component={Link} to="/waiting" size="sm">
         Decide in Waiting runs
       </Anchor>
+    </Alert>
+  );
+}
+
+/**
+ * A turn whose tool call waits for a person on an MCP server's behalf:
+ * answered here (the server's question) or in a new tab (its authorization
+ * page), as in Waiting runs. The `run.paused` event says what it waits for.
+ */
+function McpWait({ runId, view }: { runId: string; view: TurnView }) {
+  const { status, pause } = view;
+  if (!pause || (status !== 'awaiting_input' && status !== 'awaiting_authorization')) return null;
+  const input = status === 'awaiting_input';
+  return (
+    <Alert
+      color={input ? 'teal' : 'cyan'}
+      variant="light"
+      p="xs"
+      title={input ? 'Waiting for your answer' : 'Waiting for authorization'}
+      role="status"
+    >
+      {input ? (
+        <InputQuestion key={questionKey(pause)} runId={runId} pause={pause} />
+      ) : (
+        <AuthorizationNeeded pause={pause} />
+      )}
     </Alert>
   );
 }

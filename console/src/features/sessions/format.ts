@@ -36,6 +36,8 @@ const STATUS_COLOURS: Record<string, string> = {
   awaiting_approval: 'yellow',
   awaiting_budget: 'orange',
   awaiting_decision: 'grape',
+  awaiting_authorization: 'cyan',
+  awaiting_input: 'teal',
   completed: 'green',
   failed: 'red',
   cancelled: 'gray',

@@ -72,6 +72,8 @@ export const LIVE = new Set([
   'awaiting_approval',
   'awaiting_budget',
   'awaiting_decision',
+  'awaiting_authorization',
+  'awaiting_input',
 ]);
 
 export function useConversationRuns(id: string, projectId: string | undefined, offset: number) {

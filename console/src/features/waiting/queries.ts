@@ -3,6 +3,7 @@ import { api, unwrap } from '../../api/client.js';
 import type {
   BudgetDecisionBody,
   ConversationBudget,
+  InputAnswerBody,
   PendingApproval,
   Run,
   ToolDecisionBody,
@@ -26,17 +27,29 @@ export function usePendingApprovals(projectId: string | undefined) {
   });
 }
 
-/** The project's runs waiting for budget or for a decision on a tool call (their `pause` says which). */
+/** The runs the inbox lists by their `pause` (every wait but approval, which has its own list). */
+export const PAUSED_STATUSES = [
+  'awaiting_budget',
+  'awaiting_decision',
+  'awaiting_authorization',
+  'awaiting_input',
+] as const;
+
+/**
+ * The project's runs waiting for budget, for a decision on a tool call, for
+ * an MCP server's authorization or for a person's answer to a server's
+ * question (their `pause` says which).
+ */
 export function useOtherWaits(projectId: string | undefined) {
   return useQuery({
-    queryKey: ['runs', 'waiting', projectId, 'budget-decision'],
+    queryKey: ['runs', 'waiting', projectId, 'paused'],
     enabled: Boolean(projectId),
     refetchInterval: POLL_MS,
     queryFn: () =>
       unwrap<Run[]>(
         api.GET('/api/agent-server/runs', {
           params: {
-            query: { project_id: projectId!, status: ['awaiting_budget', 'awaiting_decision'], limit: 200 },
+            query: { project_id: projectId!, status: [...PAUSED_STATUSES], limit: 200 },
           },
         }),
       ),
@@ -99,6 +112,25 @@ export function useToolDecision(runId: string) {
         api.POST('/api/agent-server/runs/{run_id}/decision', {
           params: { path: { run_id: runId } },
           body: decision,
+        }),
+      ),
+    onSettled,
+  });
+}
+
+/**
+ * POST /runs/{run_id}/input: the person's answer to the MCP server's
+ * question (`accept` with the form's `content`), or that they would not
+ * (`decline`, `cancel`). A 400 names the fields as `content.<name>`.
+ */
+export function useAnswerInput(runId: string) {
+  const onSettled = useRefreshAfter();
+  return useMutation({
+    mutationFn: (answer: InputAnswerBody) =>
+      unwrap<Run>(
+        api.POST('/api/agent-server/runs/{run_id}/input', {
+          params: { path: { run_id: runId } },
+          body: answer,
         }),
       ),
     onSettled,

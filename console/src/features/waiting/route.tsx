@@ -8,11 +8,22 @@ import { Loading } from '../../components/loading.js';
 import { ApprovalCard } from './approval-card.js';
 import { BudgetCard } from './budget-card.js';
 import { DecisionCard } from './decision-card.js';
+import { AuthorizationCard, InputCard } from './mcp-wait-cards.js';
 import { useOtherWaits, usePendingApprovals } from './queries.js';
 
 type Waiting =
   | { reason: 'approval'; id: string; since: number; item: PendingApproval }
-  | { reason: 'budget' | 'decision'; id: string; since: number; run: Run };
+  | { reason: PauseReason; id: string; since: number; run: Run };
+
+type PauseReason = 'budget' | 'decision' | 'authorization' | 'input';
+
+/** The reason a run listed by its status waits for. */
+const REASON: Record<string, PauseReason> = {
+  awaiting_budget: 'budget',
+  awaiting_decision: 'decision',
+  awaiting_authorization: 'authorization',
+  awaiting_input: 'input',
+};
 
 const time = (iso: string | null | undefined) => (iso ? Date.parse(iso) : 0);
 
@@ -26,7 +37,7 @@ function merged(approvals: PendingApproval[], others: Run[]): Waiting[] {
       item,
     })),
     ...others.map((run) => ({
-      reason: run.status === 'awaiting_decision' ? ('decision' as const) : ('budget' as const),
+      reason: REASON[run.status ?? ''] ?? 'budget',
       id: run.run_id ?? '',
       since: time(run.pause?.since ?? run.created_at),
       run,
@@ -38,6 +49,8 @@ function merged(approvals: PendingApproval[], others: Run[]): Waiting[] {
 function WaitingCard({ w }: { w: Waiting }) {
   if (w.reason === 'approval') return <ApprovalCard item={w.item} />;
   if (w.reason === 'budget') return <BudgetCard run={w.run} />;
+  if (w.reason === 'authorization') return <AuthorizationCard run={w.run} />;
+  if (w.reason === 'input') return <InputCard run={w.run} />;
   return <DecisionCard run={w.run} />;
 }
 
@@ -53,7 +66,8 @@ export function Component() {
         <Title order={3}>Waiting runs</Title>
         <Text size="sm" c="dimmed">
           Runs of this project paused until someone decides: tool calls to approve, model calls that do not
-          fit in a budget, tool calls whose outcome is unknown. The most recently paused first.
+          fit in a budget, tool calls whose outcome is unknown, MCP servers that need authorization or ask a
+          question. The most recently paused first.
         </Text>
       </Stack>
       <ErrorAlert error={approvals.error} />
@@ -76,7 +90,8 @@ export function Component() {
           A turn pauses here when it calls a tool that needs approval (an MCP server's
           tools_requiring_approval, a sandbox with require_approval), when its next model call does not fit in
           the agent's, the conversation's or the project key's budget, or when a worker stopped during a call
-          of one of the agent's non-idempotent tools.
+          of one of the agent's non-idempotent tools, when an MCP server needs OAuth authorization, or when a
+          server asks the user a question during a call.
         </Empty>
       ) : (
         list.map((w) => <WaitingCard key={`${w.reason}-${w.id}`} w={w} />)

@@ -12,7 +12,7 @@ import { uploadSkill, useSaveAgent } from './queries.js';
 import { BasicsSection, SandboxSection, SummarizerSection } from './sections.js';
 import { SkillsSection, type PendingSkill } from './skills-section.js';
 import { VersionsSection } from './versions-section.js';
-import { BudgetSection, DecisionSection } from './waits-section.js';
+import { BudgetSection, DecisionSection, McpWaitsSection } from './waits-section.js';
 
 // Every field the form shows next to an input; the rest of an error goes in the alert.
 const PLACED = [
@@ -38,6 +38,8 @@ const PLACED = [
   'budget_wait_timeout_ms',
   'non_idempotent_tools',
   'decision_timeout_ms',
+  'input_timeout_ms',
+  'authorization_timeout_ms',
   'memory_tools',
   'context',
 ];
@@ -129,6 +131,9 @@ function AgentFormBody({
       </Fieldset>
       <Fieldset legend="Calls whose outcome is unknown">
         <DecisionSection {...props} />
+      </Fieldset>
+      <Fieldset legend="Calls waiting for a person (MCP questions and authorization)">
+        <McpWaitsSection {...props} />
       </Fieldset>
       <Fieldset legend="Skills">
         <SkillsSection agentId={current?.id} pending={pending} setPending={setPending} />

@@ -32,6 +32,8 @@ export interface AgentDraft {
   budget_wait_timeout_ms: Num;
   non_idempotent_tools: string[];
   decision_timeout_ms: Num;
+  input_timeout_ms: Num;
+  authorization_timeout_ms: Num;
   /** The turn offers memory_save / memory_search over the project's memory store. */
   memory_tools: boolean;
   /** Template variable defaults, as JSON text (empty: none). */
@@ -78,6 +80,8 @@ export function draftOf(a?: Agent): AgentDraft {
     budget_wait_timeout_ms: num(a?.budget_wait_timeout_ms),
     non_idempotent_tools: a?.non_idempotent_tools ?? [],
     decision_timeout_ms: num(a?.decision_timeout_ms),
+    input_timeout_ms: num(a?.input_timeout_ms),
+    authorization_timeout_ms: num(a?.authorization_timeout_ms),
     memory_tools: a?.memory_tools ?? false,
     context: a?.context && Object.keys(a.context).length ? JSON.stringify(a.context, null, 2) : '',
   };
@@ -156,6 +160,8 @@ export function bodyOf(d: AgentDraft): Partial<AgentBody> {
     budget_wait_timeout_ms: orNull(d.budget_wait_timeout_ms),
     non_idempotent_tools: d.non_idempotent_tools,
     decision_timeout_ms: orNull(d.decision_timeout_ms),
+    input_timeout_ms: orNull(d.input_timeout_ms),
+    authorization_timeout_ms: orNull(d.authorization_timeout_ms),
     memory_tools: d.memory_tools,
     context: contextOf(d.context),
   };

@@ -117,3 +117,32 @@ export function DecisionSection({ projectId, f }: SectionProps) {
     </Stack>
   );
 }
+
+/**
+ * How long a tool call waits for a person on an MCP server's behalf: to
+ * answer the server's question (elicitation), or to authorize the server.
+ */
+export function McpWaitsSection({ f }: SectionProps) {
+  return (
+    <Group grow align="flex-start">
+      <NumberInput
+        clampBehavior="none"
+        label="Input timeout (ms)"
+        description="A question an MCP server asks during a call is declined after this long; empty: 24 hours"
+        placeholder="24 hours"
+        min={1000}
+        max={MAX_WAIT_MS}
+        {...f.value('input_timeout_ms')}
+      />
+      <NumberInput
+        clampBehavior="none"
+        label="Authorization timeout (ms)"
+        description="A call waiting for an MCP server's authorization fails after this long; empty: 24 hours"
+        placeholder="24 hours"
+        min={1000}
+        max={MAX_WAIT_MS}
+        {...f.value('authorization_timeout_ms')}
+      />
+    </Group>
+  );
+}

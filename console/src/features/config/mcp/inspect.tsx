@@ -1,4 +1,5 @@
-import { Accordion, Code, Stack, Text } from '@mantine/core';
+import { Accordion, Anchor, Code, Stack, Text } from '@mantine/core';
+import { ApiError } from '../../../api/client.js';
 import { Empty } from '../../../components/empty.js';
 import { ErrorAlert } from '../../../components/error-alert.js';
 import { Loading } from '../../../components/loading.js';
@@ -9,7 +10,7 @@ import { useInspect } from './queries.js';
 export function InspectTools({ server }: { server: McpServer }) {
   const inspect = useInspect(server.id, true);
   if (inspect.isLoading) return <Loading what={`Connecting to ${server.name}`} />;
-  if (inspect.error) return <ErrorAlert error={inspect.error} />;
+  if (inspect.error) return <InspectError error={inspect.error} />;
   const tools = inspect.data?.tools ?? [];
   if (!tools.length)
     return <Empty title="No tools">The server answered but lists no tools: check its configuration.</Empty>;
@@ -33,6 +34,24 @@ export function InspectTools({ server }: { server: McpServer }) {
           </Accordion.Item>
         ))}
       </Accordion>
+    </Stack>
+  );
+}
+
+/** Why the server could not be listed; a server that wants authorization gives the page to open. */
+function InspectError({ error }: { error: unknown }) {
+  const url =
+    error instanceof ApiError && typeof error.details.authorization_url === 'string'
+      ? error.details.authorization_url
+      : undefined;
+  return (
+    <Stack gap="xs">
+      <ErrorAlert error={error} />
+      {url && (
+        <Anchor href={url} target="_blank" rel="noopener" size="sm">
+          Authorize, then inspect again
+        </Anchor>
+      )}
     </Stack>
   );
 }

@@ -3,6 +3,7 @@ import { useState } from 'react';
 import type { McpServer } from '../../../api/types.js';
 import { NeedProject } from '../shared/need-project.js';
 import { ResourcePage } from '../shared/resource-page.js';
+import { AuthorizationActions, AuthorizationBadge } from './authorization.js';
 import { InspectTools } from './inspect.js';
 import { McpForm } from './mcp-form.js';
 import { useDeleteMcpServer, useMcpServers } from './queries.js';
@@ -13,7 +14,7 @@ function McpServers({ projectId }: { projectId: string }) {
     <ResourcePage<McpServer>
       title="MCP servers"
       what="MCP server"
-      intro="Tool servers this project's agents may use. Inspect one to see the tools it offers."
+      intro="Tool servers this project's agents may use. Inspect one to see the tools it offers; Authorize one that wants OAuth sign-in."
       query={useMcpServers(projectId)}
       empty={{
         title: 'No MCP server in this project',
@@ -23,17 +24,21 @@ function McpServers({ projectId }: { projectId: string }) {
         { header: 'Endpoint', cell: (s) => <Code>{s.endpoint}</Code> },
         { header: 'Transport', cell: (s) => <Badge variant="light">{s.transport}</Badge> },
         { header: 'Headers', cell: (s) => Object.keys(s.headers).join(', ') || '—' },
+        { header: 'Authorization', cell: (s) => <AuthorizationBadge server={s} /> },
       ]}
       remove={useDeleteMcpServer(projectId)}
       rowExtras={(s) => (
-        <Button
-          size="compact-sm"
-          variant="light"
-          onClick={() => setInspecting(s)}
-          aria-label={`Inspect ${s.name}`}
-        >
-          Inspect
-        </Button>
+        <>
+          <AuthorizationActions projectId={projectId} server={s} />
+          <Button
+            size="compact-sm"
+            variant="light"
+            onClick={() => setInspecting(s)}
+            aria-label={`Inspect ${s.name}`}
+          >
+            Inspect
+          </Button>
+        </>
       )}
       form={(item, close) => <McpForm projectId={projectId} item={item} onDone={close} />}
     >
