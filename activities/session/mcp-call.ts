@@ -59,6 +59,7 @@ async function callTool(
     call: { name: call.name, server: target.server_name, tool: target.tool },
     inputs: at.inputs,
     holdMs: deps.config.session.mcpInputHoldMs,
+    callDeadline: Date.now() + deps.config.session.mcpToolTimeoutMs,
     timeoutMs: at.plan.input_timeout_ms ?? DEFAULT_PERSON_WAIT_MS,
     signal: ctx.cancellationSignal,
   });
@@ -77,9 +78,12 @@ async function callTool(
   } catch (err) {
     // Cancelled (the workflow no longer wants it): not a result for the model.
     if (ctx.cancellationSignal.aborted) throw err;
-    const timeoutMs = at.plan.input_timeout_ms ?? DEFAULT_PERSON_WAIT_MS;
-    if (questions.released)
-      return { kind: 'awaiting_input', details: questions.released.details, timeoutMs, seq: questions.released.seq };
+    const released = questions.released;
+    if (released) {
+      // What is left of the answer's deadline: the time waited connected counts.
+      const timeoutMs = Math.max(1, released.timeoutAt - Date.now());
+      return { kind: 'awaiting_input', details: released.details, timeoutMs, seq: released.seq };
+    }
     if (err instanceof McpAuthorizationRequired)
       return {
         kind: 'awaiting_authorization',
@@ -217,10 +221,12 @@ export function createMcpCallActivities(deps: SessionDeps) {
       // Derived from the call alone, like the sandbox's execution id: the same on every retry.
       const key = `${runId}:${step}:${call.id}`;
       const at = { runId, step, plan, endUserId: run.end_user_id ?? null, inputs: inputs ?? [] };
-      const result = await callTool(deps, target, call, args, key, !nonIdempotent, at).catch((err: unknown) => {
-        metrics().session.toolCall('mcp', (performance.now() - started) / 1000, errorName(err));
-        throw err;
-      });
+      const result = await callTool(deps, target, call, args, key, !nonIdempotent, at).catch(
+        (err: unknown) => {
+          metrics().session.toolCall('mcp', (performance.now() - started) / 1000, errorName(err));
+          throw err;
+        },
+      );
       if ('kind' in result) return result;
       metrics().session.toolCall(
         'mcp',

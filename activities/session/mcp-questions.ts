@@ -2,7 +2,8 @@
  * The questions an MCP server asks during one tool call (`elicitation/create`).
  * The first asking of a question records it and pauses the run
  * (`awaiting_input`); the call waits connected for the answer (any replica's
- * POST /runs/{id}/input lands in the question's row) for MCP_INPUT_HOLD_MS,
+ * POST /runs/{id}/input lands in the question's row) for MCP_INPUT_HOLD_MS
+ * (less when the call's own timeout or the answer's deadline comes first),
  * then stops: the session workflow waits instead (for days if need be) and
  * makes the call again, and the server's repeated question is answered at
  * once from the stored answer. So a worker restart mid-wait loses nothing.
@@ -12,16 +13,23 @@ import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/sdk/type
 import type { Db } from '../../core/db/knex.js';
 import type { StoredInputAnswer } from '../../core/db/tables/index.js';
 import type { ElicitHandler } from '../../core/mcp/mcp-client.js';
-import { RunInputRequestsRepository, type QuestionPlace } from '../../core/repositories/run-input-requests.repository.js';
+import {
+  RunInputRequestsRepository,
+  type QuestionPlace,
+} from '../../core/repositories/run-input-requests.repository.js';
 import type { InputAnswer } from '../../workflows/session.definitions.js';
 import { recordPause, recordResume } from './run-waits.js';
 
 const POLL_MS = 250;
+/** The call stops waiting this long before its own timeout would end it (and the model hear "timed out"). */
+const CALL_TIMEOUT_MARGIN_MS = 1_000;
 
 /** The question the call stopped waiting for: the session waits for its answer. */
 export interface ReleasedQuestion {
   seq: number;
   details: Record<string, unknown>;
+  /** When the question is declined unanswered (epoch ms): the session waits until then, not a timeout more. */
+  timeoutAt: number;
 }
 
 export interface QuestionsOptions {
@@ -34,6 +42,8 @@ export interface QuestionsOptions {
   /** Answers the session holds, by the question's place (1-based seq at index seq-1). */
   inputs: ReadonlyArray<InputAnswer | null | undefined>;
   holdMs: number;
+  /** When the call's own timeout (MCP_TOOL_TIMEOUT_MS) would end it, epoch ms: the wait ends before. */
+  callDeadline: number;
   timeoutMs: number;
   /** Aborted when the call is cancelled. */
   signal: AbortSignal;
@@ -92,30 +102,31 @@ export class CallQuestions {
       return asResult(held);
     }
     const key = `${o.step}.input.${o.callId}.${seq}`;
-    await recordPause(o.db, {
-      runId: o.runId,
-      step: o.step,
-      reason: 'input',
-      details,
-      timeoutAt: Date.now() + o.timeoutMs,
-      key,
-    });
-    const answer = (await this.waitFor(row.id)) ?? (await this.repo.release(row.id));
+    const timeoutAt = Date.now() + o.timeoutMs;
+    await recordPause(o.db, { runId: o.runId, step: o.step, reason: 'input', details, timeoutAt, key });
+    const answer = (await this.waitFor(row.id, timeoutAt)) ?? (await this.repo.release(row.id));
     if (answer) {
       const resumed = { runId: o.runId, step: o.step, reason: 'input' as const, by: 'user', key };
       await recordResume(o.db, { ...resumed, details: { action: answer.action } });
       return asResult(answer);
     }
-    this.released = { seq, details };
+    this.released = { seq, details, timeoutAt };
     const reason = new Error('the question waits for its answer; the call is made again with it');
     this.stop.abort(reason);
     // Not a person's decline: the server hears an error, and the call itself is cancelled.
     throw reason;
   };
 
-  /** Polls the question's row until it has an answer, the hold ends, or the call is cancelled. */
-  private async waitFor(id: string): Promise<StoredInputAnswer | null> {
-    const until = Date.now() + this.o.holdMs;
+  /**
+   * Polls the question's row until it has an answer, the hold ends (or the
+   * call's timeout or the answer's deadline nears), or the call is cancelled.
+   */
+  private async waitFor(id: string, timeoutAt: number): Promise<StoredInputAnswer | null> {
+    const until = Math.min(
+      Date.now() + this.o.holdMs,
+      this.o.callDeadline - CALL_TIMEOUT_MARGIN_MS,
+      timeoutAt,
+    );
     while (Date.now() < until && !this.o.signal.aborted) {
       const row = await this.repo.find(id);
       if (row?.answer) return row.answer;

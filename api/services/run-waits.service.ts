@@ -12,6 +12,7 @@ import {
   inputAnswerUpdate,
   toolDecisionUpdate,
   type InputAnswer,
+  type InputAnswerArgs,
   type ToolDecisionArgs,
 } from '../../workflows/session.definitions.js';
 import { checkedAnswer } from './input-answers.js';
@@ -100,12 +101,7 @@ export class RunWaitsService {
         : { action: body.action };
     const answered = await questions.answer(question.id, answer);
     if (!answered) throw new ConflictError({ reason: 'the question was already answered' });
-    if (answered.state === 'released')
-      await this.update(run, () =>
-        this.deps.temporal.client.workflow
-          .getHandle(run.workflow_id)
-          .executeUpdate(inputAnswerUpdate, { args: [{ runId, ...answer }] }),
-      );
+    if (answered.state === 'released') await this.deliverAnswer(run, { runId, ...answer });
     else await this.stoppedWaiting(runId, 'awaiting_input');
     return this.views.view(runId);
   }
@@ -123,6 +119,28 @@ export class RunWaitsService {
           .executeUpdate(authorizationResumeUpdate, { args: [{ runId: run.id }] });
       } catch (err) {
         this.deps.logger.warn({ err, runId: run.id }, 'could not wake a run waiting for authorization');
+      }
+    }
+  }
+
+  /**
+   * The answer to a question its call released: the session workflow gets
+   * it as an Update. A call that released it moments ago may not have
+   * returned yet, so the session does not wait for it yet and refuses: the
+   * answer is stored, so it is offered again for a few seconds.
+   */
+  private async deliverAnswer(run: DbRun, args: InputAnswerArgs, withinMs = 5_000): Promise<void> {
+    const until = Date.now() + withinMs;
+    for (;;) {
+      try {
+        return await this.update(run, () =>
+          this.deps.temporal.client.workflow
+            .getHandle(run.workflow_id)
+            .executeUpdate(inputAnswerUpdate, { args: [args] }),
+        );
+      } catch (err) {
+        if (!(err instanceof ConflictError) || Date.now() > until) throw err;
+        await new Promise((resolve) => setTimeout(resolve, 100));
       }
     }
   }

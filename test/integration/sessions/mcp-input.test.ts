@@ -52,13 +52,22 @@ function asking(world: SessionWorld, db: () => Db, mcp: () => AskingServer) {
       api().request<Run>('POST', `/api/agent-server/runs/${id}/input`, body),
     events: (id: string, type: string): Promise<Array<{ data: Record<string, unknown> }>> =>
       db()('run_events').where({ run_id: id, type }).orderBy('seq').select('data'),
+    /** The session workflow itself waits for the answer: the call has returned. */
+    sessionWaits: (run: Run) =>
+      waitFor(
+        async () =>
+          (await world.client.workflow.getHandle(run.workflow_id).query(sessionStateQuery)).pending_step ===
+          'awaiting_input',
+        10_000,
+        'the session to wait for input',
+      ),
     /** An agent offered the asking server's tools, the model calling `tool` once and then saying `reply`. */
-    async agent(tool: string, reply: string, fields: Record<string, unknown> = {}) {
+    async agent(tool: string, reply: string, fields: Record<string, unknown> = {}, endpoint = mcp().url) {
       const name = uniqueName('asking');
       const server = await api().request<{ id: string }>(
         'POST',
         `/api/agent-server/mcp-servers?project_id=${world.fx.projectId}`,
-        { name, endpoint: mcp().url },
+        { name, endpoint },
       );
       expect(server.status).toBe(200);
       world.fx.vendor.script(
@@ -245,21 +254,11 @@ describe.skipIf(noTemporal())("runs waiting for a person's answer to an MCP serv
       () => mcp,
     );
 
-    /** The session workflow itself waits for the answer: the call has returned. */
-    const sessionWaits = (run: Run) =>
-      waitFor(
-        async () =>
-          (await world.client.workflow.getHandle(run.workflow_id).query(sessionStateQuery)).pending_step ===
-          'awaiting_input',
-        10_000,
-        'the session to wait for input',
-      );
-
     it('survives a worker restart: the call is made again and the repeated question answered at once', async () => {
       const agent = await h.agent('book_seat', 'booked after all');
       const waiting = await h.converse(agent.id);
       expect(waiting.status).toBe('awaiting_input');
-      await sessionWaits(waiting);
+      await h.sessionWaits(waiting);
       expect((await h.run(waiting.run_id)).status).toBe('awaiting_input');
       const [question] = await db('run_input_requests').where({ run_id: waiting.run_id }).select('state');
       expect(question).toMatchObject({ state: 'released' });
@@ -285,6 +284,27 @@ describe.skipIf(noTemporal())("runs waiting for a person's answer to an MCP serv
       ]);
     });
 
+    it('an answer given just as the call stops waiting reaches the session', async () => {
+      // The call is slow to end its session with this server: it returns well after releasing its question.
+      const slow = await startAskingMcpServer({ goodbyeDelayMs: 800 });
+      try {
+        const agent = await h.agent('book_seat', 'booked in time', {}, slow.url);
+        const waiting = await h.converse(agent.id);
+        const released = async () =>
+          (await db('run_input_requests').where({ run_id: waiting.run_id }).first<{ state: string }>())
+            ?.state === 'released' || undefined;
+        await waitFor(released, 5_000, 'the call to release its question');
+        const answered = await h.answer(waiting.run_id, { action: 'accept', content: { seat: '2B' } });
+        expect(answered.status).toBe(200);
+        const done = await h.until(waiting.run_id, 'completed');
+        expect(done.output?.content).toBe('booked in time');
+        expect(done.tool_calls[0]!.output).toContain('"seat":"2B"');
+        expect(slow.runs.get('book_seat')).toBe(2);
+      } finally {
+        await slow.stop();
+      }
+    });
+
     it("declines when no answer comes within the agent's input_timeout_ms", async () => {
       const agent = await h.agent('book_seat', 'declined for you', { input_timeout_ms: 1_000 });
       const waiting = await h.converse(agent.id);
@@ -299,6 +319,39 @@ describe.skipIf(noTemporal())("runs waiting for a person's answer to an MCP serv
       ]);
       // Too late: the run no longer waits.
       expect((await h.answer(waiting.run_id, { action: 'decline' })).status).toBe(409);
+    });
+  });
+
+  describe("a call whose own timeout comes before the hold's end", () => {
+    // MCP_INPUT_HOLD_MS keeps its default (10 minutes); the call's own timeout is 2.5 s.
+    const world = useSessionWorld({ MCP_TOOL_TIMEOUT_MS: '2500' });
+    const h = asking(
+      world,
+      () => db,
+      () => mcp,
+    );
+
+    it('stops waiting before it times out: the run keeps waiting, its deadline unchanged, and the answer is heard', async () => {
+      const agent = await h.agent('book_seat', 'booked at last', { input_timeout_ms: 60_000 });
+      const waiting = await h.converse(agent.id);
+      expect(waiting.status).toBe('awaiting_input');
+      await h.sessionWaits(waiting);
+      const still = await h.run(waiting.run_id);
+      expect(still.status).toBe('awaiting_input');
+      // Not a "timed out" result for the model: the call has no result yet.
+      expect(still.tool_calls[0]?.output).toBeUndefined();
+      // The time the call waited connected counts toward input_timeout_ms.
+      const moved = Date.parse(still.pause!.timeout_at!) - Date.parse(waiting.pause!.timeout_at!);
+      expect(Math.abs(moved)).toBeLessThan(1_000);
+
+      expect((await h.answer(waiting.run_id, { action: 'accept', content: { seat: '9D' } })).status).toBe(
+        200,
+      );
+      const done = await h.until(waiting.run_id, 'completed');
+      expect(done.output?.content).toBe('booked at last');
+      expect(done.tool_calls[0]).toMatchObject({ is_error: false });
+      expect(done.tool_calls[0]!.output).toContain('"seat":"9D"');
+      expect(mcp.runs.get('book_seat')).toBe(2);
     });
   });
 });
