@@ -99,6 +99,7 @@ async function serverOf(
 
 /** Connects and sends the call; progress notifications go to `onProgress` and reset the timeout. */
 function sendCall(
+  deps: McpToolDeps,
   server: { row: DbMcpServer; headers: Record<string, string> },
   name: string,
   args: Record<string, unknown>,
@@ -109,7 +110,7 @@ function sendCall(
   // The SDK adds its progress token to this `_meta`, keeping ours.
   const meta = idempotencyKey === undefined ? {} : { _meta: { [IDEMPOTENCY_KEY_META]: idempotencyKey } };
   return withMcpClient(
-    connectionOf(server.row, server.headers, opts.endUserId ?? null),
+    connectionOf(server.row, server.headers, opts.endUserId ?? null, deps),
     (client) => {
       state.sent = true;
       return client.callTool({ name, arguments: args, ...meta }, undefined, {
@@ -130,7 +131,11 @@ function sendCall(
         },
       });
     },
-    { timeoutMs: Math.min(timeoutMs, CONNECT_TIMEOUT_MS), ...(signal ? { signal } : {}), ...(elicit ? { elicit } : {}) },
+    {
+      timeoutMs: Math.min(timeoutMs, CONNECT_TIMEOUT_MS),
+      ...(signal ? { signal } : {}),
+      ...(elicit ? { elicit } : {}),
+    },
   );
 }
 
@@ -207,7 +212,7 @@ export async function callMcpTool(
     if ('result' in server) return done(server);
     const state: CallState = { sent: false, progressCount: 0 };
     try {
-      const result = await sendCall(server, tool.tool, args, { ...opts, timeoutMs }, state);
+      const result = await sendCall(deps, server, tool.tool, args, { ...opts, timeoutMs }, state);
       span.setAttribute('mcp.progress.count', state.progressCount);
       return done({
         result: { output: scrub(mcpResultText(result), server.headers), isError: result.isError === true },

@@ -103,6 +103,7 @@ function failedListing(
 
 /** The server's tools (first of each name), or why they could not be listed and the span's error type. */
 async function fetchServerTools(
+  deps: McpToolDeps,
   row: DbMcpServer,
   headers: Record<string, string>,
   timeoutMs: number,
@@ -115,7 +116,7 @@ async function fetchServerTools(
   );
   try {
     const tools = await withMcpClient(
-      connectionOf(row, headers, endUserId),
+      connectionOf(row, headers, endUserId, deps),
       (client) =>
         fetchToolList(client, row.endpoint, {
           timeoutMs,
@@ -192,11 +193,15 @@ async function listEntry(
       return failedListing(entry, { ...base, error });
     }
 
-    const fetched = await fetchServerTools(row, headers, timeoutMs, endUserId);
+    const fetched = await fetchServerTools(deps, row, headers, timeoutMs, endUserId);
     if ('error' in fetched) {
       markError(span, fetched.type, fetched.error);
       const url = fetched.authorizationUrl;
-      return failedListing(entry, { ...base, error: fetched.error, ...(url ? { authorization_url: url } : {}) });
+      return failedListing(entry, {
+        ...base,
+        error: fetched.error,
+        ...(url ? { authorization_url: url } : {}),
+      });
     }
     const result = keptTools(entry, base, fetched.tools);
     span.setAttributes({ 'mcp.tools.listed': fetched.tools.length, 'mcp.tools.kept': result.kept.length });
@@ -225,9 +230,7 @@ export async function listAgentMcpTools(
 ): Promise<McpToolListing> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_LIST_TIMEOUT_MS;
   const endUserId = opts.endUserId ?? null;
-  const perEntry = await Promise.all(
-    entries.map((e) => listEntry(deps, projectId, e, timeoutMs, endUserId)),
-  );
+  const perEntry = await Promise.all(entries.map((e) => listEntry(deps, projectId, e, timeoutMs, endUserId)));
 
   const candidates = perEntry.flatMap((r) => r.kept.map((info) => ({ r, info })));
   const names = assignToolNames(

@@ -18,8 +18,14 @@ import { databaseUrl } from '../helpers/services.js';
 
 const M = '/api/agent-server/mcp-servers';
 const SCOPE = 'mcp:tools';
+const ADMIN = 'mcp:admin';
 const PRE_SECRET = 'pre-registered-secret-0123456789abcdef';
 const MACHINE_SECRET = 'machine-secret-0123456789abcdef';
+const PRE = {
+  client_id: 'pre-registered',
+  client_secret: PRE_SECRET,
+  token_endpoint_auth_method: 'client_secret_post',
+};
 
 /** The part of oidc-provider's API the test uses (the package ships no types). */
 interface OidcToken {
@@ -82,7 +88,9 @@ function close(server: Server): Promise<void> {
 async function startAuthorizationServer(resource: () => string, callbackUrl: string) {
   const port = await freePort();
   const issuer = `http://127.0.0.1:${port}`;
-  const mod = (await import('oidc-provider' as string)) as {
+  // A module name in a variable: the package ships no types, the interface above says what is used.
+  const packageName = 'oidc-provider';
+  const mod = (await import(packageName)) as {
     default: new (issuer: string, config: Record<string, unknown>) => Oidc;
   };
   const revoked: string[] = [];
@@ -114,10 +122,14 @@ async function startAuthorizationServer(resource: () => string, callbackUrl: str
         enabled: true,
         defaultResource: () => resource(),
         useGrantedResource: () => true,
-        getResourceServerInfo: () => ({ scope: SCOPE, accessTokenFormat: 'opaque', audience: resource() }),
+        getResourceServerInfo: (_ctx: unknown, indicator: string) => ({
+          scope: `${SCOPE} ${ADMIN}`,
+          accessTokenFormat: 'opaque',
+          audience: indicator,
+        }),
       },
     },
-    scopes: ['openid', 'offline_access', SCOPE],
+    scopes: ['openid', 'offline_access', SCOPE, ADMIN],
     interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
     findAccount: (_ctx: unknown, sub: string) => ({ accountId: sub, claims: () => ({ sub }) }),
   });
@@ -155,45 +167,63 @@ async function startAuthorizationServer(resource: () => string, callbackUrl: str
   return { ...running, issuer, oidc, revoked };
 }
 
-/** An MCP server guarded by bearer tokens the authorization server issued for it (RFC 9728 metadata, 401 challenges). */
+/**
+ * An MCP server guarded by bearer tokens the authorization server issued for
+ * it (RFC 9728 metadata, 401 challenges), at three paths: `/mcp` lists its
+ * tools to any token for it, `/admin` lists them only with the `mcp:admin`
+ * scope (a 403 insufficient_scope asks for it), `/never` always answers
+ * tools/list with that 403, however often it is authorized.
+ */
 async function startProtectedMcp(oidc: () => Oidc, issuer: () => string) {
   let base = '';
   const seenAuthorization: string[] = [];
-  const prm = () => ({
-    resource: `${base}/mcp`,
+  const prm = (path: string) => ({
+    resource: `${base}${path}`,
     authorization_servers: [issuer()],
     scopes_supported: [SCOPE],
   });
-  const admitted = async (header: string | undefined) => {
+  const tokenScopes = async (path: string, header: string | undefined): Promise<string[] | undefined> => {
     const token = header?.startsWith('Bearer ') ? header.slice(7) : undefined;
-    if (!token) return false;
+    if (!token) return undefined;
     const found = (await oidc().AccessToken.find(token)) ?? (await oidc().ClientCredentials.find(token));
-    if (!found || found.isExpired) return false;
+    if (!found || found.isExpired) return undefined;
     const aud = Array.isArray(found.aud) ? found.aud : [found.aud];
-    return aud.includes(`${base}/mcp`) && (found.scope ?? '').split(' ').includes(SCOPE);
+    const scopes = (found.scope ?? '').split(' ');
+    return aud.includes(`${base}${path}`) && scopes.includes(SCOPE) ? scopes : undefined;
   };
+  const challenge = (res: ServerResponse, path: string, status: 401 | 403, scope: string) =>
+    res
+      .writeHead(status, {
+        'content-type': 'application/json',
+        'www-authenticate':
+          `Bearer ${status === 403 ? 'error="insufficient_scope", ' : ''}` +
+          `resource_metadata="${base}/.well-known/oauth-protected-resource${path}", scope="${scope}"`,
+      })
+      .end(JSON.stringify({ error: status === 403 ? 'insufficient_scope' : 'invalid_token' }));
   const server = createServer((req, res) => {
     void (async () => {
-      if (req.method === 'GET' && req.url?.startsWith('/.well-known/oauth-protected-resource')) {
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(prm()));
+      const wellKnown = '/.well-known/oauth-protected-resource';
+      if (req.method === 'GET' && req.url?.startsWith(wellKnown)) {
+        const path = req.url.slice(wellKnown.length) || '/mcp';
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(prm(path)));
         return;
       }
       if (req.method !== 'POST') {
         res.writeHead(405).end();
         return;
       }
-      seenAuthorization.push(req.headers.authorization ?? '-');
-      if (!(await admitted(req.headers.authorization))) {
-        res
-          .writeHead(401, {
-            'content-type': 'application/json',
-            'www-authenticate': `Bearer resource_metadata="${base}/.well-known/oauth-protected-resource/mcp", scope="${SCOPE}"`,
-          })
-          .end(JSON.stringify({ error: 'invalid_token' }));
-        return;
-      }
+      const path = (req.url ?? '/mcp').split('?')[0]!;
       const chunks: Buffer[] = [];
       for await (const c of req) chunks.push(c as Buffer);
+      const body = JSON.parse(Buffer.concat(chunks).toString() || 'null') as { method?: string } | null;
+      seenAuthorization.push(req.headers.authorization ?? '-');
+      const scopes = await tokenScopes(path, req.headers.authorization);
+      if (!scopes) return challenge(res, path, 401, SCOPE);
+      if (
+        body?.method === 'tools/list' &&
+        (path === '/never' || (path === '/admin' && !scopes.includes(ADMIN)))
+      )
+        return challenge(res, path, 403, `${SCOPE} ${ADMIN}`);
       const mcp = new McpServer({ name: 'oauth-test', version: '1.0.0' });
       mcp.registerTool('whoami', { description: 'Says hello to the authorized caller' }, () => ({
         content: [{ type: 'text', text: 'hello alice' }],
@@ -207,7 +237,7 @@ async function startProtectedMcp(oidc: () => Oidc, issuer: () => string) {
         void mcp.close();
       });
       await mcp.connect(transport);
-      await transport.handleRequest(req, res, JSON.parse(Buffer.concat(chunks).toString() || 'null'));
+      await transport.handleRequest(req, res, body);
     })();
   });
   const running = await listen(server);
@@ -414,6 +444,44 @@ describe('OAuth for MCP servers', () => {
     expect(inspected.status, inspected.text).toBe(200);
     expect(inspected.body.data.tools.map((t) => t.name)).toEqual(['whoami']);
     expect(answers.join('\n')).not.toContain(MACHINE_SECRET);
+  });
+
+  it('asks a person for a wider scope on 403 insufficient_scope (step-up)', async () => {
+    const project = await createProject(api);
+    // A registered client would be held to the scope it registered with: this one may ask for any.
+    const id = await createServerFor(project.id, {
+      endpoint: mcp.endpoint.replace(/\/mcp$/, '/admin'),
+      oauth: PRE,
+    });
+    expect((await fetch(await authorizeInBrowser(id))).status).toBe(200);
+    // Connected with mcp:tools; listing needs mcp:admin: a new authorization, not a refresh.
+    const stepUp = await request('POST', `${M}/${id}/inspect`);
+    expect(stepUp.status, stepUp.text).toBe(409);
+    const url = new URL(String(stepUp.body.errorDetails.authorization_url));
+    expect(url.searchParams.get('scope')).toBe(`${SCOPE} ${ADMIN}`);
+    const steppedBack = await browseToCallback(url.href, callback);
+    const steppedPage = await fetch(steppedBack);
+    expect(steppedPage.status, `${steppedBack} ${await steppedPage.text()}`).toBe(200);
+    const inspected = await request<{ tools: Array<{ name: string }> }>('POST', `${M}/${id}/inspect`);
+    expect(inspected.status, inspected.text).toBe(200);
+  });
+
+  it('stops asking after 3 authorizations for the same scope that the server keeps refusing', async () => {
+    const project = await createProject(api);
+    const id = await createServerFor(project.id, {
+      endpoint: mcp.endpoint.replace(/\/mcp$/, '/never'),
+      oauth: PRE,
+    });
+    expect((await fetch(await authorizeInBrowser(id))).status).toBe(200);
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      const refused = await request('POST', `${M}/${id}/inspect`);
+      expect(refused.status, refused.text).toBe(409);
+      const url = String(refused.body.errorDetails.authorization_url);
+      expect((await fetch(await browseToCallback(url, callback))).status).toBe(200);
+    }
+    const gaveUp = await request('POST', `${M}/${id}/inspect`);
+    expect(gaveUp.status, gaveUp.text).toBe(502);
+    expect(String(gaveUp.body.errorDetails.reason)).toContain('keeps refusing the scopes granted');
   });
 
   it('validates the oauth settings and end_user_id, naming the field', async () => {
