@@ -8,7 +8,9 @@
  * summarization and continue-as-new; and, recorded with the `run-cancel`
  * patch, runs cancelled mid-stream and while awaiting approval; and, with
  * the `budget-wait` and `tool-decision` patches, runs that waited for budget
- * and for a decision on a tool call (test/fixtures/histories/README.md).
+ * and for a decision on a tool call; and, with the `mcp-input` patch, MCP
+ * calls that waited for a person's answer to the server's question
+ * (test/fixtures/histories/README.md).
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -87,6 +89,17 @@ const fixtures: Array<{ file: string; holds: string; marks: string[] }> = [
     file: 'session-decision-timeout.bin',
     holds: "an MCP call whose outcome was unknown, failed by the agent's decision_timeout_ms",
     marks: ['pauseRun', 'timer fired', 'resumeRun', 'answerToolCalls'],
+  },
+  {
+    file: 'session-input-answered.bin',
+    holds: "an MCP call that stopped waiting for a person's answer, answered by answerInput, then made again",
+    marks: ['runMcpTool', 'pauseRun', 'update answerInput', 'resumeRun'],
+  },
+  {
+    file: 'session-input-timeout.bin',
+    holds:
+      "an MCP call waiting for a person's answer, declined by the agent's input_timeout_ms, then made again",
+    marks: ['runMcpTool', 'pauseRun', 'timer fired', 'resumeRun'],
   },
 ];
 
