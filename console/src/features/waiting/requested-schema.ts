@@ -56,7 +56,11 @@ function kindOf(p: Schema, choices: Choice[] | undefined): AskedField['kind'] {
   return choices ? 'choice' : 'text';
 }
 
-/** The schema's properties as form fields, in the schema's order. */
+/**
+ * The schema's properties as form fields: the required ones first, each
+ * group in the schema's order (which a stored schema may not keep, so the
+ * fields a person must fill lead).
+ */
 export function askedFields(schema: Schema | undefined): AskedField[] {
   const properties = isObject(schema?.properties) ? schema.properties : {};
   const required = new Set(Array.isArray(schema?.required) ? schema.required.map(String) : []);
@@ -75,7 +79,8 @@ export function askedFields(schema: Schema | undefined): AskedField[] {
         min: num(p.minimum) ?? num(p.minLength),
         max: num(p.maximum) ?? num(p.maxLength),
       };
-    });
+    })
+    .sort((a, b) => Number(b.required) - Number(a.required));
 }
 
 /** Each field's starting value: the schema's `default`, else empty (unchecked, no choice). */
