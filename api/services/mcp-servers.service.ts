@@ -76,7 +76,9 @@ export class McpServersService {
         ...(creds.scopes ? { scopes: creds.scopes.split(' ').filter(Boolean) } : {}),
         expires_at: creds.expires_at?.toISOString() ?? null,
       };
-    return { status: creds || row.oauth_enc ? 'unauthorized' : 'not_configured' };
+    const asked =
+      creds !== undefined || row.oauth_enc !== null || (await this.oauthRepo.anyCredentials(row.id));
+    return { status: asked ? 'unauthorized' : 'not_configured' };
   }
 
   private async present(row: DbMcpServer): Promise<McpServer> {

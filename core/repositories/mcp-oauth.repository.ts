@@ -21,6 +21,13 @@ export class McpOAuthRepository {
       .first();
   }
 
+  /** Whether the server ever asked anyone for authorization (credentials or discovery stored for someone). */
+  async anyCredentials(serverId: string): Promise<boolean> {
+    return (
+      (await this.db(McpOAuthCredentialsTableName).where({ server_id: serverId }).first('id')) !== undefined
+    );
+  }
+
   /** Creates the row or changes the given columns of it (one statement: two writers never collide). */
   async saveCredentials(
     serverId: string,

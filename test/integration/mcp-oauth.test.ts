@@ -484,6 +484,30 @@ describe('OAuth for MCP servers', () => {
     expect(String(gaveUp.body.errorDetails.reason)).toContain('keeps refusing the scopes granted');
   });
 
+  it('keeps tokens per end user when per_user_tokens is set', async () => {
+    const project = await createProject(api);
+    const id = await createServerFor(project.id, { per_user_tokens: true });
+    const started = await request<{ authorization_url: string }>('POST', `${M}/${id}/authorize`, {
+      end_user_id: 'bob',
+    });
+    expect(started.status, started.text).toBe(200);
+    expect((await fetch(await browseToCallback(started.body.data.authorization_url, callback))).status).toBe(
+      200,
+    );
+    const rows: Array<{ end_user_id: string; tokens_enc: string | null }> = await db('mcp_oauth_credentials')
+      .where({ server_id: id })
+      .select('end_user_id', 'tokens_enc');
+    expect(rows.filter((r) => r.tokens_enc).map((r) => r.end_user_id)).toEqual(['bob']);
+    // The project's own credentials are not bob's.
+    const got = await request<{ authorization: { status: string } }>('GET', `${M}/${id}`);
+    expect(got.body.data.authorization.status).toBe('unauthorized');
+    const forgot = await request('DELETE', `${M}/${id}/authorization?end_user_id=bob`);
+    expect(forgot.status, forgot.text).toBe(200);
+    expect(
+      await db('mcp_oauth_credentials').where({ server_id: id, end_user_id: 'bob' }).first(),
+    ).toBeUndefined();
+  });
+
   it('validates the oauth settings and end_user_id, naming the field', async () => {
     const project = await createProject(api);
     const missing = await request('POST', `${M}?project_id=${project.id}`, {
