@@ -72,6 +72,7 @@ export function buildConfig(v: Record<string, unknown>, resolved: ResolvedSettin
       modelHeartbeatTimeoutMs: v.SESSION_MODEL_HEARTBEAT_TIMEOUT_MS as number,
       toolHeartbeatTimeoutMs: v.SESSION_TOOL_HEARTBEAT_TIMEOUT_MS as number,
       mcpToolTimeoutMs: v.MCP_TOOL_TIMEOUT_MS as number,
+      mcpInputHoldMs: v.MCP_INPUT_HOLD_MS as number,
       mcpListTimeoutMs: v.MCP_LIST_TIMEOUT_MS as number,
       converseWaitTimeoutMs: v.CONVERSE_WAIT_TIMEOUT_MS as number,
       runEventsRetentionDays: v.RUN_EVENTS_RETENTION_DAYS as number,

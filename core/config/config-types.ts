@@ -85,6 +85,12 @@ export interface Config {
     toolHeartbeatTimeoutMs: number;
     /** MCP_TOOL_TIMEOUT_MS: one MCP tool call (reset by the server's progress notifications). */
     mcpToolTimeoutMs: number;
+    /**
+     * MCP_INPUT_HOLD_MS: how long a call whose server asked a question waits
+     * for the answer while connected; then the call stops, the session waits,
+     * and the call is made again with the answer.
+     */
+    mcpInputHoldMs: number;
     /** MCP_LIST_TIMEOUT_MS: listing one MCP server's tools at the start of a turn. */
     mcpListTimeoutMs: number;
     /** CONVERSE_WAIT_TIMEOUT_MS: a non-streaming converse call answers with the run's status after this long. */

@@ -114,6 +114,7 @@ export const envSchema = Joi.object({
   SESSION_MODEL_HEARTBEAT_TIMEOUT_MS: Joi.number().integer().min(1_000).max(600_000).default(6_000),
   SESSION_TOOL_HEARTBEAT_TIMEOUT_MS: Joi.number().integer().min(1_000).max(600_000).default(6_000),
   MCP_TOOL_TIMEOUT_MS: Joi.number().integer().min(100).max(3_600_000).default(120_000),
+  MCP_INPUT_HOLD_MS: Joi.number().integer().min(0).max(3_600_000).default(600_000),
   MCP_LIST_TIMEOUT_MS: Joi.number().integer().min(100).max(600_000).default(10_000),
   CONVERSE_WAIT_TIMEOUT_MS: Joi.number().integer().min(100).max(3_600_000).default(600_000),
   RUN_EVENTS_RETENTION_DAYS: Joi.number().min(0.001).max(3650).default(7),

@@ -41,6 +41,7 @@ import type { RunWebhooksTable } from './webhooks-runs.js';
 import type { WebhookDeliveriesTable } from './webhooks-deliveries.js';
 import type { DatasetRowsTable, DatasetsTable } from './datasets.js';
 import type { BudgetAlertsTable, BudgetReservationsTable } from './budgets.js';
+import type { RunInputRequestsTable } from './run-input-requests.js';
 
 export type * from './columns.js';
 export * from './projects.js';
@@ -55,9 +56,9 @@ export * from './prompt-labels.js';
 export * from './prompt-label-moves.js';
 export * from './schemas.js';
 export * from './mcp-servers.js';
-export * from './agents.js';
 export * from './mcp-oauth-credentials.js';
 export * from './mcp-oauth-flows.js';
+export * from './agents.js';
 export * from './agent-mcp-servers.js';
 // agent-versions.ts registers its table with Knex itself.
 export * from './agent-versions.js';
@@ -83,6 +84,7 @@ export * from './datasets.js';
 // evals.ts registers its tables with Knex itself.
 export * from './evals.js';
 export * from './budgets.js';
+export * from './run-input-requests.js';
 // crons.ts registers its table with Knex itself.
 export * from './crons.js';
 // store-items.ts registers its table with Knex itself.
@@ -102,10 +104,10 @@ declare module 'knex/types/tables.js' {
     prompt_label_moves: PromptLabelMovesTable;
     schemas: SchemasTable;
     mcp_servers: McpServersTable;
-    agents: AgentsTable;
-    agent_mcp_servers: AgentMcpServersTable;
     mcp_oauth_credentials: McpOAuthCredentialsTable;
     mcp_oauth_flows: McpOAuthFlowsTable;
+    agents: AgentsTable;
+    agent_mcp_servers: AgentMcpServersTable;
     conversations: ConversationsTable;
     threads: ThreadsTable;
     messages: MessagesTable;
@@ -128,5 +130,6 @@ declare module 'knex/types/tables.js' {
     dataset_rows: DatasetRowsTable;
     budget_reservations: BudgetReservationsTable;
     budget_alerts: BudgetAlertsTable;
+    run_input_requests: RunInputRequestsTable;
   }
 }
