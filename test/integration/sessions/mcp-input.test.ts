@@ -11,6 +11,7 @@
 import { Client as LangGraphClient } from '@langchain/langgraph-sdk';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../../../core/db/knex.js';
+import type { RunEventType } from '../../../core/db/tables/run-events.js';
 import { sessionStateQuery } from '../../../workflows/session.definitions.js';
 import { startAskingMcpServer } from '../../fixtures/mcp-servers.js';
 import { uniqueName } from '../../helpers/factories.js';
@@ -50,7 +51,7 @@ function asking(world: SessionWorld, db: () => Db, mcp: () => AskingServer) {
       waitFor(async () => ((await run(id)).status === status ? run(id) : undefined), ms, `run ${status}`),
     answer: (id: string, body: Record<string, unknown>) =>
       api().request<Run>('POST', `/api/agent-server/runs/${id}/input`, body),
-    events: (id: string, type: string): Promise<Array<{ data: Record<string, unknown> }>> =>
+    events: (id: string, type: RunEventType): Promise<Array<{ data: Record<string, unknown> }>> =>
       db()('run_events').where({ run_id: id, type }).orderBy('seq').select('data'),
     /** The session workflow itself waits for the answer: the call has returned. */
     sessionWaits: (run: Run) =>
@@ -204,6 +205,23 @@ describe.skipIf(noTemporal())("runs waiting for a person's answer to an MCP serv
       expect(mcp.heard).toEqual([expect.objectContaining({ tool: 'link_account', action: 'accept' })]);
     });
 
+    it('a run cancelled while its call waits connected ends cancelled; its question takes no answer', async () => {
+      const agent = await h.agent('book_seat', 'never said');
+      const waiting = await h.converse(agent.id);
+      expect(waiting.status).toBe('awaiting_input');
+      const cancelled = await world.fx.api.request<Run>(
+        'POST',
+        `/api/agent-server/runs/${waiting.run_id}/cancel`,
+        {
+          action: 'interrupt',
+        },
+      );
+      expect(cancelled.status).toBe(200);
+      expect(cancelled.body.data).toMatchObject({ status: 'cancelled', pause: null });
+      expect((await h.answer(waiting.run_id, { action: 'decline' })).status).toBe(409);
+      expect(mcp.heard).toEqual([]);
+    });
+
     it('the Agent Protocol shows the question as an interrupt; command.resume answers it', async () => {
       const agent = await h.agent('book_seat', 'booked through the protocol');
       const base = `${world.fx.api.url}/api/langgraph/${world.fx.projectId}`;
@@ -303,6 +321,26 @@ describe.skipIf(noTemporal())("runs waiting for a person's answer to an MCP serv
       } finally {
         await slow.stop();
       }
+    });
+
+    it('a run cancelled while the session waits for the answer ends cancelled', async () => {
+      const agent = await h.agent('book_seat', 'never said');
+      const waiting = await h.converse(agent.id);
+      await h.sessionWaits(waiting);
+      const cancelled = await world.fx.api.request<Run>(
+        'POST',
+        `/api/agent-server/runs/${waiting.run_id}/cancel`,
+        {
+          action: 'interrupt',
+        },
+      );
+      expect(cancelled.status).toBe(200);
+      expect(cancelled.body.data).toMatchObject({ status: 'cancelled', pause: null });
+      expect((await h.answer(waiting.run_id, { action: 'accept', content: { seat: '4A' } })).status).toBe(
+        409,
+      );
+      // Called once (the call that stopped waiting), never again.
+      expect(mcp.runs.get('book_seat')).toBe(1);
     });
 
     it("declines when no answer comes within the agent's input_timeout_ms", async () => {
