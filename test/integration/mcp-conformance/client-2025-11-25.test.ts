@@ -8,11 +8,13 @@
  * tool it is offered (test/conformance/scripted-model.ts).
  * docs/mcp-conformance.md says how to run it and what it found.
  */
+import type { ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPrompt } from '../../helpers/factories/content.js';
 import { noTemporal } from '../../helpers/services.js';
-import { useSessionWorld } from '../sessions/session-harness.js';
+import { sessionEnv, spawnWorker, startFixture, type Fixture } from '../sessions/session-harness.js';
 import { callEveryOfferedTool } from '../../conformance/scripted-model.js';
 import {
   clientRequirements,
@@ -38,30 +40,43 @@ const VERBOSE = process.env.MCP_CONFORMANCE_VERBOSE === '1';
 const requirements = await clientRequirements(REVISION);
 
 describe.skipIf(noTemporal())(`MCP conformance: client scenarios required by ${REVISION}`, () => {
-  const world = useSessionWorld({
-    PUBLIC_URL,
-    // The scenarios' servers listen on localhost; the scripted vendor on 127.0.0.1.
-    EGRESS_ALLOW: 'localhost,127.0.0.1,[::1]',
-    MCP_LIST_TIMEOUT_MS: '5000',
-  });
+  let fx: Fixture;
+  let worker: ChildProcess;
   const required: ScenarioResult[] = [];
   const unscored: ScenarioResult[] = [];
   let adapterEnv: Record<string, string>;
 
   beforeAll(async () => {
-    const prompt = await createPrompt(world.fx.api, world.fx.projectId, {
-      template: 'You are a client of MCP servers.',
-    });
-    adapterEnv = {
-      AGENT_SERVER_URL: world.fx.api.url,
+    const env = sessionEnv({
       PUBLIC_URL,
-      CONFORMANCE_PROJECT_ID: world.fx.projectId,
-      CONFORMANCE_MODEL_ID: world.fx.modelId,
+      // The scenarios' servers listen on localhost; the scripted vendor on 127.0.0.1.
+      EGRESS_ALLOW: 'localhost,127.0.0.1,[::1]',
+      MCP_LIST_TIMEOUT_MS: '5000',
+    });
+    // The worker as its own process (`npm run worker`'s command), configured by its
+    // environment as in a deployment: authorization URLs it makes mid-turn name PUBLIC_URL.
+    [fx, { child: worker }] = await Promise.all([startFixture(env), spawnWorker(env)]);
+    fx.vendor.respond = callEveryOfferedTool;
+    const prompt = await createPrompt(fx.api, fx.projectId, { template: 'You are a client of MCP servers.' });
+    adapterEnv = {
+      AGENT_SERVER_URL: fx.api.url,
+      PUBLIC_URL,
+      CONFORMANCE_PROJECT_ID: fx.projectId,
+      CONFORMANCE_MODEL_ID: fx.modelId,
       CONFORMANCE_PROMPT_ID: prompt.id,
       // The adapter gives up (saying where the run stood) before the suite kills it.
       CONFORMANCE_TURN_TIMEOUT_MS: String(ADAPTER_TIMEOUT_MS - 4_000),
       CONFORMANCE_REQUEST_TIMEOUT_MS: String(ADAPTER_TIMEOUT_MS - 4_000),
     };
+  });
+
+  afterAll(async () => {
+    if (worker && worker.exitCode === null && worker.signalCode === null) {
+      const exited = once(worker, 'exit');
+      worker.kill('SIGTERM');
+      await exited;
+    }
+    await fx?.close();
   });
 
   afterAll(async () => {
@@ -71,11 +86,8 @@ describe.skipIf(noTemporal())(`MCP conformance: client scenarios required by ${R
     ]);
   });
 
-  const run = (scenario: string) => {
-    // Set per scenario: the session world resets the vendor before each test.
-    world.fx.vendor.respond = callEveryOfferedTool;
-    return runScenario(scenario, { specVersion: REVISION, timeoutMs: ADAPTER_TIMEOUT_MS, env: adapterEnv });
-  };
+  const run = (scenario: string) =>
+    runScenario(scenario, { specVersion: REVISION, timeoutMs: ADAPTER_TIMEOUT_MS, env: adapterEnv });
 
   for (const scenario of requirements.scored) {
     it(scenario, { timeout: ADAPTER_TIMEOUT_MS + 15_000 }, async () => {
