@@ -2,6 +2,7 @@
 import type { McpToolListing } from '../tools/mcp-tools.js';
 import { listAgentMcpTools } from '../tools/mcp-tools.js';
 import { MEMORY_TOOL_NAMES } from '../tools/memory-tools.js';
+import { publicBaseUrl } from '../../core/mcp/oauth/index.js';
 import { TurnsRepository } from '../../core/repositories/turns.repository.js';
 import { runToolsRecord, SANDBOX_TOOL_NAME, sandboxState, type RunTools } from './tools.js';
 import { loadTurnRun } from './turn-run.js';
@@ -41,7 +42,7 @@ export function createListToolsActivities(deps: SessionDeps) {
       const tools = run.tools as RunTools | null;
       if (tools) return { offered: tools.offered.length, failedServers: 0 };
       const listing = await listAgentMcpTools(
-        { db, secrets: deps.secrets },
+        { db, secrets: deps.secrets, publicUrl: publicBaseUrl(config) },
         plan.project_id,
         plan.mcp_servers,
         {

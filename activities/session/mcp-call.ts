@@ -7,6 +7,7 @@
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { McpAuthorizationRequired, McpConnectionError } from '../../core/mcp/errors.js';
+import { publicBaseUrl } from '../../core/mcp/oauth/index.js';
 import { RunEventsRepository } from '../../core/repositories/run-events.repository.js';
 import { StepMessagesRepository } from '../../core/repositories/step-messages.repository.js';
 import type { ToolCall } from '../../core/llm/types.js';
@@ -64,7 +65,8 @@ async function callTool(
     signal: ctx.cancellationSignal,
   });
   try {
-    return await callMcpTool({ db: deps.db, secrets: deps.secrets }, target, args, {
+    const access = { db: deps.db, secrets: deps.secrets, publicUrl: publicBaseUrl(deps.config) };
+    return await callMcpTool(access, target, args, {
       timeoutMs: deps.config.session.mcpToolTimeoutMs,
       onProgress: (p) => {
         progress = p;
