@@ -95,19 +95,22 @@ export class CallQuestions {
     const place: QuestionPlace = { run_id: o.runId, step: o.step, call_id: o.callId, seq };
     const details = questionDetails(params, o, seq);
     const row = await this.repo.ensure(place, details);
-    if (row.answer) return asResult(row.answer);
+    const key = `${o.step}.input.${o.callId}.${seq}`;
+    if (row.answer) {
+      // Answered while no call waited (its worker died): the run resumes here (a no-op once resumed).
+      await this.resumed(key, row.answer);
+      return asResult(row.answer);
+    }
     const held = o.inputs[seq - 1];
     if (held) {
       await this.repo.answer(row.id, held);
       return asResult(held);
     }
-    const key = `${o.step}.input.${o.callId}.${seq}`;
     const timeoutAt = Date.now() + o.timeoutMs;
     await recordPause(o.db, { runId: o.runId, step: o.step, reason: 'input', details, timeoutAt, key });
     const answer = (await this.waitFor(row.id, timeoutAt)) ?? (await this.repo.release(row.id));
     if (answer) {
-      const resumed = { runId: o.runId, step: o.step, reason: 'input' as const, by: 'user', key };
-      await recordResume(o.db, { ...resumed, details: { action: answer.action } });
+      await this.resumed(key, answer);
       return asResult(answer);
     }
     this.released = { seq, details, timeoutAt };
@@ -116,6 +119,13 @@ export class CallQuestions {
     // Not a person's decline: the server hears an error, and the call itself is cancelled.
     throw reason;
   };
+
+  /** `run.resumed` by the person's answer, unless the run no longer waits for input. */
+  private resumed(key: string, answer: StoredInputAnswer): Promise<void> {
+    const { runId, step } = this.o;
+    const details = { action: answer.action };
+    return recordResume(this.o.db, { runId, step, reason: 'input', by: 'user', key, details });
+  }
 
   /**
    * Polls the question's row until it has an answer, the hold ends (or the

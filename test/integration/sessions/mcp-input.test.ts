@@ -3,10 +3,12 @@
  * (elicitation): the server asks mid-call, the run pauses (`awaiting_input`)
  * showing the question, and POST /runs/{id}/input answers it. While the call
  * still waits connected the answer reaches it directly; once the call has
- * stopped waiting (MCP_INPUT_HOLD_MS) the session workflow holds the wait,
- * survives a worker restart, and calls again, the server's repeated question
- * answered from the stored answer; the agent's input_timeout_ms declines.
- * Real Temporal, Postgres, a real SDK-built MCP server, the scripted vendor.
+ * stopped waiting (MCP_INPUT_HOLD_MS, or before its own MCP_TOOL_TIMEOUT_MS)
+ * the session workflow holds the wait, survives a worker restart, and calls
+ * again, the server's repeated question answered from the stored answer; the
+ * agent's input_timeout_ms declines. A worker that dies mid-wait leaves the
+ * answer in the question for the call made again. Real Temporal, Postgres, a
+ * real SDK-built MCP server, the scripted vendor.
  */
 import { Client as LangGraphClient } from '@langchain/langgraph-sdk';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -16,7 +18,16 @@ import { sessionStateQuery } from '../../../workflows/session.definitions.js';
 import { startAskingMcpServer } from '../../fixtures/mcp-servers.js';
 import { uniqueName } from '../../helpers/factories.js';
 import { databaseUrl, noTemporal } from '../../helpers/services.js';
-import { useSessionWorld, waitFor, type SessionWorld } from './session-harness.js';
+import {
+  killHard,
+  sessionEnv,
+  spawnWorker,
+  startFixture,
+  useSessionWorld,
+  waitFor,
+  type Fixture,
+  type SessionWorld,
+} from './session-harness.js';
 
 type AskingServer = Awaited<ReturnType<typeof startAskingMcpServer>>;
 
@@ -40,9 +51,16 @@ const SEAT_SCHEMA = {
   required: ['seat'],
 };
 
-/** Helpers over one world: an agent using the asking server, runs, their events. */
-function asking(world: SessionWorld, db: () => Db, mcp: () => AskingServer) {
-  const api = () => world.fx.api;
+/**
+ * Helpers over one stack (`world` gives its fixture and, for sessionWaits, a
+ * Temporal client): an agent using the asking server, runs, their events.
+ */
+function asking(
+  world: () => Pick<SessionWorld, 'fx'> & Partial<Pick<SessionWorld, 'client'>>,
+  db: () => Db,
+  mcp: () => AskingServer,
+) {
+  const api = () => world().fx.api;
   const run = async (id: string) =>
     (await api().request<Run>('GET', `/api/agent-server/runs/${id}`)).body.data;
   return {
@@ -57,8 +75,8 @@ function asking(world: SessionWorld, db: () => Db, mcp: () => AskingServer) {
     sessionWaits: (run: Run) =>
       waitFor(
         async () =>
-          (await world.client.workflow.getHandle(run.workflow_id).query(sessionStateQuery)).pending_step ===
-          'awaiting_input',
+          (await world().client!.workflow.getHandle(run.workflow_id).query(sessionStateQuery))
+            .pending_step === 'awaiting_input',
         10_000,
         'the session to wait for input',
       ),
@@ -67,22 +85,22 @@ function asking(world: SessionWorld, db: () => Db, mcp: () => AskingServer) {
       const name = uniqueName('asking');
       const server = await api().request<{ id: string }>(
         'POST',
-        `/api/agent-server/mcp-servers?project_id=${world.fx.projectId}`,
+        `/api/agent-server/mcp-servers?project_id=${world().fx.projectId}`,
         { name, endpoint },
       );
       expect(server.status).toBe(200);
-      world.fx.vendor.script(
+      world().fx.vendor.script(
         { reply: { tool_calls: [{ name: tool, arguments: {} }] } },
         { reply: { text: reply } },
       );
-      const agent = await world.fx.agent({
+      const agent = await world().fx.agent({
         mcp_servers: [{ mcp_server_id: server.body.data.id }],
         ...fields,
       });
       return { ...agent, serverName: name };
     },
     async converse(agentId: string): Promise<Run> {
-      const res = await world.fx.converse({ agent_id: agentId, message: 'book me a seat' });
+      const res = await world().fx.converse({ agent_id: agentId, message: 'book me a seat' });
       expect(res.status).toBe(200);
       return res.body.data as unknown as Run;
     },
@@ -108,7 +126,7 @@ describe.skipIf(noTemporal())("runs waiting for a person's answer to an MCP serv
   describe('answered while the call waits connected', () => {
     const world = useSessionWorld();
     const h = asking(
-      world,
+      () => world,
       () => db,
       () => mcp,
     );
@@ -267,7 +285,7 @@ describe.skipIf(noTemporal())("runs waiting for a person's answer to an MCP serv
     // The call waits connected for half a second, then the session waits instead.
     const world = useSessionWorld({ MCP_INPUT_HOLD_MS: '500' });
     const h = asking(
-      world,
+      () => world,
       () => db,
       () => mcp,
     );
@@ -364,7 +382,7 @@ describe.skipIf(noTemporal())("runs waiting for a person's answer to an MCP serv
     // MCP_INPUT_HOLD_MS keeps its default (10 minutes); the call's own timeout is 2.5 s.
     const world = useSessionWorld({ MCP_TOOL_TIMEOUT_MS: '2500' });
     const h = asking(
-      world,
+      () => world,
       () => db,
       () => mcp,
     );
@@ -391,5 +409,47 @@ describe.skipIf(noTemporal())("runs waiting for a person's answer to an MCP serv
       expect(done.tool_calls[0]!.output).toContain('"seat":"9D"');
       expect(mcp.runs.get('book_seat')).toBe(2);
     });
+  });
+
+  describe('a worker that dies while its call waits connected', () => {
+    // A dead worker's call is made again elsewhere within seconds.
+    const env = sessionEnv({ SESSION_TOOL_HEARTBEAT_TIMEOUT_MS: '3000' });
+    let fx: Fixture;
+    beforeAll(async () => {
+      fx = await startFixture(env);
+    });
+    afterAll(async () => {
+      await fx?.close();
+    });
+    const h = asking(
+      () => ({ fx }),
+      () => db,
+      () => mcp,
+    );
+
+    it('the answer waits in the question: the call made again on another worker takes it, and the run resumes', async () => {
+      const doomed = await spawnWorker(env);
+      let survivor: Awaited<ReturnType<typeof spawnWorker>> | undefined;
+      try {
+        const agent = await h.agent('book_seat', 'booked on another worker');
+        const waiting = await h.converse(agent.id);
+        expect(waiting.status).toBe('awaiting_input');
+        survivor = await spawnWorker(env);
+        await killHard(doomed.child);
+        const answered = await h.answer(waiting.run_id, { action: 'accept', content: { seat: '5E' } });
+        expect(answered.status).toBe(200);
+        const done = await h.until(waiting.run_id, 'completed', 40_000);
+        expect(done.output?.content).toBe('booked on another worker');
+        expect(done.tool_calls[0]!.output).toContain('"seat":"5E"');
+        expect(mcp.runs.get('book_seat')).toBe(2);
+        expect(await h.events(waiting.run_id, 'run.paused')).toHaveLength(1);
+        expect((await h.events(waiting.run_id, 'run.resumed')).map((e) => e.data)).toEqual([
+          expect.objectContaining({ reason: 'input', by: 'user', action: 'accept' }),
+        ]);
+      } finally {
+        await killHard(doomed.child);
+        if (survivor) await killHard(survivor.child);
+      }
+    }, 60_000);
   });
 });
