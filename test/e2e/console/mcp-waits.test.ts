@@ -6,14 +6,115 @@
  * the API's message for a missing required field under its input), Submit
  * answers it and the run completes with the tool's answer holding what was
  * typed; the playground answers the same question inside the turn; Decline
- * tells the server no. The MCP servers page shows a server with OAuth
- * settings as unauthorized with Authorize, and its form keeps the client
- * secret redacted while other OAuth fields change.
+ * tells the server no. A run whose MCP server wants OAuth waits in the inbox
+ * with Authorize, which opens the authorization page in a new tab; once the
+ * flow comes back to the API's callback the run goes on by itself, and the
+ * server reads as authorized until Forget authorization. The MCP
+ * servers page shows a server with OAuth settings as unauthorized with
+ * Authorize, and its form keeps the client secret redacted while other OAuth
+ * fields change.
  */
+
+const TOKEN = 'console-test-access-token';
+
+async function body(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const c of req) chunks.push(c as Buffer);
+  const text = Buffer.concat(chunks).toString();
+  return text && req.headers['content-type']?.includes('json') ? JSON.parse(text) : undefined;
+}
+
+/**
+ * An MCP server that admits only its own bearer token, with the smallest
+ * authorization server beside it (same origin): RFC 9728 and RFC 8414
+ * metadata, an authorize endpoint that signs the person in at once and sends
+ * them back with a code (and `iss`), a token endpoint that trades any code
+ * for the token. The client is configured on the MCP server (no registration).
+ */
+async function startProtectedMcp() {
+  let base = '';
+  const json = (res: ServerResponse, status: number, data: unknown, headers: Record<string, string> = {}) =>
+    res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(data));
+  const mcp = async (req: IncomingMessage, res: ServerResponse) => {
+    const message = await body(req);
+    if (req.headers.authorization !== `Bearer ${TOKEN}`)
+      return json(
+        res,
+        401,
+        { error: 'invalid_token' },
+        {
+          'www-authenticate': `Bearer resource_metadata="${base}/.well-known/oauth-protected-resource/mcp", scope="mcp:tools"`,
+        },
+      );
+    const server = new McpServer({ name: 'protected-test', version: '1.0.0' });
+    server.registerTool('whoami', { description: 'Says who the token belongs to' }, () => ({
+      content: [{ type: 'text' as const, text: 'hello alice' }],
+    }));
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    res.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, message);
+  };
+  const http = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', base);
+    if (url.pathname.startsWith('/.well-known/oauth-protected-resource'))
+      return json(res, 200, {
+        resource: `${base}/mcp`,
+        authorization_servers: [base],
+        scopes_supported: ['mcp:tools'],
+      });
+    if (url.pathname === '/.well-known/oauth-authorization-server')
+      return json(res, 200, {
+        issuer: base,
+        authorization_endpoint: `${base}/authorize`,
+        token_endpoint: `${base}/token`,
+        response_types_supported: ['code'],
+        grant_types_supported: ['authorization_code'],
+        code_challenge_methods_supported: ['S256'],
+        token_endpoint_auth_methods_supported: ['none'],
+        authorization_response_iss_parameter_supported: true,
+      });
+    if (url.pathname === '/authorize') {
+      const back = new URL(url.searchParams.get('redirect_uri') ?? '');
+      back.searchParams.set('code', 'the-code');
+      back.searchParams.set('state', url.searchParams.get('state') ?? '');
+      back.searchParams.set('iss', base);
+      return res.writeHead(302, { location: back.href }).end();
+    }
+    if (url.pathname === '/token' && req.method === 'POST')
+      return void body(req).then(() =>
+        json(res, 200, { access_token: TOKEN, token_type: 'Bearer', expires_in: 3600, scope: 'mcp:tools' }),
+      );
+    if (url.pathname === '/mcp' && req.method === 'POST') return void mcp(req, res);
+    res.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+  return {
+    endpoint: `${base}/mcp`,
+    issuer: base,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        http.closeAllConnections();
+        http.close(() => resolve());
+      }),
+  };
+}
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAskingMcpServer } from '../../fixtures/mcp-servers.js';
 import { noBrowser, startConsoleStack, type ConsoleStack } from '../../helpers/browser.js';
 import { uniqueName } from '../../helpers/factories.js';
+import { freePort } from '../../helpers/ports.js';
 import { noTemporal } from '../../helpers/services.js';
 import { consoleWorld, poll, type ConsoleWorld, type RunView } from './console-world.js';
 import { describedBy, label } from './form-helpers.js';
@@ -29,13 +130,21 @@ describe.skipIf(noTemporal() || noBrowser())("console: runs waiting for an MCP s
   let stack: ConsoleStack;
   let world: ConsoleWorld;
   let mcp: AskingServer;
+  let protectedMcp: Awaited<ReturnType<typeof startProtectedMcp>>;
 
   beforeAll(async () => {
-    [stack, mcp] = await Promise.all([startConsoleStack(), startAskingMcpServer()]);
+    // The authorization server sends the person back to the API's callback, under its public URL.
+    const port = await freePort();
+    [stack, mcp, protectedMcp] = await Promise.all([
+      startConsoleStack({ PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` }),
+      startAskingMcpServer(),
+      startProtectedMcp(),
+    ]);
     world = await consoleWorld(stack);
   });
   afterAll(async () => {
     await mcp?.stop();
+    await protectedMcp?.stop();
     await stack?.close();
   });
 
@@ -135,6 +244,55 @@ describe.skipIf(noTemporal() || noBrowser())("console: runs waiting for an MCP s
     await card.waitFor({ state: 'detached' });
     const done = await until(waiting.run_id, 'completed');
     expect(done.tool_calls.find((c) => c.name === 'book_seat')?.output).toContain('"action":"decline"');
+    expect(problems()).toEqual([]);
+  });
+
+  it("lists a run waiting for its MCP server's authorization; Authorize opens the page in a new tab, and the run goes on once it completes", async () => {
+    const name = uniqueName('protected');
+    const server = await stack.api.request<{ id: string }>(
+      'POST',
+      `/api/agent-server/mcp-servers?project_id=${world.projectId}`,
+      { name, endpoint: protectedMcp.endpoint, oauth: { client_id: 'console-test' } },
+    );
+    expect(server.status).toBe(200);
+    stack.vendor.script(
+      { reply: { tool_calls: [{ name: 'whoami', arguments: {} }] } },
+      { reply: { text: 'You are alice' } },
+    );
+    const agent = await world.agent({ mcp_servers: [{ mcp_server_id: server.body.data.id }] });
+    const waiting = (await world.converse({ agent_id: agent.id, message: 'Who am I?' })) as Run;
+    expect(waiting.status).toBe('awaiting_authorization');
+
+    const page = await world.open('/waiting');
+    const card = page.getByRole('article', { name: `Authorization for run ${waiting.run_id}` });
+    await card.getByText(`MCP server ${name} needs authorization`).waitFor();
+    const authorize = card.getByRole('link', { name: 'Authorize' });
+    expect(await authorize.getAttribute('target')).toBe('_blank');
+    expect(await authorize.getAttribute('rel')).toContain('noopener');
+    expect((await authorize.getAttribute('href'))?.startsWith(`${protectedMcp.issuer}/authorize?`)).toBe(
+      true,
+    );
+    await stack.screenshot(page, 'waiting-authorization');
+
+    // The person's tab: the authorization server sends it back to the API's callback, which says so.
+    const [tab] = await Promise.all([page.context().waitForEvent('page'), authorize.click()]);
+    await tab.getByText('Authorized').first().waitFor();
+    await tab.close();
+
+    await card.waitFor({ state: 'detached' });
+    const done = await until(waiting.run_id, 'completed');
+    expect(done.output?.content).toBe('You are alice');
+    expect(done.tool_calls.find((c) => c.name === 'whoami')?.output).toContain('hello alice');
+
+    // The MCP servers page says the project holds a token now; Forget authorization deletes it.
+    const servers = await world.open('/config/mcp-servers');
+    const row = servers.getByRole('row', { name: new RegExp(name) });
+    await row.getByText('authorized', { exact: true }).waitFor();
+    await row.getByRole('button', { name: `Forget authorization of ${name}` }).click();
+    const confirm = servers.getByRole('dialog', { name: `Forget authorization of ${name}?` });
+    await confirm.getByRole('button', { name: 'Forget authorization' }).click();
+    await confirm.waitFor({ state: 'hidden' });
+    await row.getByText('unauthorized', { exact: true }).waitFor();
     expect(problems()).toEqual([]);
   });
 
