@@ -6,7 +6,8 @@
  * the API's message for a missing required field under its input), Submit
  * answers it and the run completes with the tool's answer holding what was
  * typed; the playground answers the same question inside the turn; Decline
- * tells the server no. A run whose MCP server wants OAuth waits in the inbox
+ * tells the server no; a page to open (URL mode) is linked, Done answers it.
+ * The agent form saves the input and authorization timeouts. A run whose MCP server wants OAuth waits in the inbox
  * with Authorize, which opens the authorization page in a new tab; once the
  * flow comes back to the API's callback the run goes on by itself, and the
  * server reads as authorized until Forget authorization. The MCP
@@ -244,6 +245,53 @@ describe.skipIf(noTemporal() || noBrowser())("console: runs waiting for an MCP s
     await card.waitFor({ state: 'detached' });
     const done = await until(waiting.run_id, 'completed');
     expect(done.tool_calls.find((c) => c.name === 'book_seat')?.output).toContain('"action":"decline"');
+    expect(problems()).toEqual([]);
+  });
+
+  it('a page to open (URL mode): the card links to it, and Done tells the server the person went there', async () => {
+    const agent = await askingAgent('link_account', 'Account linked');
+    const waiting = (await world.converse({ agent_id: agent.id, message: 'Link my account' })) as Run;
+    expect(waiting.status).toBe('awaiting_input');
+    const page = await world.open('/waiting');
+    const card = page.getByRole('article', { name: `Input for run ${waiting.run_id}` });
+    expect(await card.getByTestId('input-message').textContent()).toBe('Link your account on this page');
+    const link = card.getByRole('link', { name: 'Open accounts.example.test' });
+    expect(await link.getAttribute('href')).toBe('https://accounts.example.test/link?state=abc');
+    expect(await link.getAttribute('target')).toBe('_blank');
+    expect(await card.getByRole('button', { name: 'Submit' }).count()).toBe(0);
+    await card.getByRole('button', { name: 'Done' }).click();
+    await card.waitFor({ state: 'detached' });
+    const done = await until(waiting.run_id, 'completed');
+    expect(done.output?.content).toBe('Account linked');
+    expect(done.tool_calls.find((c) => c.name === 'link_account')?.output).toContain('"action":"accept"');
+    expect(problems()).toEqual([]);
+  });
+
+  it('the agent form saves how long a call waits for an answer and for authorization (empty: 24 hours)', async () => {
+    const agent = await world.agent();
+    const page = await world.open(`/config/agents?edit=${agent.id}`);
+    const form = page.getByRole('dialog', { name: `Edit agent ${agent.name}` });
+    await label(form, 'Input timeout (ms)').fill('600000');
+    await label(form, 'Authorization timeout (ms)').fill('900000');
+    await form.getByRole('button', { name: 'Save agent' }).click();
+    await form.waitFor({ state: 'hidden' });
+    const saved = await stack.api.request<Record<string, unknown>>(
+      'GET',
+      `/api/agent-server/agents/${agent.id}`,
+    );
+    expect(saved.body.data).toMatchObject({ input_timeout_ms: 600000, authorization_timeout_ms: 900000 });
+
+    await page.getByRole('button', { name: `Edit ${agent.name}` }).click();
+    const again = page.getByRole('dialog', { name: `Edit agent ${agent.name}` });
+    expect(await label(again, 'Input timeout (ms)').inputValue()).toBe('600000');
+    await label(again, 'Input timeout (ms)').fill('');
+    await again.getByRole('button', { name: 'Save agent' }).click();
+    await again.waitFor({ state: 'hidden' });
+    const cleared = await stack.api.request<Record<string, unknown>>(
+      'GET',
+      `/api/agent-server/agents/${agent.id}`,
+    );
+    expect(cleared.body.data).toMatchObject({ input_timeout_ms: null, authorization_timeout_ms: 900000 });
     expect(problems()).toEqual([]);
   });
 
