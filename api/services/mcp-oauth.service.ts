@@ -25,6 +25,7 @@ import {
 import { McpOAuthRepository } from '../../core/repositories/mcp-oauth.repository.js';
 import { McpServersRepository } from '../../core/repositories/mcp-servers.repository.js';
 import { egressFetch } from '../../core/security/egress-agent.js';
+import { oauthFetch } from '../../core/mcp/oauth/oauth-fetch.js';
 import { EgressDeniedError, findEgressDenial } from '../../core/security/egress-policy.js';
 import { redactUrl } from '../../core/security/redact.js';
 import { assertInProject } from './project-scope.js';
@@ -119,7 +120,7 @@ export class McpOAuthService {
         serverUrl: row.endpoint,
         ...(challenge.resourceMetadataUrl ? { resourceMetadataUrl: challenge.resourceMetadataUrl } : {}),
         ...(scope ? { scope } : {}),
-        fetchFn: egressFetch,
+        fetchFn: oauthFetch,
       });
       if (result === 'AUTHORIZED') return { status: 'authorized' };
       if (provider.authorizationUrl) return { authorization_url: provider.authorizationUrl.href };
@@ -162,7 +163,7 @@ export class McpOAuthService {
     try {
       found = await discoverOAuthServerInfo(row.endpoint, {
         ...(resourceMetadataUrl ? { resourceMetadataUrl } : {}),
-        fetchFn: egressFetch,
+        fetchFn: oauthFetch,
       });
     } catch (err) {
       throw this.failure(err, row);
@@ -276,7 +277,7 @@ export class McpOAuthService {
         'The answer does not come from the authorization server this authorization was started with (iss).',
       );
     try {
-      await auth(provider, { serverUrl: row.endpoint, authorizationCode: q.code, fetchFn: egressFetch });
+      await auth(provider, { serverUrl: row.endpoint, authorizationCode: q.code, fetchFn: oauthFetch });
     } catch (err) {
       const secrets = [q.code, ...connectionSecrets({ endpoint: row.endpoint, headers: {}, auth: provider })];
       return refused(

@@ -15,7 +15,7 @@ import type { SecretBox } from '../../crypto/secrets.js';
 import type { Db } from '../../db/knex.js';
 import type { DbMcpOAuthCredentials, DbMcpOAuthFlow, McpOAuthDiscovery } from '../../db/tables/index.js';
 import { McpOAuthRepository } from '../../repositories/mcp-oauth.repository.js';
-import { egressFetch } from '../../security/egress-agent.js';
+import { oauthFetch } from './oauth-fetch.js';
 import { grantOf, type McpOAuthConfig } from './config.js';
 import { clientMetadataFor, oauthCallbackUrl, usableClientMetadataUrl } from './urls.js';
 
@@ -58,7 +58,7 @@ export class McpOAuthProvider implements OAuthClientProvider {
   private readonly handedOut = new Set<string>();
   /** The last 401 the server answered (what it said, and its challenge's metadata URL). */
   private lastRefusal: { text: string; resourceMetadataUrl: URL | undefined } | undefined;
-  private fetchFn: typeof fetch = egressFetch;
+  private fetchFn: typeof fetch = oauthFetch;
 
   constructor(
     private readonly deps: McpOAuthDeps,
@@ -256,7 +256,7 @@ export class McpOAuthProvider implements OAuthClientProvider {
    */
   wrapFetch(fetchFn: typeof fetch): typeof fetch {
     this.fetchFn = fetchFn;
-    return (async (input: string | URL | Request, init?: RequestInit) => {
+    return async (input: string | URL | Request, init?: RequestInit) => {
       const res = await fetchFn(input, init);
       if (res.status === 403 && /insufficient_scope/.test(res.headers.get('www-authenticate') ?? ''))
         this.steppingUp = true;
@@ -271,7 +271,7 @@ export class McpOAuthProvider implements OAuthClientProvider {
         };
       }
       return res;
-    });
+    };
   }
 
   private remember(...values: Array<string | undefined>): void {
