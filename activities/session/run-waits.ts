@@ -34,7 +34,13 @@ export async function recordPause(db: Db, args: PauseRunArgs): Promise<void> {
     const run = await turns.lock(runId, trx);
     if (!run || isTerminal(run.status)) return;
     await turns.wait(runId, status, { reason, since, timeout_at, details }, trx);
-    await events.append(runId, 'run.paused', { status, step, reason, details, timeout_at }, `${key}.paused`, trx);
+    await events.append(
+      runId,
+      'run.paused',
+      { status, step, reason, details, timeout_at },
+      `${key}.paused`,
+      trx,
+    );
   });
   await emitRunWebhooks(db, runId, 'run.paused', key);
 }

@@ -146,12 +146,12 @@ export function runListRoutes(deps: AppDeps): ApiRouter[] {
     {
       method: 'post',
       path: '/:run_id/input',
-      summary: "Answer the question an MCP server asked during a tool call",
+      summary: 'Answer the question an MCP server asked during a tool call',
       description:
         'An MCP server may ask the user something during a call (elicitation): the run waits with status ' +
         '`awaiting_input` and `pause.details` holding the `message` and, for a form, its `requested_schema` ' +
         '(for a page to open, its `url`). `accept` answers with `content`, validated against the schema after ' +
-        "its defaults fill what is left out (400 naming the field); `decline` and `cancel` say the person would not. " +
+        'its defaults fill what is left out (400 naming the field); `decline` and `cancel` say the person would not. ' +
         "The call goes on; the agent's `input_timeout_ms` declines when no answer comes. 409 unless the run " +
         'waits for input.',
       request: s.runInput,

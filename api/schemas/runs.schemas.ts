@@ -183,7 +183,9 @@ export const runInput = {
     action: Joi.string()
       .valid(...INPUT_ACTIONS)
       .required()
-      .description('`accept` with `content`; `decline` or `cancel` tell the server the person would not answer'),
+      .description(
+        '`accept` with `content`; `decline` or `cancel` tell the server the person would not answer',
+      ),
     content: Joi.object()
       .unknown(true)
       .when('action', { is: 'accept', otherwise: Joi.forbidden() })

@@ -7,7 +7,8 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { ValidationError } from '../../core/errors.js';
 
 /** A fresh compiler per answer: answers are rare, and a shared one would keep every server's schema. */
-const compiler = () => new Ajv2020({ allErrors: true, strict: false, useDefaults: true, validateFormats: false });
+const compiler = () =>
+  new Ajv2020({ allErrors: true, strict: false, useDefaults: true, validateFormats: false });
 
 /** The answer with defaults applied; 400 naming `content.<field>` when it does not fit the schema. */
 export function checkedAnswer(

@@ -56,7 +56,7 @@ export class RunInputRequestsRepository {
       .whereNull('answer')
       .update({ answer: JSON.stringify(answer), answered_at: this.db.fn.now() })
       .returning('*');
-    return row as DbRunInputRequest | undefined;
+    return row;
   }
 
   /**

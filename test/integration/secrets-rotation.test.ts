@@ -146,9 +146,9 @@ describe('rotating SECRETS_KEY', () => {
   async function storedValues(): Promise<string[]> {
     const values: string[] = [];
     for (const { table, columns, key } of ENCRYPTED_COLUMNS)
-      for (const row of (await db(table).select(columns).orderBy(key ?? 'id')) as Array<
-        Record<string, string | null>
-      >)
+      for (const row of (await db(table)
+        .select(columns)
+        .orderBy(key ?? 'id')) as Array<Record<string, string | null>>)
         for (const c of columns) if (row[c]) values.push(row[c]);
     const check = (await db('secrets_check').first()) as { check_value: string };
     return [...values, check.check_value];

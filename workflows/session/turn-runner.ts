@@ -74,7 +74,7 @@ export interface TurnActivities {
   callModel: (runId: string, step: number, summarized?: boolean) => Promise<ModelStepResult>;
   summarizeHistory: (runId: string) => Promise<{ summarized: number } | AwaitingBudget>;
   /** `skipUnauthorized`: servers that want authorization are left out (with a warning) instead of waited for. */
-  listTools: (runId: string, skipUnauthorized?: boolean) => Promise<ListToolsResult | unknown>;
+  listTools: (runId: string, skipUnauthorized?: boolean) => Promise<ListToolsResult>;
   runToolCalls: (runId: string, step: number, reason?: string) => Promise<unknown>;
   runMcpTool: ActivityFunctionWithOptions<(args: ToolCallArgs) => Promise<McpToolOutcome>>;
   runSandboxCommand: ActivityFunctionWithOptions<(args: SandboxCallArgs) => Promise<unknown>>;
@@ -239,7 +239,13 @@ export class TurnRunner {
     for (let attempt = 1; awaitingAuthorization(listed) && patched(MCP_AUTHORIZATION_PATCH); attempt++) {
       this.pending = 'awaiting_authorization';
       const key = `${this.step}.authorization.list.${attempt}`;
-      const woken = await this.waits.authorization.wait(runId, this.step, listed.details, listed.timeoutMs, key);
+      const woken = await this.waits.authorization.wait(
+        runId,
+        this.step,
+        listed.details,
+        listed.timeoutMs,
+        key,
+      );
       this.pending = 'list_tools';
       listed = await this.activities.listTools(runId, woken === undefined);
     }
@@ -283,7 +289,13 @@ export class TurnRunner {
       if (awaitingAuthorization(outcome) && patched(MCP_AUTHORIZATION_PATCH)) {
         this.pending = 'awaiting_authorization';
         const key = `${step}.authorization.${call.id}.${attempt}`;
-        const woken = await this.waits.authorization.wait(runId, step, outcome.details, outcome.timeoutMs, key);
+        const woken = await this.waits.authorization.wait(
+          runId,
+          step,
+          outcome.details,
+          outcome.timeoutMs,
+          key,
+        );
         this.pending = 'tools';
         if (woken === undefined) return answer(unauthorizedAnswer(outcome.details), true);
         outcome = await again();
@@ -292,9 +304,16 @@ export class TurnRunner {
       if (awaitingInput(outcome) && patched(MCP_INPUT_PATCH)) {
         this.pending = 'awaiting_input';
         const key = `${step}.input.${call.id}.${outcome.seq}`;
-        const given = await this.waits.input.wait(runId, step, outcome.details, outcome.timeoutMs, key, (a) => ({
-          action: a?.action ?? 'decline',
-        }));
+        const given = await this.waits.input.wait(
+          runId,
+          step,
+          outcome.details,
+          outcome.timeoutMs,
+          key,
+          (a) => ({
+            action: a?.action ?? 'decline',
+          }),
+        );
         this.pending = 'tools';
         inputs[outcome.seq - 1] = given ?? { action: 'decline' };
         outcome = await again();

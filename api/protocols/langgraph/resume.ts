@@ -86,11 +86,12 @@ export async function resumeRun(
     }
     case 'awaiting_input': {
       const a = action(value, ['accept', 'decline', 'cancel'], 'command.resume.action') as
-        | 'accept'
-        | 'decline'
-        | 'cancel';
+        'accept' | 'decline' | 'cancel';
       const content = (value as { content?: unknown }).content;
-      if (content !== undefined && (typeof content !== 'object' || content === null || Array.isArray(content)))
+      if (
+        content !== undefined &&
+        (typeof content !== 'object' || content === null || Array.isArray(content))
+      )
         throw ValidationError.field('command.resume.content', 'content must be an object', 'object.base');
       await door.waits.input(run.id, projectId, {
         action: a,
