@@ -16,7 +16,10 @@ export const DEFAULT_PERSON_WAIT_MS = 24 * 3600 * 1000;
 function listingWarnings(listing: McpToolListing): string[] {
   const warnings: string[] = [];
   for (const server of listing.servers) {
-    if (server.error)
+    // Still unauthorized once the turn stopped waiting for it: not a failure to list.
+    if (server.authorization_url)
+      warnings.push(`MCP server "${server.name}" was not authorized in time: its tools were not offered`);
+    else if (server.error)
       warnings.push(
         `MCP server "${server.name}" could not be listed (${server.error}): its tools were not offered`,
       );

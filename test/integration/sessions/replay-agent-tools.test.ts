@@ -9,8 +9,9 @@
  * patch, runs cancelled mid-stream and while awaiting approval; and, with
  * the `budget-wait` and `tool-decision` patches, runs that waited for budget
  * and for a decision on a tool call; and, with the `mcp-input` patch, MCP
- * calls that waited for a person's answer to the server's question
- * (test/fixtures/histories/README.md).
+ * calls that waited for a person's answer to the server's question; and,
+ * with the `mcp-authorization` patch, listings that waited for an MCP
+ * server's OAuth authorization (test/fixtures/histories/README.md).
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -100,6 +101,18 @@ const fixtures: Array<{ file: string; holds: string; marks: string[] }> = [
     holds:
       "an MCP call waiting for a person's answer, declined by the agent's input_timeout_ms, then made again",
     marks: ['runMcpTool', 'pauseRun', 'timer fired', 'resumeRun'],
+  },
+  {
+    file: 'session-authorization-resumed.bin',
+    holds:
+      "a turn's listing that waited for an MCP server's authorization, woken by resumeAuthorization, then listed again",
+    marks: ['listTools', 'pauseRun', 'update resumeAuthorization', 'resumeRun'],
+  },
+  {
+    file: 'session-authorization-timeout.bin',
+    holds:
+      "a turn's listing that waited for an MCP server's authorization past the agent's authorization_timeout_ms, then listed again without it",
+    marks: ['listTools', 'pauseRun', 'timer fired', 'resumeRun'],
   },
 ];
 
