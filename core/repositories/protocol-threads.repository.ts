@@ -1,7 +1,9 @@
 import type { Db } from '../db/knex.js';
 import {
   ConversationsTableName,
+  RUN_STATUSES,
   RunsTableName,
+  TERMINAL_STATUSES,
   type DbConversation,
   type DbRun,
 } from '../db/tables/index.js';
@@ -39,15 +41,7 @@ export interface TranscriptMessage {
   created_at: Date;
 }
 
-const UNFINISHED = [
-  'queued',
-  'running',
-  'awaiting_approval',
-  'awaiting_budget',
-  'awaiting_decision',
-  'awaiting_authorization',
-  'awaiting_input',
-];
+const UNFINISHED: string[] = RUN_STATUSES.filter((s) => !TERMINAL_STATUSES.has(s));
 
 /**
  * A conversation's status as a thread: `interrupted` while a run waits for
