@@ -15,9 +15,18 @@ export function usableClientMetadataUrl(publicUrl: string): string | undefined {
   return publicUrl.startsWith('https://') ? clientMetadataDocumentUrl(publicUrl) : undefined;
 }
 
-/** What we say about ourselves when registering, and in the Client ID Metadata Document. */
-export function clientMetadataFor(publicUrl: string, scope?: string): OAuthClientMetadata {
+/**
+ * What we say about ourselves when registering, and in the Client ID Metadata
+ * Document. `application_type` (OpenID registration, asked for by MCP's
+ * authorization spec): a web application, a server whose redirect URI is
+ * its own public URL.
+ */
+export function clientMetadataFor(
+  publicUrl: string,
+  scope?: string,
+): OAuthClientMetadata & { application_type: 'web' } {
   return {
+    application_type: 'web',
     client_name: 'agent-server',
     redirect_uris: [oauthCallbackUrl(publicUrl)],
     grant_types: ['authorization_code', 'refresh_token'],
@@ -28,7 +37,9 @@ export function clientMetadataFor(publicUrl: string, scope?: string): OAuthClien
 }
 
 /** The Client ID Metadata Document served at clientMetadataDocumentUrl. */
-export function clientMetadataDocument(publicUrl: string): OAuthClientMetadata & { client_id: string } {
+export function clientMetadataDocument(
+  publicUrl: string,
+): OAuthClientMetadata & { client_id: string; application_type: 'web' } {
   return { client_id: clientMetadataDocumentUrl(publicUrl), ...clientMetadataFor(publicUrl) };
 }
 
