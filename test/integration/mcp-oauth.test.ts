@@ -6,271 +6,33 @@
  * it, and the API. A person's browser is played by following redirects by
  * hand (cookies kept) up to our callback.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../../core/db/knex.js';
+import {
+  ADMIN,
+  browseToCallback,
+  closeServer,
+  MACHINE_SECRET,
+  PRE,
+  PRE_SECRET,
+  SCOPE,
+  startAuthorizationServer,
+  startProtectedMcp,
+  type AuthorizationServer,
+  type ProtectedMcp,
+} from '../fixtures/oauth-servers.js';
 import { startTestApi, type TestApi } from '../helpers/api.js';
 import { createProject, uniqueName } from '../helpers/factories.js';
 import { freePort } from '../helpers/ports.js';
 import { databaseUrl } from '../helpers/services.js';
 
 const M = '/api/agent-server/mcp-servers';
-const SCOPE = 'mcp:tools';
-const ADMIN = 'mcp:admin';
-const PRE_SECRET = 'pre-registered-secret-0123456789abcdef';
-const MACHINE_SECRET = 'machine-secret-0123456789abcdef';
-const PRE = {
-  client_id: 'pre-registered',
-  client_secret: PRE_SECRET,
-  token_endpoint_auth_method: 'client_secret_post',
-};
-
-/** The part of oidc-provider's API the test uses (the package ships no types). */
-interface OidcToken {
-  isExpired: boolean;
-  aud?: string | string[];
-  scope?: string;
-}
-interface OidcGrant {
-  addOIDCScope(scope: string): void;
-  addResourceScope(resource: string, scope: string): void;
-  save(): Promise<string>;
-}
-interface InteractionDetails {
-  prompt: { name: string; details: Record<string, unknown> };
-  params: Record<string, string>;
-  session?: { accountId: string };
-  grantId?: string;
-}
-interface Oidc {
-  use(mw: (ctx: KoaLike, next: () => Promise<void>) => Promise<void>): void;
-  callback(): (req: IncomingMessage, res: ServerResponse) => void;
-  interactionDetails(req: IncomingMessage, res: ServerResponse): Promise<InteractionDetails>;
-  interactionFinished(
-    req: IncomingMessage,
-    res: ServerResponse,
-    result: Record<string, unknown>,
-    opts?: { mergeWithLastSubmission?: boolean },
-  ): Promise<void>;
-  Grant: {
-    new (init: { accountId: string; clientId: string }): OidcGrant;
-    find(id: string): Promise<OidcGrant>;
-  };
-  AccessToken: { find(token: string): Promise<OidcToken | undefined> };
-  ClientCredentials: { find(token: string): Promise<OidcToken | undefined> };
-}
-interface KoaLike {
-  path: string;
-  req: IncomingMessage;
-  res: ServerResponse;
-  respond: boolean;
-}
-
-interface Running {
-  url: string;
-  server: Server;
-}
-
-async function listen(server: Server, port = 0): Promise<Running> {
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  const address = server.address() as { port: number };
-  return { url: `http://127.0.0.1:${address.port}`, server };
-}
-
-function close(server: Server): Promise<void> {
-  server.closeAllConnections();
-  return new Promise((resolve) => server.close(() => resolve()));
-}
-
-/** The authorization server: log-in and consent are given at once to whoever asks. */
-async function startAuthorizationServer(resource: () => string, callbackUrl: string) {
-  const port = await freePort();
-  const issuer = `http://127.0.0.1:${port}`;
-  // A module name in a variable: the package ships no types, the interface above says what is used.
-  const packageName = 'oidc-provider';
-  const mod = (await import(packageName)) as {
-    default: new (issuer: string, config: Record<string, unknown>) => Oidc;
-  };
-  const revoked: string[] = [];
-  const oidc = new mod.default(issuer, {
-    clients: [
-      {
-        client_id: 'pre-registered',
-        client_secret: PRE_SECRET,
-        redirect_uris: [callbackUrl],
-        grant_types: ['authorization_code', 'refresh_token'],
-        response_types: ['code'],
-        token_endpoint_auth_method: 'client_secret_post',
-      },
-      {
-        client_id: 'machine',
-        client_secret: MACHINE_SECRET,
-        redirect_uris: [],
-        response_types: [],
-        grant_types: ['client_credentials'],
-        token_endpoint_auth_method: 'client_secret_basic',
-      },
-    ],
-    features: {
-      devInteractions: { enabled: false },
-      registration: { enabled: true },
-      clientCredentials: { enabled: true },
-      revocation: { enabled: true },
-      resourceIndicators: {
-        enabled: true,
-        defaultResource: () => resource(),
-        useGrantedResource: () => true,
-        getResourceServerInfo: (_ctx: unknown, indicator: string) => ({
-          scope: `${SCOPE} ${ADMIN}`,
-          accessTokenFormat: 'opaque',
-          audience: indicator,
-        }),
-      },
-    },
-    scopes: ['openid', 'offline_access', SCOPE, ADMIN],
-    interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
-    findAccount: (_ctx: unknown, sub: string) => ({ accountId: sub, claims: () => ({ sub }) }),
-  });
-  oidc.use(async (ctx, next) => {
-    if (ctx.path === '/token/revocation') revoked.push('revocation');
-    if (!ctx.path.startsWith('/interaction/')) return next();
-    ctx.respond = false;
-    const details = await oidc.interactionDetails(ctx.req, ctx.res);
-    if (details.prompt.name === 'login') {
-      await oidc.interactionFinished(
-        ctx.req,
-        ctx.res,
-        { login: { accountId: 'alice' } },
-        { mergeWithLastSubmission: false },
-      );
-      return;
-    }
-    const grant = details.grantId
-      ? await oidc.Grant.find(details.grantId)
-      : new oidc.Grant({ accountId: details.session!.accountId, clientId: details.params.client_id! });
-    const missing = details.prompt.details;
-    if (Array.isArray(missing.missingOIDCScope)) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
-    const resourceScopes = (missing.missingResourceScopes ?? {}) as Record<string, string[]>;
-    for (const [indicator, scopes] of Object.entries(resourceScopes))
-      grant.addResourceScope(indicator, scopes.join(' '));
-    const grantId = await grant.save();
-    await oidc.interactionFinished(
-      ctx.req,
-      ctx.res,
-      { consent: { grantId } },
-      { mergeWithLastSubmission: true },
-    );
-  });
-  const running = await listen(createServer(oidc.callback()), port);
-  return { ...running, issuer, oidc, revoked };
-}
-
-/**
- * An MCP server guarded by bearer tokens the authorization server issued for
- * it (RFC 9728 metadata, 401 challenges), at three paths: `/mcp` lists its
- * tools to any token for it, `/admin` lists them only with the `mcp:admin`
- * scope (a 403 insufficient_scope asks for it), `/never` always answers
- * tools/list with that 403, however often it is authorized.
- */
-async function startProtectedMcp(oidc: () => Oidc, issuer: () => string) {
-  let base = '';
-  const seenAuthorization: string[] = [];
-  const prm = (path: string) => ({
-    resource: `${base}${path}`,
-    authorization_servers: [issuer()],
-    scopes_supported: [SCOPE],
-  });
-  const tokenScopes = async (path: string, header: string | undefined): Promise<string[] | undefined> => {
-    const token = header?.startsWith('Bearer ') ? header.slice(7) : undefined;
-    if (!token) return undefined;
-    const found = (await oidc().AccessToken.find(token)) ?? (await oidc().ClientCredentials.find(token));
-    if (!found || found.isExpired) return undefined;
-    const aud = Array.isArray(found.aud) ? found.aud : [found.aud];
-    const scopes = (found.scope ?? '').split(' ');
-    return aud.includes(`${base}${path}`) && scopes.includes(SCOPE) ? scopes : undefined;
-  };
-  const challenge = (res: ServerResponse, path: string, status: 401 | 403, scope: string) =>
-    res
-      .writeHead(status, {
-        'content-type': 'application/json',
-        'www-authenticate':
-          `Bearer ${status === 403 ? 'error="insufficient_scope", ' : ''}` +
-          `resource_metadata="${base}/.well-known/oauth-protected-resource${path}", scope="${scope}"`,
-      })
-      .end(JSON.stringify({ error: status === 403 ? 'insufficient_scope' : 'invalid_token' }));
-  const server = createServer((req, res) => {
-    void (async () => {
-      const wellKnown = '/.well-known/oauth-protected-resource';
-      if (req.method === 'GET' && req.url?.startsWith(wellKnown)) {
-        const path = req.url.slice(wellKnown.length) || '/mcp';
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(prm(path)));
-        return;
-      }
-      if (req.method !== 'POST') {
-        res.writeHead(405).end();
-        return;
-      }
-      const path = (req.url ?? '/mcp').split('?')[0]!;
-      const chunks: Buffer[] = [];
-      for await (const c of req) chunks.push(c as Buffer);
-      const body = JSON.parse(Buffer.concat(chunks).toString() || 'null') as { method?: string } | null;
-      seenAuthorization.push(req.headers.authorization ?? '-');
-      const scopes = await tokenScopes(path, req.headers.authorization);
-      if (!scopes) return challenge(res, path, 401, SCOPE);
-      if (
-        body?.method === 'tools/list' &&
-        (path === '/never' || (path === '/admin' && !scopes.includes(ADMIN)))
-      )
-        return challenge(res, path, 403, `${SCOPE} ${ADMIN}`);
-      const mcp = new McpServer({ name: 'oauth-test', version: '1.0.0' });
-      mcp.registerTool('whoami', { description: 'Says hello to the authorized caller' }, () => ({
-        content: [{ type: 'text', text: 'hello alice' }],
-      }));
-      const transport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: undefined,
-        enableJsonResponse: true,
-      });
-      res.on('close', () => {
-        void transport.close();
-        void mcp.close();
-      });
-      await mcp.connect(transport);
-      await transport.handleRequest(req, res, body);
-    })();
-  });
-  const running = await listen(server);
-  base = running.url;
-  return { ...running, endpoint: `${base}/mcp`, seenAuthorization };
-}
-
-/** Plays the person's browser from the authorization URL to (not into) our callback: the callback's URL. */
-async function browseToCallback(authorizationUrl: string, callbackPrefix: string): Promise<string> {
-  const jar = new Map<string, string>();
-  let next = authorizationUrl;
-  for (let hop = 0; hop < 12; hop++) {
-    const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
-    const res = await fetch(next, { redirect: 'manual', headers: cookie ? { cookie } : {} });
-    for (const c of res.headers.getSetCookie()) {
-      const pair = c.split(';')[0]!;
-      const eq = pair.indexOf('=');
-      jar.set(pair.slice(0, eq), pair.slice(eq + 1));
-    }
-    const location = res.headers.get('location');
-    if (!location) throw new Error(`no redirect from ${next}: HTTP ${res.status} ${await res.text()}`);
-    await res.body?.cancel();
-    next = new URL(location, next).href;
-    if (next.startsWith(callbackPrefix)) return next;
-  }
-  throw new Error('the authorization server never sent the browser back');
-}
 
 describe('OAuth for MCP servers', () => {
   let api: TestApi;
   let db: Db;
-  let as: Awaited<ReturnType<typeof startAuthorizationServer>>;
-  let mcp: Awaited<ReturnType<typeof startProtectedMcp>>;
+  let as: AuthorizationServer;
+  let mcp: ProtectedMcp;
   let callback: string;
   /** Every API answer's text, to look for tokens in. */
   const answers: string[] = [];
@@ -291,21 +53,21 @@ describe('OAuth for MCP servers', () => {
       () => as.oidc,
       () => as.issuer,
     );
-    endpoint = mcp.endpoint;
+    endpoint = mcp.endpoint();
     api = await startTestApi({ PORT: String(port), PUBLIC_URL: `http://127.0.0.1:${port}` });
     db = createDb(databaseUrl());
   });
   afterAll(async () => {
     await api?.close();
     await db?.destroy();
-    if (mcp) await close(mcp.server);
-    if (as) await close(as.server);
+    if (mcp) await closeServer(mcp.server);
+    if (as) await closeServer(as.server);
   });
 
   async function createServerFor(projectId: string, extra: Record<string, unknown> = {}) {
     const res = await request<{ id: string }>('POST', `${M}?project_id=${projectId}`, {
       name: uniqueName('oauth'),
-      endpoint: mcp.endpoint,
+      endpoint: mcp.endpoint(),
       ...extra,
     });
     expect(res.status, res.text).toBe(200);
@@ -450,7 +212,7 @@ describe('OAuth for MCP servers', () => {
     const project = await createProject(api);
     // A registered client would be held to the scope it registered with: this one may ask for any.
     const id = await createServerFor(project.id, {
-      endpoint: mcp.endpoint.replace(/\/mcp$/, '/admin'),
+      endpoint: mcp.endpoint('/admin'),
       oauth: PRE,
     });
     expect((await fetch(await authorizeInBrowser(id))).status).toBe(200);
@@ -469,7 +231,7 @@ describe('OAuth for MCP servers', () => {
   it('stops asking after 3 authorizations for the same scope that the server keeps refusing', async () => {
     const project = await createProject(api);
     const id = await createServerFor(project.id, {
-      endpoint: mcp.endpoint.replace(/\/mcp$/, '/never'),
+      endpoint: mcp.endpoint('/never'),
       oauth: PRE,
     });
     expect((await fetch(await authorizeInBrowser(id))).status).toBe(200);
@@ -512,7 +274,7 @@ describe('OAuth for MCP servers', () => {
     const project = await createProject(api);
     const missing = await request('POST', `${M}?project_id=${project.id}`, {
       name: uniqueName('oauth'),
-      endpoint: mcp.endpoint,
+      endpoint: mcp.endpoint(),
       oauth: { grant: 'client_credentials', client_id: 'machine' },
     });
     expect(missing.status).toBe(400);
