@@ -12,7 +12,8 @@ import { RunEventsRepository } from '../../core/repositories/run-events.reposito
 import { StepMessagesRepository } from '../../core/repositories/step-messages.repository.js';
 import type { ToolCall } from '../../core/llm/types.js';
 import type { InputAnswer, McpToolOutcome, ToolCallArgs } from '../../workflows/session.definitions.js';
-import { callMcpTool, type OfferedMcpTool } from '../tools/mcp-tools.js';
+import { callMcpTool, type McpCallResult, type OfferedMcpTool } from '../tools/mcp-tools.js';
+import { progressEvents } from './tool-progress.js';
 import { runMemoryTool } from '../tools/memory-tools.js';
 import { errorText, resultStore, TOOL_ATTEMPTS, type StoreResult } from './tool-results.js';
 import { parseArguments, type RunTools } from './tools.js';
@@ -48,7 +49,7 @@ async function callTool(
   idempotencyKey: string,
   retryUnreached: boolean,
   at: CallContext,
-): Promise<{ output: string; isError: boolean } | CallWait> {
+): Promise<McpCallResult | CallWait> {
   const ctx = Context.current();
   let progress: unknown;
   const stop = heartbeating(() => progress);
@@ -64,6 +65,14 @@ async function callTool(
     timeoutMs: at.plan.input_timeout_ms ?? DEFAULT_PERSON_WAIT_MS,
     signal: ctx.cancellationSignal,
   });
+  const announce = progressEvents(
+    new RunEventsRepository(deps.db),
+    at.runId,
+    { step: at.step, id: call.id, name: call.name },
+    (err) => {
+      ctx.log.warn('could not record a progress event', { error: String(err) });
+    },
+  );
   try {
     const access = { db: deps.db, secrets: deps.secrets, publicUrl: publicBaseUrl(deps.config) };
     return await callMcpTool(access, target, args, {
@@ -71,6 +80,7 @@ async function callTool(
       onProgress: (p) => {
         progress = p;
         ctx.heartbeat(p);
+        announce(p);
       },
       signal: AbortSignal.any([ctx.cancellationSignal, questions.stop.signal]),
       idempotencyKey,
@@ -235,7 +245,11 @@ export function createMcpCallActivities(deps: SessionDeps) {
         (performance.now() - started) / 1000,
         result.isError ? 'tool_error' : undefined,
       );
-      await store(result.output, result.isError, { server: offered.server_name, tool: offered.tool });
+      await store(result.output, result.isError, {
+        server: offered.server_name,
+        tool: offered.tool,
+        ...result.extras,
+      });
       return { is_error: result.isError };
     },
   };

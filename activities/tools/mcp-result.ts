@@ -71,3 +71,35 @@ export function mcpResultText(result: McpCallToolResultLike): string {
     return typeof result.toolResult === 'string' ? result.toolResult : JSON.stringify(result.toolResult);
   return result.isError ? 'the tool reported an error without a message' : NO_OUTPUT;
 }
+
+/** Structured content above this size (as JSON) is not kept beside the text: the text already carries the answer. */
+export const MAX_STRUCTURED_CHARS = 64_000;
+
+/**
+ * What a result says beside its text, kept with the stored tool result for
+ * readers of the run (not for the model, which reads the text): the
+ * `structuredContent` (when it is not too large) and the resource links.
+ */
+export function mcpResultExtras(result: McpCallToolResultLike): {
+  structured_content?: unknown;
+  resource_links?: Array<Record<string, string>>;
+} {
+  const links = (Array.isArray(result.content) ? (result.content as unknown[]) : [])
+    .filter((p): p is Record<string, unknown> => !!p && typeof p === 'object')
+    .filter((p) => p.type === 'resource_link' && typeof p.uri === 'string')
+    .map((p) => {
+      const link: Record<string, string> = { uri: p.uri as string };
+      for (const k of ['name', 'title', 'mimeType', 'description'])
+        if (typeof p[k] === 'string') link[k === 'mimeType' ? 'mime_type' : k] = p[k];
+      return link;
+    });
+  const structured = result.structuredContent;
+  const keep =
+    structured !== undefined &&
+    structured !== null &&
+    JSON.stringify(structured).length <= MAX_STRUCTURED_CHARS;
+  return {
+    ...(keep ? { structured_content: structured } : {}),
+    ...(links.length ? { resource_links: links } : {}),
+  };
+}

@@ -10,7 +10,7 @@ import { McpServersRepository } from '../../core/repositories/mcp-servers.reposi
 import { inSpan, recordToolContent } from '../../core/telemetry/tool-spans.js';
 import { McpAuthorizationRequired, McpConnectionError } from '../../core/mcp/errors.js';
 import { describeFailure, withMcpClient, type ElicitHandler } from '../../core/mcp/mcp-client.js';
-import { DEFAULT_MAX_OUTPUT_CHARS, mcpResultText, truncateOutput } from './mcp-result.js';
+import { DEFAULT_MAX_OUTPUT_CHARS, mcpResultExtras, mcpResultText, truncateOutput } from './mcp-result.js';
 import {
   connectionOf,
   CONNECT_TIMEOUT_MS,
@@ -27,6 +27,8 @@ export interface McpCallResult {
   isError: boolean;
   /** The request never reached the server (connect failed, or the server no longer exists): safe to retry. */
   notReached?: boolean;
+  /** The result's `structuredContent` and resource links, kept beside the text (see mcpResultExtras). */
+  extras?: ReturnType<typeof mcpResultExtras>;
 }
 
 export interface McpProgress {
@@ -215,7 +217,11 @@ export async function callMcpTool(
       const result = await sendCall(deps, server, tool.tool, args, { ...opts, timeoutMs }, state);
       span.setAttribute('mcp.progress.count', state.progressCount);
       return done({
-        result: { output: scrub(mcpResultText(result), server.headers), isError: result.isError === true },
+        result: {
+          output: scrub(mcpResultText(result), server.headers),
+          isError: result.isError === true,
+          extras: mcpResultExtras(result),
+        },
       });
     } catch (err) {
       span.setAttribute('mcp.progress.count', state.progressCount);

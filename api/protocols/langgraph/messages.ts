@@ -81,12 +81,27 @@ export function aiMessage(
   };
 }
 
+/**
+ * What an MCP result said beside its text (`structured_content`,
+ * `resource_links`), as a ToolMessage's `artifact`: LangChain's place for a
+ * tool's output that is not for the model.
+ */
+export function toolArtifact(details: Record<string, unknown>): Record<string, unknown> | undefined {
+  const { structured_content, resource_links } = details;
+  if (structured_content === undefined && resource_links === undefined) return undefined;
+  return {
+    ...(structured_content !== undefined ? { structured_content } : {}),
+    ...(resource_links !== undefined ? { resource_links } : {}),
+  };
+}
+
 export function toolMessage(
   id: string,
   callId: string,
   name: string,
   content: unknown,
   isError: boolean,
+  artifact?: Record<string, unknown>,
 ): LcMessage {
   return {
     type: 'tool',
@@ -95,6 +110,7 @@ export function toolMessage(
     tool_call_id: callId,
     name,
     status: isError ? 'error' : 'success',
+    ...(artifact ? { artifact } : {}),
     additional_kwargs: {},
     response_metadata: {},
   };
@@ -130,6 +146,7 @@ export function lcMessage(row: TranscriptRow): LcMessage | undefined {
         meta.tool_name ?? '',
         row.content,
         Boolean(meta.is_error),
+        toolArtifact((row.metadata ?? {}) as Record<string, unknown>),
       );
     }
     default:

@@ -4,6 +4,7 @@ import {
   aiMessageId,
   asText,
   lcToolCalls,
+  toolArtifact,
   toolMessage,
   toolMessageId,
   type LcMessage,
@@ -181,7 +182,7 @@ export class RunStreamRenderer {
   private async toolResult(d: Data, out: Array<Omit<Frame, 'id'>>): Promise<void> {
     const callId = asText(d.id);
     const id = toolMessageId(this.ctx.runId, callId);
-    const message = toolMessage(id, callId, asText(d.name), d.output, Boolean(d.is_error));
+    const message = toolMessage(id, callId, asText(d.name), d.output, Boolean(d.is_error), toolArtifact(d));
     const meta = this.meta(Number(d.step), 'tools');
     if (this.modes.has('messages-tuple')) out.push({ event: 'messages', data: [message, meta] });
     this.announce(id, meta, out);

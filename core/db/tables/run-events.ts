@@ -10,6 +10,7 @@ export type RunEventType =
   | 'message.restarted'
   | 'tool_call.created'
   | 'tool_call.started'
+  | 'tool_call.progress'
   | 'tool_call.completed'
   | 'run.paused'
   | 'run.resumed'

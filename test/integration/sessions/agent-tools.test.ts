@@ -253,6 +253,54 @@ describe('agent tools: MCP and approval', () => {
         mcpCalls[0]!.eventId?.toString(),
     );
     expect(started?.activityTaskStartedEventAttributes?.attempt).toBe(1);
+    // Its progress notifications are run events, numbered toward the total, for whoever reads the run.
+    const events = await readSse(
+      `${world.fx.api.url}/api/agent-server/runs/${res.body.data.run_id}/events`,
+      {},
+    );
+    const progress = events.filter((e) => e.event === 'tool_call.progress').map((e) => e.data);
+    expect(progress.length).toBeGreaterThanOrEqual(1);
+    expect(progress[0]).toMatchObject({ step: 1, name: 'trigger-long-running-operation', total: 3 });
+    expect(progress.every((p) => typeof p.progress === 'number' && Number(p.progress) <= 3)).toBe(true);
+  });
+
+  it("a result's structuredContent and resource links are kept with the stored tool result", async () => {
+    const srv = await mcpServer(everything.url);
+    const agent = await world.fx.agent({
+      mcp_servers: [
+        { mcp_server_id: srv.id, tool_filters: ['get-structured-content', 'get-resource-links'] },
+      ],
+    });
+    world.fx.vendor.script(
+      {
+        reply: {
+          tool_calls: [
+            { name: 'get-structured-content', arguments: { location: 'Chicago' } },
+            { name: 'get-resource-links', arguments: { count: 2 } },
+          ],
+        },
+      },
+      { reply: { text: 'noted' } },
+    );
+    const res = await world.fx.converse({ agent_id: agent.id, message: 'weather and links' });
+    expect(res.body.data.status).toBe('completed');
+    const events = await readSse(
+      `${world.fx.api.url}/api/agent-server/runs/${res.body.data.run_id}/events`,
+      {},
+    );
+    const completed = events.filter((e) => e.event === 'tool_call.completed').map((e) => e.data);
+    const weather = completed.find((d) => d.name === 'get-structured-content');
+    const structured = weather?.structured_content as Record<string, unknown> | undefined;
+    expect(typeof structured?.conditions).toBe('string');
+    expect(typeof structured?.humidity).toBe('number');
+    const links = completed.find((d) => d.name === 'get-resource-links')?.resource_links as Array<
+      Record<string, string>
+    >;
+    expect(links).toHaveLength(2);
+    expect(links[0]!.uri).toMatch(/^demo:\/\//);
+    expect(links[0]!.name).toBeTruthy();
+    // The model still reads text: the links are named in it too.
+    expect(toolResults(1).join('\n')).toContain(links[0]!.uri);
   });
 
   it('approval accepted: the turn pauses with the pending call, resumes on approval and runs it', async () => {
