@@ -216,11 +216,13 @@ export async function callMcpTool(
     try {
       const result = await sendCall(deps, server, tool.tool, args, { ...opts, timeoutMs }, state);
       span.setAttribute('mcp.progress.count', state.progressCount);
+      const extras = mcpResultExtras(result);
       return done({
         result: {
           output: scrub(mcpResultText(result), server.headers),
           isError: result.isError === true,
-          extras: mcpResultExtras(result),
+          // Only when the result said something beside its text.
+          ...(Object.keys(extras).length ? { extras } : {}),
         },
       });
     } catch (err) {

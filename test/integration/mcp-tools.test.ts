@@ -322,6 +322,7 @@ describe('agent MCP tools', () => {
     expect(await callMcpTool(deps, tool('acme', 'structured-only'), {})).toEqual({
       output: '{"tenant":"acme","ok":true}',
       isError: false,
+      extras: { structured_content: { tenant: 'acme', ok: true } },
     });
     // A server echoing our credentials does not get them into the transcript; other headers stay.
     expect(await callMcpTool(deps, tool('acme', 'leak'), {})).toEqual({
