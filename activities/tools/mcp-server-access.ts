@@ -8,13 +8,13 @@ import { redactHeaders, type SecretBox } from '../../core/crypto/secrets.js';
 import type { Db } from '../../core/db/knex.js';
 import type { DbMcpServer } from '../../core/db/tables/index.js';
 import type { McpServerConnection } from '../../core/mcp/mcp-client.js';
-import { mcpOAuthProvider, publicUrlFromEnv } from '../../core/mcp/oauth/index.js';
+import { mcpOAuthProvider } from '../../core/mcp/oauth/index.js';
 
 export interface McpToolDeps {
   db: Db;
   secrets: SecretBox;
-  /** The API's PUBLIC_URL (where authorization servers send people back); default: from the environment. */
-  publicUrl?: string;
+  /** The API's public base URL (`publicBaseUrl(config)`): where authorization servers send people back. */
+  publicUrl: string;
 }
 
 /** Connecting (initialize) never waits longer than this, whatever the call's timeout. */
@@ -66,10 +66,9 @@ export function connectionOf(
 ): McpServerConnection {
   const conn: McpServerConnection = { endpoint: row.endpoint, transport: row.transport, headers };
   if (!deps) return conn;
-  const publicUrl = deps.publicUrl ?? publicUrlFromEnv();
   return {
     ...conn,
-    auth: mcpOAuthProvider({ db: deps.db, secrets: deps.secrets, publicUrl }, row, endUserId),
+    auth: mcpOAuthProvider({ db: deps.db, secrets: deps.secrets, publicUrl: deps.publicUrl }, row, endUserId),
   };
 }
 

@@ -75,7 +75,7 @@ describe('agent MCP tools', () => {
       new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter })] }),
     );
     db = createDb(databaseUrl());
-    deps = { db, secrets: new SecretBox(randomBytes(32)) };
+    deps = { db, secrets: new SecretBox(randomBytes(32)), publicUrl: 'http://127.0.0.1:6060' };
     const projects = new ProjectsRepository(db);
     projectId = (
       await projects.insert({ name: uniqueName('project'), description: null, virtual_key_id: null })

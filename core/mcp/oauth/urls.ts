@@ -51,12 +51,3 @@ export function publicBaseUrl(config: {
 }): string {
   return (config.publicUrl ?? `http://${config.host}:${config.port}`).replace(/\/+$/, '');
 }
-
-/**
- * PUBLIC_URL as the API would resolve it, for processes (workers) that do not
- * carry the API's configuration: the variable, else http://HOST:PORT.
- */
-export function publicUrlFromEnv(env: Record<string, string | undefined> = process.env): string {
-  if (env.PUBLIC_URL) return env.PUBLIC_URL.replace(/\/+$/, '');
-  return `http://${env.HOST || '127.0.0.1'}:${env.PORT || '6060'}`;
-}
