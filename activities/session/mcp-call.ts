@@ -38,7 +38,7 @@ interface CallContext {
 }
 
 /** The server and its own name of the tool. */
-type McpTarget = Pick<OfferedMcpTool, 'server_id' | 'server_name' | 'tool'>;
+type McpTarget = Pick<OfferedMcpTool, 'server_id' | 'server_name' | 'tool' | 'input_schema'>;
 
 /** Runs the call, heartbeating with its progress; what goes back to the model, or a failure to retry. */
 async function callTool(
@@ -228,6 +228,7 @@ export function createMcpCallActivities(deps: SessionDeps) {
         server_id: offered.server_id!,
         server_name: offered.server_name ?? '',
         tool: offered.tool ?? call.name,
+        input_schema: offered.input_schema,
       };
       const started = performance.now();
       // Derived from the call alone, like the sandbox's execution id: the same on every retry.

@@ -9,7 +9,7 @@
  * once from the stored answer. So a worker restart mid-wait loses nothing.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/client';
 import type { Db } from '../../core/db/knex.js';
 import type { StoredInputAnswer } from '../../core/db/tables/index.js';
 import type { ElicitHandler } from '../../core/mcp/mcp-client.js';

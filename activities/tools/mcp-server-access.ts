@@ -8,6 +8,7 @@ import { redactHeaders, type SecretBox } from '../../core/crypto/secrets.js';
 import type { Db } from '../../core/db/knex.js';
 import type { DbMcpServer } from '../../core/db/tables/index.js';
 import type { McpServerConnection } from '../../core/mcp/mcp-client.js';
+import { protocolMemory } from '../../core/mcp/protocol-revision.js';
 import { mcpOAuthProvider } from '../../core/mcp/oauth/index.js';
 
 export interface McpToolDeps {
@@ -69,6 +70,7 @@ export function connectionOf(
   return {
     ...conn,
     auth: mcpOAuthProvider({ db: deps.db, secrets: deps.secrets, publicUrl: deps.publicUrl }, row, endUserId),
+    protocol: protocolMemory(deps.db, row),
   };
 }
 

@@ -4,7 +4,7 @@
  * hears of it and what the caller may retry (a request that never went out).
  */
 import type { Span } from '@opentelemetry/api';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, SdkError, SdkErrorCode, type Tool } from '@modelcontextprotocol/client';
 import type { DbMcpServer } from '../../core/db/tables/index.js';
 import { McpServersRepository } from '../../core/repositories/mcp-servers.repository.js';
 import { inSpan, recordToolContent } from '../../core/telemetry/tool-spans.js';
@@ -103,11 +103,17 @@ async function serverOf(
 function sendCall(
   deps: McpToolDeps,
   server: { row: DbMcpServer; headers: Record<string, string> },
-  name: string,
+  tool: Pick<OfferedMcpTool, 'tool'> & Partial<Pick<OfferedMcpTool, 'input_schema'>>,
   args: Record<string, unknown>,
   opts: McpCallOptions & { timeoutMs: number },
   state: CallState,
 ) {
+  const name = tool.tool;
+  // The schema as listed: a 2026-07-28 client mirrors the arguments it marks (`x-mcp-header`) into
+  // Mcp-Param-* headers, without listing the tools again on this connection.
+  const definition = tool.input_schema
+    ? { toolDefinition: { name, inputSchema: tool.input_schema as Tool['inputSchema'] } }
+    : {};
   const { timeoutMs, signal, idempotencyKey, elicit } = opts;
   // The SDK adds its progress token to this `_meta`, keeping ours.
   const meta = idempotencyKey === undefined ? {} : { _meta: { [IDEMPOTENCY_KEY_META]: idempotencyKey } };
@@ -115,23 +121,27 @@ function sendCall(
     connectionOf(server.row, server.headers, opts.endUserId ?? null, deps),
     (client) => {
       state.sent = true;
-      return client.callTool({ name, arguments: args, ...meta }, undefined, {
-        timeout: timeoutMs,
-        resetTimeoutOnProgress: true,
-        ...(signal ? { signal } : {}),
-        onprogress: (p) => {
-          state.progressCount += 1;
-          try {
-            opts.onProgress?.({
-              progress: p.progress,
-              ...(p.total !== undefined ? { total: p.total } : {}),
-              ...(p.message !== undefined ? { message: p.message } : {}),
-            });
-          } catch {
-            // A failing progress listener must not fail the call.
-          }
+      return client.callTool(
+        { name, arguments: args, ...meta },
+        {
+          ...definition,
+          timeout: timeoutMs,
+          resetTimeoutOnProgress: true,
+          ...(signal ? { signal } : {}),
+          onprogress: (p) => {
+            state.progressCount += 1;
+            try {
+              opts.onProgress?.({
+                progress: p.progress,
+                ...(p.total !== undefined ? { total: p.total } : {}),
+                ...(p.message !== undefined ? { message: p.message } : {}),
+              });
+            } catch {
+              // A failing progress listener must not fail the call.
+            }
+          },
         },
-      });
+      );
     },
     {
       timeoutMs: Math.min(timeoutMs, CONNECT_TIMEOUT_MS),
@@ -154,16 +164,17 @@ function callFailure(
     const reason = err instanceof McpConnectionError ? err.message : describeFailure(err);
     throw new McpConnectionError(scrub(`MCP server "${row.name}": ${reason}`, headers));
   }
-  if (err instanceof McpError && err.code === (ErrorCode.RequestTimeout as number)) {
+  if (err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout) {
     const output = `the tool "${tool}" on MCP server "${row.name}" timed out: no answer${
       state.progressCount > 0 ? ' or progress' : ''
     } within ${timeoutMs} ms`;
     return { result: { output, isError: true }, errorType: 'timeout' };
   }
   const what =
-    err instanceof McpError
+    err instanceof ProtocolError
       ? `MCP server "${row.name}" answered the call to "${tool}" with an error: ${err.message}`
-      : err instanceof Error && err.name === 'ZodError'
+      : (err instanceof SdkError && err.code === SdkErrorCode.InvalidResult) ||
+          (err instanceof Error && err.name === 'ZodError')
         ? `MCP server "${row.name}" sent a malformed result for "${tool}": ${describeFailure(err)}`
         : `the call to "${tool}" on MCP server "${row.name}" failed: ${describeFailure(err)}`;
   return { result: { output: scrub(what, headers), isError: true }, errorType: 'protocol' };
@@ -187,7 +198,8 @@ function callFailure(
  */
 export async function callMcpTool(
   deps: McpToolDeps,
-  tool: Pick<OfferedMcpTool, 'server_id' | 'server_name' | 'tool'>,
+  tool: Pick<OfferedMcpTool, 'server_id' | 'server_name' | 'tool'> &
+    Partial<Pick<OfferedMcpTool, 'input_schema'>>,
   args: Record<string, unknown>,
   opts: McpCallOptions = {},
 ): Promise<McpCallResult> {
@@ -214,7 +226,7 @@ export async function callMcpTool(
     if ('result' in server) return done(server);
     const state: CallState = { sent: false, progressCount: 0 };
     try {
-      const result = await sendCall(deps, server, tool.tool, args, { ...opts, timeoutMs }, state);
+      const result = await sendCall(deps, server, tool, args, { ...opts, timeoutMs }, state);
       span.setAttribute('mcp.progress.count', state.progressCount);
       const extras = mcpResultExtras(result);
       return done({

@@ -126,6 +126,12 @@ export const mcpServerResponse = Joi.object({
     .description('the OAuth settings; client_secret comes back as "[redacted]"'),
   per_user_tokens: Joi.boolean(),
   authorization: mcpAuthorizationView,
+  protocol_version: Joi.string()
+    .allow(null)
+    .description(
+      'the MCP protocol revision the server was last found to speak (e.g. "2026-07-28" or "2025-11-25"); ' +
+        'null until a connection (a listing, a call, inspect) learnt it',
+    ),
   created_at: timestamp,
   updated_at: timestamp,
 });

@@ -2,8 +2,9 @@ import {
   auth,
   discoverOAuthServerInfo,
   extractWWWAuthenticateParams,
+  IssuerMismatchError,
   type OAuthDiscoveryState,
-} from '@modelcontextprotocol/sdk/client/auth.js';
+} from '@modelcontextprotocol/client';
 import type { SecretBox } from '../../core/crypto/secrets.js';
 import type { Db } from '../../core/db/knex.js';
 import type { DbMcpOAuthCredentials, DbMcpServer } from '../../core/db/tables/index.js';
@@ -264,21 +265,21 @@ export class McpOAuthService {
     const row = await this.servers.findById(flow.server_id);
     if (!row) return refused('Authorization failed', 'The MCP server no longer exists.');
     const provider = mcpOAuthProvider(this.deps, row, flow.end_user_id, flow);
-    const metadata = (await provider.discoveryState())?.authorizationServerMetadata as
-      { issuer?: string; authorization_response_iss_parameter_supported?: boolean } | undefined;
-    const issuer = metadata?.issuer;
-    const issMismatch =
-      q.iss !== undefined
-        ? issuer !== undefined && q.iss !== issuer
-        : metadata?.authorization_response_iss_parameter_supported === true;
-    if (issMismatch)
-      return refused(
-        'Authorization failed',
-        'The answer does not come from the authorization server this authorization was started with (iss).',
-      );
     try {
-      await auth(provider, { serverUrl: row.endpoint, authorizationCode: q.code, fetchFn: oauthFetch });
+      // `iss` (RFC 9207) is checked by the SDK against the metadata's issuer, normalised; required
+      // when the metadata advertises authorization_response_iss_parameter_supported.
+      await auth(provider, {
+        serverUrl: row.endpoint,
+        authorizationCode: q.code,
+        ...(q.iss !== undefined ? { iss: q.iss } : {}),
+        fetchFn: oauthFetch,
+      });
     } catch (err) {
+      if (err instanceof IssuerMismatchError)
+        return refused(
+          'Authorization failed',
+          'The answer does not come from the authorization server this authorization was started with (iss).',
+        );
       const secrets = [q.code, ...connectionSecrets({ endpoint: row.endpoint, headers: {}, auth: provider })];
       return refused(
         'Authorization failed',

@@ -1,4 +1,5 @@
 import { listMcpTools, type McpServerConnection, type McpToolInfo } from '../../core/mcp/mcp-client.js';
+import { protocolMemory } from '../../core/mcp/protocol-revision.js';
 import { McpAuthorizationRequired, McpConnectionError } from '../../core/mcp/errors.js';
 import { mcpOAuthProvider, oauthConfigOf, type McpOAuthConfig } from '../../core/mcp/oauth/index.js';
 import { McpOAuthRepository } from '../../core/repositories/mcp-oauth.repository.js';
@@ -31,6 +32,7 @@ export interface McpServer {
   oauth: McpOAuthConfig | null;
   per_user_tokens: boolean;
   authorization: McpAuthorizationView;
+  protocol_version: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -97,6 +99,7 @@ export class McpServersService {
       },
       per_user_tokens: row.per_user_tokens,
       authorization: await this.authorizationOf(row),
+      protocol_version: row.protocol?.version ?? null,
       created_at: row.created_at.toISOString(),
       updated_at: row.updated_at.toISOString(),
     };
@@ -212,6 +215,7 @@ export class McpServersService {
       transport: row.transport,
       headers: this.headersOf(row),
       auth: mcpOAuthProvider({ db: this.db, secrets: this.secrets, publicUrl: this.publicUrl }, row, null),
+      protocol: protocolMemory(this.db, row),
     };
   }
 

@@ -1,20 +1,27 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
-  ElicitRequestSchema,
+  Client,
+  SSEClientTransport,
+  StreamableHTTPClientTransport,
   type ElicitRequest,
   type ElicitResult,
-} from '@modelcontextprotocol/sdk/types.js';
+  type Transport,
+} from '@modelcontextprotocol/client';
 import { egressFetch, egressRefusal } from '../security/egress-agent.js';
 import { findEgressDenial } from '../security/egress-policy.js';
 import { headerSecrets, redactSecretValues, redactText, redactUrl, urlSecrets } from '../security/redact.js';
 import { mcpSpan } from '../telemetry/tool-spans.js';
 import { McpAuthorizationRequired, McpConnectionError } from './errors.js';
 import { MAX_AUTHORIZATION_ATTEMPTS, type McpOAuthProvider } from './oauth/provider.js';
+import {
+  negotiationFor,
+  priorOf,
+  verdictOf,
+  worthRemembering,
+  type McpTransportKind,
+  type ProtocolMemory,
+} from './protocol-revision.js';
 
-export type McpTransportKind = 'streamable_http' | 'sse';
+export type { McpTransportKind } from './protocol-revision.js';
 
 export interface McpServerConnection {
   endpoint: string;
@@ -27,6 +34,8 @@ export interface McpServerConnection {
    * that needs a person, withMcpClient throws McpAuthorizationRequired.
    */
   auth?: McpOAuthProvider;
+  /** The server's protocol revision as remembered, and where to remember what this connection learns. */
+  protocol?: ProtocolMemory;
 }
 
 export interface McpToolInfo {
@@ -123,9 +132,16 @@ function scrubError(err: unknown, secrets: readonly string[]): unknown {
  * part of one survives the cut.
  */
 export function describeFailure(err: unknown, secrets: readonly string[] = []): string {
-  const e = err as { code?: number | string; message?: string; cause?: { code?: string; message?: string } };
+  const e = err as {
+    code?: number | string;
+    data?: { status?: unknown };
+    message?: string;
+    cause?: { code?: string; message?: string };
+  };
   const cause = e.cause?.code ?? e.cause?.message;
-  const status = typeof e.code === 'number' && e.code >= 100 && e.code < 600 ? `HTTP ${e.code}:` : '';
+  // The client's HTTP errors carry the status in `data` (older ones in `code`).
+  const code = typeof e.data?.status === 'number' ? e.data.status : e.code;
+  const status = typeof code === 'number' && code >= 100 && code < 600 ? `HTTP ${code}:` : '';
   const text = [status, e.message ?? String(err), cause ? `(${cause})` : ''].filter(Boolean).join(' ');
   return redactText(redactSecretValues(text, secrets)).slice(0, 500);
 }
@@ -145,18 +161,31 @@ export async function withMcpClient<T>(
   fn: (client: Client) => Promise<T>,
   opts: { timeoutMs?: number; signal?: AbortSignal; elicit?: ElicitHandler } = {},
 ): Promise<T> {
-  const client = new Client(CLIENT_INFO, { capabilities: opts.elicit ? ELICITATION : {} });
+  const client = new Client(CLIENT_INFO, {
+    capabilities: opts.elicit ? ELICITATION : {},
+    versionNegotiation: negotiationFor(conn.transport),
+  });
   if (opts.elicit) {
     const elicit = opts.elicit;
-    client.setRequestHandler(ElicitRequestSchema, (request) => elicit(request.params));
+    // A 2025-era server asks with a request; a 2026-07-28 one answers `input_required`, which the
+    // client fulfils through this same handler and retries with the answers and the server's requestState.
+    client.setRequestHandler('elicitation/create', (request) => elicit(request.params));
   }
   const timeout = opts.timeoutMs ?? 10_000;
   const transport = makeTransport(conn);
+  const prior = priorOf(conn.transport, conn.protocol?.known ?? null);
   opts.signal?.throwIfAborted();
   try {
-    await client.connect(transport, { timeout, ...(opts.signal ? { signal: opts.signal } : {}) });
+    await client.connect(transport, {
+      timeout,
+      ...(opts.signal ? { signal: opts.signal } : {}),
+      ...(prior ? { prior } : {}),
+    });
+    await rememberProtocol(conn, client);
   } catch (err) {
     await client.close().catch(() => undefined);
+    // What was remembered may be what failed: the next connection probes afresh.
+    if (prior) await conn.protocol?.learnt(null).catch(() => undefined);
     opts.signal?.throwIfAborted();
     const needsAuth = authorizationOutcome(conn);
     if (needsAuth) throw needsAuth;
@@ -184,6 +213,15 @@ export async function withMcpClient<T>(
     }
     await client.close().catch(() => undefined);
   }
+}
+
+/** Keeps what the connection learnt of the server's revision, when it is news. */
+async function rememberProtocol(conn: McpServerConnection, client: Client): Promise<void> {
+  const memory = conn.protocol;
+  if (!memory) return;
+  const learnt = verdictOf(client);
+  // Remembering is an optimisation: a failure to write it must not fail the call.
+  if (worthRemembering(memory.known, learnt)) await memory.learnt(learnt).catch(() => undefined);
 }
 
 /** Every tool the server lists (following pagination), in a small serialisable shape. */

@@ -4,6 +4,7 @@ import {
   type DbMcpServer,
   type DbMcpServerInsert,
   type DbMcpServerUpdate,
+  type McpServerProtocol,
 } from '../db/tables/index.js';
 import type { Page } from './types.js';
 
@@ -31,11 +32,18 @@ export class McpServersRepository {
   }
 
   async update(id: string, patch: DbMcpServerUpdate): Promise<DbMcpServer | undefined> {
+    // Another endpoint or transport may speak another protocol revision: learn it again.
+    const relearn = patch.endpoint !== undefined || patch.transport !== undefined ? { protocol: null } : {};
     const [row] = await this.db(McpServersTableName)
       .where({ id })
-      .update({ ...patch, updated_at: this.db.fn.now() })
+      .update({ ...patch, ...relearn, updated_at: this.db.fn.now() })
       .returning('*');
     return row;
+  }
+
+  /** Remembers the protocol revision a connection learnt (no updated_at: not a change anyone made). */
+  async rememberProtocol(id: string, protocol: McpServerProtocol | null): Promise<void> {
+    await this.db(McpServersTableName).where({ id }).update({ protocol });
   }
 
   async delete(id: string): Promise<boolean> {

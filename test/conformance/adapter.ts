@@ -17,7 +17,7 @@
 import { randomUUID } from 'node:crypto';
 import { Browser } from './browser.js';
 import { PlatformClient, UnexpectedAnswer } from './platform-client.js';
-import { converseTurn, type RunView } from './turn.js';
+import { converseTurn, type RunView, type SuggestedCall } from './turn.js';
 
 /** How often one scenario may send the person to authorize before the adapter calls it a loop. */
 const MAX_AUTHORIZATIONS = 5;
@@ -89,6 +89,16 @@ class Authorizer {
     const visit = await this.browser.open(url);
     log(`authorized (${visit.hops.length} pages, ended at ${visit.status} ${visit.finalUrl})`);
   }
+}
+
+/** The calls the scenario's context asks for (`toolCalls`: name and arguments), if any. */
+function suggestedCalls(context: Record<string, unknown>): SuggestedCall[] {
+  const calls = context.toolCalls;
+  if (!Array.isArray(calls)) return [];
+  return calls.filter(
+    (c): c is SuggestedCall =>
+      typeof (c as SuggestedCall)?.name === 'string' && typeof (c as SuggestedCall).arguments === 'object',
+  );
 }
 
 function log(message: string): void {
@@ -166,7 +176,13 @@ async function main(): Promise<void> {
   const serverId = await registerServer(s);
   const tools = await inspect(s, serverId, authorizer);
   const agentId = await createAgent(s, serverId);
-  const run = await converseTurn(s.api, agentId, (url) => authorizer.authorize(url, 'turn'), log);
+  const run = await converseTurn(
+    s.api,
+    agentId,
+    (url) => authorizer.authorize(url, 'turn'),
+    log,
+    suggestedCalls(s.context),
+  );
   if (run.status !== 'completed')
     throw new Error(`the turn ended ${run.status}: ${JSON.stringify(run.error ?? run.pause ?? null)}`);
   checkEveryToolCalled(tools, run);

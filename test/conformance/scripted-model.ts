@@ -21,9 +21,13 @@ export function callEveryOfferedTool(body: Record<string, unknown>): Script {
   const tools = Array.isArray(body.tools) ? (body.tools as ChatTool[]) : [];
   const toolsAnswered = messages.at(-1)?.role === 'tool';
   const offered = tools.filter((t) => typeof t.function?.name === 'string');
+  const suggested = suggestedArguments(messages);
   const calls = offered.map((t) => ({
     name: t.function!.name!,
-    arguments: echoedSchema(t.function!.name!, offered) ?? argumentsFor(t.function!.parameters),
+    arguments:
+      echoedSchema(t.function!.name!, offered) ??
+      suggestedFor(t.function!.name!, suggested) ??
+      argumentsFor(t.function!.parameters),
   }));
   if (toolsAnswered || calls.length === 0)
     return { reply: { text: FINAL_ANSWER, usage: { input: 10, output: 4 } } };
@@ -40,4 +44,25 @@ function echoedSchema(name: string, offered: ChatTool[]): Record<string, unknown
   if (!name.endsWith('json_schema_echo')) return undefined;
   const focal = offered.find((t) => t.function?.name?.endsWith('json_schema_2020_12_tool'));
   return focal ? { schema: focal.function?.parameters ?? {} } : undefined;
+}
+
+type Suggested = Array<{ name: string; arguments: Record<string, unknown> }>;
+
+/** The arguments the person's message names per tool (a ```json block with `toolCalls`), if any. */
+function suggestedArguments(messages: Array<{ role?: string; content?: unknown }>): Suggested {
+  const said = messages.find((m) => m.role === 'user')?.content;
+  const text = typeof said === 'string' ? said : JSON.stringify(said ?? '');
+  const block = /```json\n([\s\S]*?)\n```/.exec(text)?.[1];
+  if (!block) return [];
+  try {
+    const parsed = JSON.parse(block) as { toolCalls?: Suggested };
+    return Array.isArray(parsed.toolCalls) ? parsed.toolCalls : [];
+  } catch {
+    return [];
+  }
+}
+
+/** The suggested arguments of an offered tool, by its own name (offered names may carry a server prefix). */
+function suggestedFor(offeredName: string, suggested: Suggested): Record<string, unknown> | undefined {
+  return suggested.find((c) => offeredName === c.name || offeredName.endsWith(`__${c.name}`))?.arguments;
 }

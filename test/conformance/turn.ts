@@ -19,6 +19,23 @@ const POLL_MS = 100;
 /** Longer than any scenario's own wait; the conformance runner's --timeout ends us first. */
 const TURN_DEADLINE_MS = Number(process.env.CONFORMANCE_TURN_TIMEOUT_MS ?? 60_000);
 
+/** A call the scenario asks for by name, with the arguments to send (its context's `toolCalls`). */
+export interface SuggestedCall {
+  name: string;
+  arguments: Record<string, unknown>;
+}
+
+/**
+ * What the person says: call every tool; with the scenario's suggested
+ * arguments, as a person would paste them, in a JSON block the scripted
+ * model reads (suggestedArguments in scripted-model.ts).
+ */
+function turnMessage(suggested: SuggestedCall[]): string {
+  const ask = 'Call every tool you have, then say what happened.';
+  if (!suggested.length) return ask;
+  return `${ask} Use these arguments:\n\`\`\`json\n${JSON.stringify({ toolCalls: suggested })}\n\`\`\``;
+}
+
 /**
  * One converse turn to its end, playing the person the platform turns to: a
  * run `awaiting_authorization` has its authorization URL opened, a run
@@ -31,11 +48,12 @@ export async function converseTurn(
   agentId: string,
   authorize: (url: unknown) => Promise<void>,
   log: (message: string) => void,
+  suggested: SuggestedCall[] = [],
 ): Promise<RunView> {
   const deadline = Date.now() + TURN_DEADLINE_MS;
   let run = await api.expectOk<RunView>('POST', '/converse', {
     agent_id: agentId,
-    message: 'Call every tool you have, then say what happened.',
+    message: turnMessage(suggested),
   });
   for (;;) {
     if (ENDED.has(run.status)) return run;

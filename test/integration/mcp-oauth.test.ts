@@ -220,7 +220,8 @@ describe('OAuth for MCP servers', () => {
     const stepUp = await request('POST', `${M}/${id}/inspect`);
     expect(stepUp.status, stepUp.text).toBe(409);
     const url = new URL(String(stepUp.body.errorDetails.authorization_url));
-    expect(url.searchParams.get('scope')).toBe(`${SCOPE} ${ADMIN}`);
+    // The scopes held and the one the server asked for; offline_access too, the authorization server offering it.
+    expect(url.searchParams.get('scope')?.split(' ')).toEqual([SCOPE, ADMIN, 'offline_access']);
     const steppedBack = await browseToCallback(url.href, callback);
     const steppedPage = await fetch(steppedBack);
     expect(steppedPage.status, `${steppedBack} ${await steppedPage.text()}`).toBe(200);

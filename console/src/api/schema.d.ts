@@ -4706,6 +4706,8 @@ export interface operations {
                                 /** Format: date-time */
                                 expires_at?: string | null;
                             };
+                            /** @description the MCP protocol revision the server was last found to speak (e.g. "2026-07-28" or "2025-11-25"); null until a connection (a listing, a call, inspect) learnt it */
+                            protocol_version?: string | null;
                             /** Format: date-time */
                             created_at?: string;
                             /** Format: date-time */
@@ -4834,6 +4836,8 @@ export interface operations {
                                 /** Format: date-time */
                                 expires_at?: string | null;
                             };
+                            /** @description the MCP protocol revision the server was last found to speak (e.g. "2026-07-28" or "2025-11-25"); null until a connection (a listing, a call, inspect) learnt it */
+                            protocol_version?: string | null;
                             /** Format: date-time */
                             created_at?: string;
                             /** Format: date-time */
@@ -4930,6 +4934,8 @@ export interface operations {
                                 /** Format: date-time */
                                 expires_at?: string | null;
                             };
+                            /** @description the MCP protocol revision the server was last found to speak (e.g. "2026-07-28" or "2025-11-25"); null until a connection (a listing, a call, inspect) learnt it */
+                            protocol_version?: string | null;
                             /** Format: date-time */
                             created_at?: string;
                             /** Format: date-time */
@@ -5128,6 +5134,8 @@ export interface operations {
                                 /** Format: date-time */
                                 expires_at?: string | null;
                             };
+                            /** @description the MCP protocol revision the server was last found to speak (e.g. "2026-07-28" or "2025-11-25"); null until a connection (a listing, a call, inspect) learnt it */
+                            protocol_version?: string | null;
                             /** Format: date-time */
                             created_at?: string;
                             /** Format: date-time */

@@ -2,15 +2,15 @@ import { createHash, randomBytes } from 'node:crypto';
 import {
   discoverOAuthServerInfo,
   extractWWWAuthenticateParams,
+  SdkErrorCode,
+  SdkHttpError,
+  type OAuthClientInformationContext,
+  type OAuthClientInformationMixed,
+  type OAuthClientMetadata,
   type OAuthClientProvider,
   type OAuthDiscoveryState,
-} from '@modelcontextprotocol/sdk/client/auth.js';
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js';
+  type OAuthTokens,
+} from '@modelcontextprotocol/client';
 import type { SecretBox } from '../../crypto/secrets.js';
 import type { Db } from '../../db/knex.js';
 import type { DbMcpOAuthCredentials, DbMcpOAuthFlow, McpOAuthDiscovery } from '../../db/tables/index.js';
@@ -30,6 +30,14 @@ export interface McpOAuthDeps {
 export const MAX_AUTHORIZATION_ATTEMPTS = 3;
 
 type StoredTokens = OAuthTokens & { issuer?: string };
+
+/** Stored credentials stamped with another authorization server than the one now in use. */
+function boundElsewhere(
+  stored: { issuer?: string } | undefined,
+  ctx?: OAuthClientInformationContext,
+): boolean {
+  return Boolean(stored?.issuer && ctx?.issuer && stored.issuer !== ctx.issuer);
+}
 
 export const hashState = (state: string): string => createHash('sha256').update(state).digest('hex');
 
@@ -57,7 +65,10 @@ export class McpOAuthProvider implements OAuthClientProvider {
   /** Every secret handed to the SDK, so that none comes back out in an error message. */
   private readonly handedOut = new Set<string>();
   /** The last 401 the server answered (what it said, and its challenge's metadata URL). */
-  private lastRefusal: { text: string; resourceMetadataUrl: URL | undefined } | undefined;
+  private lastRefusal:
+    { text: string; resourceMetadataUrl: URL | undefined; refusedToken: boolean } | undefined;
+  /** Discovery was done again in this connection (after a token was refused). */
+  private rediscovered = false;
   private fetchFn: typeof fetch = oauthFetch;
 
   constructor(
@@ -113,10 +124,18 @@ export class McpOAuthProvider implements OAuthClientProvider {
     return this.pendingState;
   }
 
-  async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
-    const saved = this.open<OAuthClientInformationMixed & { issuer?: string }>(
+  /**
+   * The client registered with the authorization server `ctx.issuer` names;
+   * one registered with another (the server moved to a new authorization
+   * server) is not offered, so the SDK registers anew.
+   */
+  async clientInformation(
+    ctx?: OAuthClientInformationContext,
+  ): Promise<OAuthClientInformationMixed | undefined> {
+    const stored = this.open<OAuthClientInformationMixed & { issuer?: string }>(
       (await this.row())?.client_info_enc,
     );
+    const saved = boundElsewhere(stored, ctx) ? undefined : stored;
     const preset = this.config;
     this.remember(saved?.client_secret, preset?.client_secret);
     if (!preset?.client_id) return saved;
@@ -131,14 +150,19 @@ export class McpOAuthProvider implements OAuthClientProvider {
     };
   }
 
-  async saveClientInformation(info: OAuthClientInformationMixed): Promise<void> {
-    await this.save({ client_info_enc: this.deps.secrets.encryptJson(info) });
+  async saveClientInformation(
+    info: OAuthClientInformationMixed,
+    ctx?: OAuthClientInformationContext,
+  ): Promise<void> {
+    const stamped = ctx?.issuer ? { ...info, issuer: ctx.issuer } : info;
+    await this.save({ client_info_enc: this.deps.secrets.encryptJson(stamped) });
   }
 
-  async tokens(): Promise<OAuthTokens | undefined> {
+  /** The tokens (the last saved when no issuer is named); none when they came from another authorization server. */
+  async tokens(ctx?: OAuthClientInformationContext): Promise<OAuthTokens | undefined> {
     const row = await this.row();
     const tokens = this.open<StoredTokens>(row?.tokens_enc);
-    if (!tokens) return undefined;
+    if (!tokens || boundElsewhere(tokens, ctx)) return undefined;
     const expired = row?.expires_at ? row.expires_at.getTime() <= Date.now() : false;
     // An expired client_credentials token is simply fetched again: nobody is waiting on a person.
     if (expired && this.grant === 'client_credentials') return undefined;
@@ -151,15 +175,16 @@ export class McpOAuthProvider implements OAuthClientProvider {
     return tokens;
   }
 
-  async saveTokens(tokens: OAuthTokens): Promise<void> {
+  async saveTokens(tokens: OAuthTokens, ctx?: OAuthClientInformationContext): Promise<void> {
     this.remember(tokens.access_token, tokens.refresh_token);
     const expiresAt = tokens.expires_in ? new Date(Date.now() + tokens.expires_in * 1000) : null;
     const previous = this.open<StoredTokens>((await this.row())?.tokens_enc);
     // A refresh answer may leave the refresh token out: the one we had stays good (RFC 6749 §6).
-    const merged =
-      previous?.refresh_token && !tokens.refresh_token
+    const kept =
+      previous?.refresh_token && !tokens.refresh_token && !boundElsewhere(previous, ctx)
         ? { ...tokens, refresh_token: previous.refresh_token }
         : tokens;
+    const merged = ctx?.issuer ? { ...kept, issuer: ctx.issuer } : kept;
     await this.save({
       tokens_enc: this.deps.secrets.encryptJson(merged),
       scopes: tokens.scope ?? this.flow?.scope ?? this.config?.scopes?.join(' ') ?? null,
@@ -230,14 +255,23 @@ export class McpOAuthProvider implements OAuthClientProvider {
    */
   async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
     const cached = (await this.row())?.discovery as OAuthDiscoveryState | null | undefined;
-    if (cached || !this.lastRefusal) return cached ?? undefined;
+    // A refused token may mean the server moved to another authorization server: look again, once.
+    const stale = this.lastRefusal?.refusedToken === true && !this.rediscovered;
+    if ((cached && !stale) || !this.lastRefusal) return cached ?? undefined;
     const refusal = this.lastRefusal;
+    this.rediscovered = true;
     const found = await discoverOAuthServerInfo(this.server.endpoint, {
       ...(refusal.resourceMetadataUrl ? { resourceMetadataUrl: refusal.resourceMetadataUrl } : {}),
       fetchFn: this.fetchFn,
     });
     if (!found.resourceMetadata && !found.authorizationServerMetadata && !this.config)
-      throw new StreamableHTTPError(401, `Error POSTing to endpoint: ${refusal.text}`);
+      throw new SdkHttpError(
+        SdkErrorCode.ClientHttpAuthentication,
+        `Error POSTing to endpoint: ${refusal.text}`,
+        {
+          status: 401,
+        },
+      );
     const state: OAuthDiscoveryState = {
       ...found,
       ...(refusal.resourceMetadataUrl ? { resourceMetadataUrl: refusal.resourceMetadataUrl.href } : {}),
@@ -268,6 +302,7 @@ export class McpOAuthProvider implements OAuthClientProvider {
         this.lastRefusal = {
           text,
           resourceMetadataUrl: extractWWWAuthenticateParams(res).resourceMetadataUrl,
+          refusedToken: this.offeredToken,
         };
       }
       return res;

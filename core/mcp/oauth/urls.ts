@@ -1,4 +1,4 @@
-import type { OAuthClientMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { OAuthClientMetadata } from '@modelcontextprotocol/client';
 
 /** Where the authorization server sends a person back: served by the API at its root. */
 export function oauthCallbackUrl(publicUrl: string): string {
