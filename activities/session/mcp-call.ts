@@ -85,6 +85,7 @@ async function callTool(
       signal: AbortSignal.any([ctx.cancellationSignal, questions.stop.signal]),
       idempotencyKey,
       elicit: questions.handle,
+      rounds: questions,
       endUserId: at.endUserId,
     });
   } catch (err) {

@@ -11,8 +11,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ElicitRequest, ElicitResult } from '@modelcontextprotocol/client';
 import type { Db } from '../../core/db/knex.js';
-import type { StoredInputAnswer } from '../../core/db/tables/index.js';
-import type { ElicitHandler } from '../../core/mcp/mcp-client.js';
+import type { InputRound, StoredInputAnswer } from '../../core/db/tables/index.js';
+import type { ElicitHandler, InputRoundAsked, InputRounds } from '../../core/mcp/mcp-client.js';
 import {
   RunInputRequestsRepository,
   type QuestionPlace,
@@ -78,8 +78,10 @@ function asResult(answer: StoredInputAnswer): ElicitResult {
  * the call stops waiting for an answer; the caller then returns
  * `awaiting_input` for that question.
  */
-export class CallQuestions {
+export class CallQuestions implements InputRounds {
   private seq = 0;
+  /** The rounds of `input_required` results this call has had (2026-07-28 servers). */
+  private round = 0;
   released: ReleasedQuestion | undefined;
   /** Aborted when a question is released: the call is stopped. */
   readonly stop = new AbortController();
@@ -89,12 +91,61 @@ export class CallQuestions {
     this.repo = new RunInputRequestsRepository(o.db);
   }
 
-  readonly handle: ElicitHandler = async (params) => {
+  /** A 2025-era server's question (`elicitation/create`). */
+  readonly handle: ElicitHandler = (params) => this.ask(params);
+
+  /**
+   * The last round this call's server asked, when each of its questions has
+   * an answer (given while no call waited, or held by the session): the call
+   * resumes with them instead of starting over. Later questions number on.
+   */
+  async resume(): Promise<{ inputResponses: Record<string, unknown>; requestState?: string } | undefined> {
+    const o = this.o;
+    const asked = await this.repo.ofCall(o.runId, o.step, o.callId);
+    const last = asked.filter((q) => q.round).at(-1)?.round;
+    if (!last) return undefined;
+    const inRound = asked.filter((q) => q.round?.round === last.round);
+    const answers = inRound.map((q) => q.answer ?? o.inputs[q.seq - 1]);
+    if (answers.some((a) => !a)) {
+      // Not all answered: the call starts over, and the server's round asked again takes the same places.
+      this.seq = inRound[0]!.seq - 1;
+      this.round = last.round - 1;
+      return undefined;
+    }
+    this.seq = inRound.at(-1)!.seq;
+    this.round = last.round;
+    const inputResponses: Record<string, unknown> = {};
+    for (const [i, q] of inRound.entries()) {
+      const answer = answers[i]!;
+      if (!q.answer) await this.repo.answer(q.id, answer);
+      await this.resumed(`${o.step}.input.${o.callId}.${q.seq}`, answer);
+      inputResponses[q.round!.key] = asResult(answer);
+    }
+    return {
+      inputResponses,
+      ...(last.request_state !== undefined ? { requestState: last.request_state } : {}),
+    };
+  }
+
+  /** A 2026-07-28 server's round of questions, answered in order (each as `ask` does). */
+  async answer(asked: InputRoundAsked): Promise<Record<string, unknown>> {
+    const round = ++this.round;
+    const responses: Record<string, unknown> = {};
+    for (const [key, request] of Object.entries(asked.inputRequests)) {
+      if (request.method !== 'elicitation/create')
+        throw new Error(`the server asked for ${request.method}, which this client does not offer`);
+      const state = asked.requestState !== undefined ? { request_state: asked.requestState } : {};
+      responses[key] = await this.ask(request.params as ElicitRequest['params'], { round, key, ...state });
+    }
+    return responses;
+  }
+
+  private async ask(params: ElicitRequest['params'], round?: InputRound): Promise<ElicitResult> {
     const seq = ++this.seq;
     const o = this.o;
     const place: QuestionPlace = { run_id: o.runId, step: o.step, call_id: o.callId, seq };
     const details = questionDetails(params, o, seq);
-    const row = await this.repo.ensure(place, details);
+    const row = await this.repo.ensure(place, details, round);
     const key = `${o.step}.input.${o.callId}.${seq}`;
     if (row.answer) {
       // Answered while no call waited (its worker died): the run resumes here (a no-op once resumed).
@@ -118,7 +169,7 @@ export class CallQuestions {
     this.stop.abort(reason);
     // Not a person's decline: the server hears an error, and the call itself is cancelled.
     throw reason;
-  };
+  }
 
   /** `run.resumed` by the person's answer, unless the run no longer waits for input. */
   private resumed(key: string, answer: StoredInputAnswer): Promise<void> {

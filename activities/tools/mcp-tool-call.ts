@@ -4,12 +4,25 @@
  * hears of it and what the caller may retry (a request that never went out).
  */
 import type { Span } from '@opentelemetry/api';
-import { ProtocolError, SdkError, SdkErrorCode, type Tool } from '@modelcontextprotocol/client';
+import {
+  ProtocolError,
+  SdkError,
+  SdkErrorCode,
+  type CallToolResult,
+  type Client,
+  type InputRequiredResult,
+  type Tool,
+} from '@modelcontextprotocol/client';
 import type { DbMcpServer } from '../../core/db/tables/index.js';
 import { McpServersRepository } from '../../core/repositories/mcp-servers.repository.js';
 import { inSpan, recordToolContent } from '../../core/telemetry/tool-spans.js';
 import { McpAuthorizationRequired, McpConnectionError } from '../../core/mcp/errors.js';
-import { describeFailure, withMcpClient, type ElicitHandler } from '../../core/mcp/mcp-client.js';
+import {
+  describeFailure,
+  withMcpClient,
+  type ElicitHandler,
+  type InputRounds,
+} from '../../core/mcp/mcp-client.js';
 import { DEFAULT_MAX_OUTPUT_CHARS, mcpResultExtras, mcpResultText, truncateOutput } from './mcp-result.js';
 import {
   connectionOf,
@@ -55,6 +68,10 @@ function neverSent(err: unknown): boolean {
   return typeof cause?.code === 'string' && NOT_SENT_CODES.has(cause.code);
 }
 
+/** The tool called: its server, its own name, and its input schema as listed. */
+type McpCallTarget = Pick<OfferedMcpTool, 'server_id' | 'server_name' | 'tool'> &
+  Partial<Pick<OfferedMcpTool, 'input_schema'>>;
+
 /** Options of `callMcpTool`. */
 export interface McpCallOptions {
   timeoutMs?: number;
@@ -66,6 +83,8 @@ export interface McpCallOptions {
   idempotencyKey?: string;
   /** Answers the server's questions during the call (elicitation); without it the client declares no such capability. */
   elicit?: ElicitHandler;
+  /** A 2026-07-28 server's rounds of questions, kept durably: answered ones are resumed with their requestState. */
+  rounds?: InputRounds;
   /** The person the call acts for: a server with per-user tokens uses theirs. */
   endUserId?: string | null;
 }
@@ -121,27 +140,29 @@ function sendCall(
     connectionOf(server.row, server.headers, opts.endUserId ?? null, deps),
     (client) => {
       state.sent = true;
-      return client.callTool(
-        { name, arguments: args, ...meta },
-        {
-          ...definition,
-          timeout: timeoutMs,
-          resetTimeoutOnProgress: true,
-          ...(signal ? { signal } : {}),
-          onprogress: (p) => {
-            state.progressCount += 1;
-            try {
-              opts.onProgress?.({
-                progress: p.progress,
-                ...(p.total !== undefined ? { total: p.total } : {}),
-                ...(p.message !== undefined ? { message: p.message } : {}),
-              });
-            } catch {
-              // A failing progress listener must not fail the call.
-            }
-          },
+      const request: CallToolOptions = {
+        ...definition,
+        timeout: timeoutMs,
+        resetTimeoutOnProgress: true,
+        ...(signal ? { signal } : {}),
+        onprogress: (p) => {
+          state.progressCount += 1;
+          try {
+            opts.onProgress?.({
+              progress: p.progress,
+              ...(p.total !== undefined ? { total: p.total } : {}),
+              ...(p.message !== undefined ? { message: p.message } : {}),
+            });
+          } catch {
+            // A failing progress listener must not fail the call.
+          }
         },
-      );
+      };
+      const params = { name, arguments: args, ...meta };
+      // A 2026-07-28 server asks in rounds we keep; a 2025 one asks by request, answered by `elicit`.
+      if (opts.rounds && client.getProtocolEra() === 'modern')
+        return callInRounds(client, params, request, opts.rounds);
+      return client.callTool(params, request);
     },
     {
       timeoutMs: Math.min(timeoutMs, CONNECT_TIMEOUT_MS),
@@ -149,6 +170,51 @@ function sendCall(
       ...(elicit ? { elicit } : {}),
     },
   );
+}
+
+type CallToolOptions = NonNullable<Parameters<Client['callTool']>[1]>;
+type CallParams = Parameters<Client['callTool']>[0];
+
+/** Rounds a call may take before the server's questions are given up on (a server asking forever). */
+const MAX_INPUT_ROUNDS = 16;
+
+/**
+ * A call to a 2026-07-28 server, its questions answered round by round: a
+ * round answered earlier is resumed at once (its answers and `requestState`),
+ * then each `input_required` result is answered (durably, see InputRounds) and
+ * the call retried with `inputResponses` and the server's `requestState`
+ * unmodified, on a fresh request.
+ */
+async function callInRounds(
+  client: Client,
+  params: CallParams,
+  request: CallToolOptions,
+  rounds: InputRounds,
+): Promise<CallToolResult> {
+  let retry: Record<string, unknown> = (await rounds.resume()) ?? {};
+  for (let round = 0; round < MAX_INPUT_ROUNDS; round++) {
+    const result = (await client.callTool(
+      { ...params, ...retry },
+      {
+        ...request,
+        allowInputRequired: true,
+      },
+    )) as CallToolResult | InputRequiredResult;
+    if (!isInputRequired(result)) return result;
+    const inputResponses = await rounds.answer({
+      inputRequests: result.inputRequests ?? {},
+      ...(result.requestState !== undefined ? { requestState: result.requestState } : {}),
+    });
+    retry = {
+      inputResponses,
+      ...(result.requestState !== undefined ? { requestState: result.requestState } : {}),
+    };
+  }
+  throw new Error(`the server kept asking questions: ${MAX_INPUT_ROUNDS} rounds answered without a result`);
+}
+
+function isInputRequired(result: CallToolResult | InputRequiredResult): result is InputRequiredResult {
+  return (result as { resultType?: string }).resultType === 'input_required';
 }
 
 /** A failed call as the model hears of it; throws McpConnectionError when the request never reached the server. */
@@ -198,8 +264,7 @@ function callFailure(
  */
 export async function callMcpTool(
   deps: McpToolDeps,
-  tool: Pick<OfferedMcpTool, 'server_id' | 'server_name' | 'tool'> &
-    Partial<Pick<OfferedMcpTool, 'input_schema'>>,
+  tool: McpCallTarget,
   args: Record<string, unknown>,
   opts: McpCallOptions = {},
 ): Promise<McpCallResult> {

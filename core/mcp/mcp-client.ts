@@ -53,6 +53,24 @@ const CLIENT_INFO = { name: 'agent-server', version: '0.1.0' };
  */
 export type ElicitHandler = (params: ElicitRequest['params']) => Promise<ElicitResult>;
 
+/** A 2026-07-28 server's `input_required` result: its questions by key, and its opaque state. */
+export interface InputRoundAsked {
+  inputRequests: Record<string, { method: string; params?: unknown }>;
+  requestState?: string;
+}
+
+/**
+ * The rounds of questions a 2026-07-28 server asks during one call, kept
+ * durably by the caller: `resume` gives the answers to a round asked earlier
+ * (the call then retries with them and that round's `requestState`, rather
+ * than starting over), `answer` answers a round now (asking a person when
+ * need be; it throws when the call stops waiting for them).
+ */
+export interface InputRounds {
+  resume(): Promise<{ inputResponses: Record<string, unknown>; requestState?: string } | undefined>;
+  answer(asked: InputRoundAsked): Promise<Record<string, unknown>>;
+}
+
 /** The capabilities a client that can ask a person declares. */
 const ELICITATION = { elicitation: { form: { applyDefaults: true }, url: {} } };
 

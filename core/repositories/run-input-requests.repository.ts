@@ -2,6 +2,7 @@ import type { Db } from '../db/knex.js';
 import {
   RunInputRequestsTableName,
   type DbRunInputRequest,
+  type InputRound,
   type StoredInputAnswer,
 } from '../db/tables/index.js';
 
@@ -21,12 +22,26 @@ export class RunInputRequestsRepository {
   constructor(private readonly db: Db) {}
 
   /** The question's row, created on its first asking (a call made again finds the same row). */
-  async ensure(place: QuestionPlace, request: Record<string, unknown>): Promise<DbRunInputRequest> {
-    await this.db(RunInputRequestsTableName)
-      .insert({ ...place, request: JSON.stringify(request) })
-      .onConflict(['run_id', 'step', 'call_id', 'seq'])
-      .ignore();
+  async ensure(
+    place: QuestionPlace,
+    request: Record<string, unknown>,
+    round?: InputRound,
+  ): Promise<DbRunInputRequest> {
+    const insert = this.db(RunInputRequestsTableName)
+      .insert({
+        ...place,
+        request: JSON.stringify(request),
+        ...(round ? { round: JSON.stringify(round) } : {}),
+      })
+      .onConflict(['run_id', 'step', 'call_id', 'seq']);
+    // A round asked again carries the server's new requestState: the retry must echo that one.
+    await (round ? insert.merge({ round: JSON.stringify(round) }) : insert.ignore());
     return (await this.db(RunInputRequestsTableName).where(place).first())!;
+  }
+
+  /** The questions one call asked, in order. */
+  async ofCall(runId: string, step: number, callId: string): Promise<DbRunInputRequest[]> {
+    return this.db(RunInputRequestsTableName).where({ run_id: runId, step, call_id: callId }).orderBy('seq');
   }
 
   async find(id: string): Promise<DbRunInputRequest | undefined> {

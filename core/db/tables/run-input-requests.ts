@@ -14,6 +14,16 @@ export type StoredInputAnswer = {
  * the call waits on it while connected (any replica's answer reaches it here);
  * `released`: the call stopped waiting and the session workflow waits instead.
  */
+/** A 2026-07-28 question's place in its server's `input_required` result. */
+export interface InputRound {
+  /** 1, 2, …: the call's rounds in order. */
+  round: number;
+  /** The question's key in `inputRequests`, under which its answer goes back in `inputResponses`. */
+  key: string;
+  /** The server's opaque state for the round, echoed back unmodified. */
+  request_state?: string;
+}
+
 export type DbRunInputRequest = {
   id: string;
   run_id: string;
@@ -23,6 +33,8 @@ export type DbRunInputRequest = {
   request: Record<string, unknown>;
   answer: StoredInputAnswer | null;
   state: 'held' | 'released';
+  /** The `input_required` round the question came in (2026-07-28 servers); null for a 2025-era question. */
+  round: InputRound | null;
   created_at: Date;
   answered_at: Date | null;
 };
@@ -33,10 +45,11 @@ export type DbRunInputRequestInsert = {
   call_id: string;
   seq: number;
   request: JsonText;
+  round?: JsonText;
 };
 
 export type RunInputRequestsTable = Knex.CompositeTableType<
   DbRunInputRequest,
   DbRunInputRequestInsert,
-  { answer?: JsonText; state?: 'held' | 'released'; answered_at?: Date | Knex.Raw }
+  { answer?: JsonText; state?: 'held' | 'released'; answered_at?: Date | Knex.Raw; round?: JsonText }
 >;

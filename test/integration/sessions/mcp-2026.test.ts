@@ -9,6 +9,7 @@
  * unmodified. Real Temporal, Postgres, the scripted vendor.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { sessionStateQuery } from '../../../workflows/session.definitions.js';
 import { startModern2026Server, type Modern2026Server } from '../../fixtures/mcp-servers-2026.js';
 import { uniqueName } from '../../helpers/factories.js';
 import { noTemporal } from '../../helpers/services.js';
@@ -16,6 +17,7 @@ import { useSessionWorld, waitFor, type SessionWorld } from './session-harness.j
 
 interface Run {
   run_id: string;
+  workflow_id: string;
   status: string;
   output: { content: string } | null;
   pause: { reason: string; details: Record<string, unknown> } | null;
@@ -61,6 +63,7 @@ describe.skipIf(noTemporal())('an agent using an MCP server of the 2026-07-28 re
   beforeEach(() => {
     mcp.heard.length = 0;
     mcp.deployed.length = 0;
+    mcp.issued.length = 0;
   });
 
   describe('calls', () => {
@@ -99,12 +102,31 @@ describe.skipIf(noTemporal())('an agent using an MCP server of the 2026-07-28 re
     });
   });
 
+  describe('questions asked as input_required, answered while the call waits connected', () => {
+    const world = useSessionWorld();
+    const h = helpers(world, () => mcp);
+
+    it('the answer goes back at once: one retry with inputResponses and the requestState unmodified', async () => {
+      const serverId = await h.server();
+      const waiting = await h.turn(serverId, { name: 'deploy', arguments: { env: 'qa' } }, 'Deployed.');
+      expect(waiting.status).toBe('awaiting_input');
+      await world.fx.api.request('POST', `${base}/runs/${waiting.run_id}/input`, {
+        action: 'accept',
+        content: { confirm: true },
+      });
+      const done = await h.until(waiting.run_id, 'completed');
+      expect(done.tool_calls[0]).toMatchObject({ name: 'deploy', output: 'deployed to qa' });
+      const calls = mcp.heard.filter((r) => r.method === 'tools/call');
+      expect(calls.map((c) => c.requestState ?? null)).toEqual([null, 'deploy:qa:1']);
+    });
+  });
+
   describe('questions asked as input_required, answered after the call stopped waiting', () => {
     // The call waits connected for half a second, then the session waits for the answer.
     const world = useSessionWorld({ MCP_INPUT_HOLD_MS: '500' });
     const h = helpers(world, () => mcp);
 
-    it('pauses with the question; the answer reaches the server with its requestState unmodified', async () => {
+    it('pauses with the question; across a worker restart, the answer resumes the call with its requestState', async () => {
       const serverId = await h.server();
       const waiting = await h.turn(serverId, { name: 'deploy', arguments: { env: 'staging' } }, 'Deployed.');
       expect(waiting.status).toBe('awaiting_input');
@@ -113,6 +135,17 @@ describe.skipIf(noTemporal())('an agent using an MCP server of the 2026-07-28 re
         details: { tool: 'deploy', message: 'Deploy to staging?', mode: 'form' },
       });
       expect(mcp.deployed).toEqual([]);
+      // The call has stopped waiting (the session holds the wait); the worker is replaced meanwhile.
+      await waitFor(
+        async () => {
+          const state = await world.client.workflow.getHandle(waiting.workflow_id).query(sessionStateQuery);
+          return state.pending_step === 'awaiting_input' ? true : undefined;
+        },
+        10_000,
+        'the session to wait for input',
+      );
+      await world.stopWorker();
+      await world.restartWorker();
 
       const answered = await world.fx.api.request<Run>('POST', `${base}/runs/${waiting.run_id}/input`, {
         action: 'accept',
@@ -123,10 +156,12 @@ describe.skipIf(noTemporal())('an agent using an MCP server of the 2026-07-28 re
       expect(done.tool_calls[0]).toMatchObject({ name: 'deploy', output: 'deployed to staging' });
       expect(mcp.deployed).toEqual(['staging']);
 
-      const retried = mcp.heard.filter((r) => r.method === 'tools/call' && r.inputResponses);
-      expect(retried).toHaveLength(1);
-      expect(retried[0]).toMatchObject({
-        requestState: 'deploy:staging',
+      // Not made afresh: the server asked once, and the retry echoes that round's state.
+      expect(mcp.issued).toEqual(['deploy:staging:1']);
+      const calls = mcp.heard.filter((r) => r.method === 'tools/call');
+      expect(calls).toHaveLength(2);
+      expect(calls[1]).toMatchObject({
+        requestState: 'deploy:staging:1',
         inputResponses: { confirm: { action: 'accept', content: { confirm: true } } },
       });
     });
