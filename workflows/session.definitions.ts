@@ -232,7 +232,37 @@ export type McpToolOutcome =
       timeoutMs: number;
       /** Tells this question's pause apart from the call's others. */
       seq: number;
-    };
+    }
+  | McpCallTask;
+
+/**
+ * The server runs the call as a task (the MCP tasks extension): the session
+ * polls it (`pollMcpTask`) on durable timers until it is over.
+ */
+export interface McpCallTask {
+  kind: 'task';
+  serverId: string;
+  taskId: string;
+  /** The wait before the first poll. */
+  pollMs: number;
+  /** The call is given up (the task cancelled, the model told) after this long: the task's ttl, at most MCP_TASK_MAX_MS. */
+  timeoutMs: number;
+  /** Epoch ms the call started (its duration is measured when the task ends). */
+  startedAt: number;
+}
+
+export interface McpTaskArgs {
+  runId: string;
+  step: number;
+  callId: string;
+  task: McpCallTask;
+  /** The status message the previous poll saw: a new one is a progress event. */
+  lastMessage?: string;
+}
+
+/** One poll: the task is over (its result stored), or when to poll again. */
+export type McpTaskPoll =
+  { kind: 'done'; is_error: boolean } | { kind: 'working'; pollMs: number; message?: string };
 
 /** What listTools returns: how many tools it offered, or a server that must be authorized first. */
 export type ListToolsResult = { offered: number; failedServers: number } | AwaitingAuthorization;

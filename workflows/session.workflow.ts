@@ -144,13 +144,16 @@ function activityStubs(settings: SessionSettings): SessionActivityStubs {
     heartbeatTimeout: settings.toolHeartbeatTimeoutMs ?? settings.modelHeartbeatTimeoutMs,
     ...untilStopped,
   };
-  const { runMcpTool, runSandboxCommand } = proxyActivities<SessionActivities>(toolCallOptions);
+  const { runMcpTool, runSandboxCommand, pollMcpTask, cancelMcpTask } =
+    proxyActivities<SessionActivities>(toolCallOptions);
   return {
     callModel,
     summarizeHistory,
     listTools,
     runToolCalls,
     runMcpTool,
+    pollMcpTask,
+    cancelMcpTask,
     runSandboxCommand,
     toolCallOptions,
     answerToolCalls,

@@ -13,6 +13,8 @@ import { StepMessagesRepository } from '../../core/repositories/step-messages.re
 import type { ToolCall } from '../../core/llm/types.js';
 import type { InputAnswer, McpToolOutcome, ToolCallArgs } from '../../workflows/session.definitions.js';
 import { callMcpTool, type McpCallResult, type OfferedMcpTool } from '../tools/mcp-tools.js';
+import type { McpTaskStarted } from '../../core/mcp/tasks.js';
+import { callTaskOutcome } from './mcp-task.js';
 import { progressEvents } from './tool-progress.js';
 import { runMemoryTool } from '../tools/memory-tools.js';
 import { errorText, resultStore, TOOL_ATTEMPTS, type StoreResult } from './tool-results.js';
@@ -49,7 +51,7 @@ async function callTool(
   idempotencyKey: string,
   retryUnreached: boolean,
   at: CallContext,
-): Promise<McpCallResult | CallWait> {
+): Promise<McpCallResult | CallWait | McpTaskStarted> {
   const ctx = Context.current();
   let progress: unknown;
   const stop = heartbeating(() => progress);
@@ -77,6 +79,8 @@ async function callTool(
     const access = { db: deps.db, secrets: deps.secrets, publicUrl: publicBaseUrl(deps.config) };
     return await callMcpTool(access, target, args, {
       timeoutMs: deps.config.session.mcpToolTimeoutMs,
+      // A long call its server runs as a task is followed by the session, on durable timers.
+      tasks: { minMs: deps.config.session.mcpTaskPollMinMs, maxMs: deps.config.session.mcpTaskPollMaxMs },
       onProgress: (p) => {
         progress = p;
         ctx.heartbeat(p);
@@ -241,7 +245,12 @@ export function createMcpCallActivities(deps: SessionDeps) {
           throw err;
         },
       );
-      if ('kind' in result) return result;
+      if ('kind' in result) {
+        const startedAt = Date.now() - (performance.now() - started);
+        return result.kind === 'task'
+          ? callTaskOutcome(result, deps.config.session.mcpTaskMaxMs, startedAt)
+          : result;
+      }
       metrics().session.toolCall(
         'mcp',
         (performance.now() - started) / 1000,

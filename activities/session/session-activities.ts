@@ -12,6 +12,7 @@ import { createCancelActivities } from './cancel.js';
 import { createFinishActivities } from './finish.js';
 import { createListToolsActivities } from './list-tools.js';
 import { createMcpCallActivities } from './mcp-call.js';
+import { createMcpTaskActivities } from './mcp-task.js';
 import { createModelCallActivities } from './model-call.js';
 import { createRunWaitActivities } from './run-waits.js';
 import { createSandboxCallActivities } from './sandbox-call.js';
@@ -26,6 +27,7 @@ export function createSessionActivities(deps: SessionDeps) {
     ...createToolAnswerActivities(deps), // runToolCalls, answerToolCalls
     ...createListToolsActivities(deps), // listTools
     ...createMcpCallActivities(deps), // runMcpTool
+    ...createMcpTaskActivities(deps), // pollMcpTask, cancelMcpTask
     ...createSandboxCallActivities(deps), // runSandboxCommand
     ...createApprovalActivities(deps), // pauseForApproval, recordApprovals
     ...createFinishActivities(deps), // finishTurn

@@ -23,6 +23,12 @@ import {
   type ElicitHandler,
   type InputRounds,
 } from '../../core/mcp/mcp-client.js';
+import {
+  isCreatedTask,
+  taskStarted,
+  type McpTaskStarted,
+  type TaskPollBounds,
+} from '../../core/mcp/tasks.js';
 import { DEFAULT_MAX_OUTPUT_CHARS, mcpResultExtras, mcpResultText, truncateOutput } from './mcp-result.js';
 import {
   connectionOf,
@@ -79,6 +85,12 @@ export interface McpCallOptions {
   signal?: AbortSignal;
   /** Output beyond this many characters is cut with a note (default 100,000). */
   maxOutputChars?: number;
+  /**
+   * The caller follows tasks (the MCP tasks extension, 2026-07-28): the client
+   * declares it, and a call its server runs as a task returns McpTaskStarted,
+   * its first poll's wait kept within these bounds.
+   */
+  tasks?: TaskPollBounds;
   /** Sent as `_meta["io.agent-server/idempotency-key"]`: the same on every attempt of one call. */
   idempotencyKey?: string;
   /** Answers the server's questions during the call (elicitation); without it the client declares no such capability. */
@@ -168,6 +180,7 @@ function sendCall(
       timeoutMs: Math.min(timeoutMs, CONNECT_TIMEOUT_MS),
       ...(signal ? { signal } : {}),
       ...(elicit ? { elicit } : {}),
+      ...(opts.tasks ? { tasks: true } : {}),
     },
   );
 }
@@ -259,15 +272,29 @@ function callFailure(
  *   `{ isError: true, notReached: true }`.
  * - A connection failure before the request was sent → throws McpConnectionError.
  * - `signal` aborted → throws the signal's reason.
+ * - With `tasks`, a call the server runs as a task → McpTaskStarted (followed
+ *   with mcp-task-calls.ts).
  *
  * Progress notifications call onProgress and reset the timeout.
  */
+export function callMcpTool(
+  deps: McpToolDeps,
+  tool: McpCallTarget,
+  args: Record<string, unknown>,
+  opts: McpCallOptions & { tasks: TaskPollBounds },
+): Promise<McpCallResult | McpTaskStarted>;
+export function callMcpTool(
+  deps: McpToolDeps,
+  tool: McpCallTarget,
+  args: Record<string, unknown>,
+  opts?: McpCallOptions,
+): Promise<McpCallResult>;
 export async function callMcpTool(
   deps: McpToolDeps,
   tool: McpCallTarget,
   args: Record<string, unknown>,
   opts: McpCallOptions = {},
-): Promise<McpCallResult> {
+): Promise<McpCallResult | McpTaskStarted> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
   const maxChars = opts.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
   const { signal } = opts;
@@ -293,6 +320,10 @@ export async function callMcpTool(
     try {
       const result = await sendCall(deps, server, tool, args, { ...opts, timeoutMs }, state);
       span.setAttribute('mcp.progress.count', state.progressCount);
+      if (opts.tasks && isCreatedTask(result)) {
+        span.setAttribute('mcp.task.id', result.taskId);
+        return taskStarted(tool.server_id, result, opts.tasks);
+      }
       const extras = mcpResultExtras(result);
       return done({
         result: {

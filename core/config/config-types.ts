@@ -93,6 +93,11 @@ export interface Config {
     mcpInputHoldMs: number;
     /** MCP_LIST_TIMEOUT_MS: listing one MCP server's tools at the start of a turn. */
     mcpListTimeoutMs: number;
+    /** MCP_TASK_POLL_MIN_MS / MCP_TASK_POLL_MAX_MS: the wait between polls of an MCP task (the server's hint kept within). */
+    mcpTaskPollMinMs: number;
+    mcpTaskPollMaxMs: number;
+    /** MCP_TASK_MAX_MS: the longest an MCP task is followed (its own ttl when shorter). */
+    mcpTaskMaxMs: number;
     /** CONVERSE_WAIT_TIMEOUT_MS: a non-streaming converse call answers with the run's status after this long. */
     converseWaitTimeoutMs: number;
     /** RUN_EVENTS_RETENTION_DAYS: stream events of runs finished longer ago are pruned (terminal events stay). */

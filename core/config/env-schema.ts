@@ -116,6 +116,18 @@ export const envSchema = Joi.object({
   MCP_TOOL_TIMEOUT_MS: Joi.number().integer().min(100).max(3_600_000).default(120_000),
   MCP_INPUT_HOLD_MS: Joi.number().integer().min(0).max(3_600_000).default(600_000),
   MCP_LIST_TIMEOUT_MS: Joi.number().integer().min(100).max(600_000).default(10_000),
+  // An MCP call its server runs as a task: polled after the server's hint kept within these, followed at most MCP_TASK_MAX_MS.
+  MCP_TASK_POLL_MIN_MS: Joi.number().integer().min(50).max(3_600_000).default(1_000),
+  MCP_TASK_POLL_MAX_MS: Joi.number()
+    .integer()
+    .min(Joi.ref('MCP_TASK_POLL_MIN_MS'))
+    .max(3_600_000)
+    .default(60_000),
+  MCP_TASK_MAX_MS: Joi.number()
+    .integer()
+    .min(1_000)
+    .max(30 * 86_400_000)
+    .default(86_400_000),
   CONVERSE_WAIT_TIMEOUT_MS: Joi.number().integer().min(100).max(3_600_000).default(600_000),
   RUN_EVENTS_RETENTION_DAYS: Joi.number().min(0.001).max(3650).default(7),
   RUN_EVENTS_PRUNE_INTERVAL_MS: Joi.number().integer().min(1_000).max(86_400_000).default(3_600_000),

@@ -20,6 +20,7 @@ import {
   type McpTransportKind,
   type ProtocolMemory,
 } from './protocol-revision.js';
+import { TaskAwareClient } from './tasks.js';
 
 export type { McpTransportKind } from './protocol-revision.js';
 
@@ -177,9 +178,15 @@ export function describeFailure(err: unknown, secrets: readonly string[] = []): 
 export async function withMcpClient<T>(
   conn: McpServerConnection,
   fn: (client: Client) => Promise<T>,
-  opts: { timeoutMs?: number; signal?: AbortSignal; elicit?: ElicitHandler } = {},
+  opts: {
+    timeoutMs?: number;
+    signal?: AbortSignal;
+    elicit?: ElicitHandler;
+    /** Declares the tasks extension (2026-07-28): a call may then answer with a task (see tasks.ts). */
+    tasks?: boolean;
+  } = {},
 ): Promise<T> {
-  const client = new Client(CLIENT_INFO, {
+  const client = new (opts.tasks ? TaskAwareClient : Client)(CLIENT_INFO, {
     capabilities: opts.elicit ? ELICITATION : {},
     versionNegotiation: negotiationFor(conn.transport),
   });

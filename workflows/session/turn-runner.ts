@@ -24,6 +24,7 @@ import type {
   ToolCallPlan,
 } from '../session.definitions.js';
 import type { ApprovalGate } from './approval-gate.js';
+import { followMcpTask, type McpTaskActivities } from './mcp-task-wait.js';
 import type { AnswerWait, BudgetWait, DecisionWait } from './run-waits.js';
 import { oneLine, schemaMismatch, turnError, unrunAnswer } from './turn-outcomes.js';
 
@@ -38,6 +39,8 @@ const TOOL_DECISION_PATCH = 'tool-decision';
 const MCP_AUTHORIZATION_PATCH = 'mcp-authorization';
 /** Marks turns whose MCP call waited for a person's answer to the server's question. */
 const MCP_INPUT_PATCH = 'mcp-input';
+/** Marks turns whose MCP call its server ran as a task, polled on durable timers. */
+const MCP_TASKS_PATCH = 'mcp-tasks';
 
 /** The failure type of a turn whose wait for budget outlasted the agent's budget_wait_timeout_ms. */
 const BUDGET_WAIT_TIMEOUT = 'budget_wait_timeout';
@@ -77,6 +80,8 @@ export interface TurnActivities {
   listTools: (runId: string, skipUnauthorized?: boolean) => Promise<ListToolsResult>;
   runToolCalls: (runId: string, step: number, reason?: string) => Promise<unknown>;
   runMcpTool: ActivityFunctionWithOptions<(args: ToolCallArgs) => Promise<McpToolOutcome>>;
+  pollMcpTask: McpTaskActivities['pollMcpTask'];
+  cancelMcpTask: McpTaskActivities['cancelMcpTask'];
   runSandboxCommand: ActivityFunctionWithOptions<(args: SandboxCallArgs) => Promise<unknown>>;
   /** The tool call activities' options, repeated with each call's own summary. */
   toolCallOptions: ActivityOptions;
@@ -257,7 +262,8 @@ export class TurnRunner {
    * timeout fails it); a server that wants authorization, for the OAuth flow
    * (then the call is made again; a timeout fails it); a server's question
    * the person did not answer while the call waited connected, for the answer
-   * (then the call is made again with it; a timeout declines).
+   * (then the call is made again with it; a timeout declines). A call its
+   * server runs as a task is followed on durable timers (followMcpTask).
    */
   private async mcpCall(runId: string, step: number, call: ToolCallPlan): Promise<void> {
     const { answerToolCalls, runMcpTool, toolCallOptions } = this.activities;
@@ -319,6 +325,8 @@ export class TurnRunner {
         outcome = await again();
         continue;
       }
+      if (outcome.kind === 'task' && patched(MCP_TASKS_PATCH))
+        return followMcpTask(this.activities, runId, step, call, outcome);
       return;
     }
   }

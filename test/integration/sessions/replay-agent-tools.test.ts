@@ -11,7 +11,9 @@
  * and for a decision on a tool call; and, with the `mcp-input` patch, MCP
  * calls that waited for a person's answer to the server's question; and,
  * with the `mcp-authorization` patch, listings that waited for an MCP
- * server's OAuth authorization (test/fixtures/histories/README.md).
+ * server's OAuth authorization; and, with the `mcp-tasks` patch, MCP calls
+ * their server ran as tasks, polled on durable timers
+ * (test/fixtures/histories/README.md).
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -113,6 +115,17 @@ const fixtures: Array<{ file: string; holds: string; marks: string[] }> = [
     holds:
       "a turn's listing that waited for an MCP server's authorization past the agent's authorization_timeout_ms, then listed again without it",
     marks: ['listTools', 'pauseRun', 'timer fired', 'resumeRun'],
+  },
+  {
+    file: 'session-task-completed.bin',
+    holds: 'an MCP call its server ran as a task, polled after durable timers until it completed',
+    marks: ['runMcpTool', 'timer fired', 'pollMcpTask', 'callModel'],
+  },
+  {
+    file: 'session-task-cancelled.bin',
+    holds:
+      'an MCP call run as a task, the run cancelled while it was polled: the task cancelled on its server',
+    marks: ['runMcpTool', 'pollMcpTask', 'update cancelRun', 'cancelMcpTask', 'cancelTurn'],
   },
 ];
 
