@@ -142,6 +142,11 @@ function pollFailure(ref: McpTaskRef, err: unknown): McpTaskState {
   return { state: 'unreachable', reason: describeFailure(err) };
 }
 
+/** The span attributes naming a task and its server. */
+function taskAttributes(ref: McpTaskRef): Record<string, string> {
+  return { 'mcp.server.id': ref.serverId, 'mcp.server.name': ref.serverName, 'mcp.task.id': ref.taskId };
+}
+
 /**
  * One `tasks/get`. An `input_required` task is cancelled (best effort) and
  * ends as an error result: its questions would need `tasks/update`.
@@ -151,11 +156,7 @@ export async function pollMcpTask(
   ref: McpTaskRef,
   opts: McpTaskOptions = {},
 ): Promise<McpTaskState> {
-  const attributes = {
-    'mcp.server.id': ref.serverId,
-    'mcp.server.name': ref.serverName,
-    'mcp.task.id': ref.taskId,
-  };
+  const attributes = taskAttributes(ref);
   return inSpan(`mcp.tasks.get ${ref.tool}`, attributes, async (span) => {
     let state: McpTaskState;
     try {
@@ -193,11 +194,7 @@ export async function cancelMcpTask(
   ref: McpTaskRef,
   opts: McpTaskOptions = {},
 ): Promise<boolean> {
-  const attributes = {
-    'mcp.server.id': ref.serverId,
-    'mcp.server.name': ref.serverName,
-    'mcp.task.id': ref.taskId,
-  };
+  const attributes = taskAttributes(ref);
   return inSpan(`mcp.tasks.cancel ${ref.tool}`, attributes, async () => {
     try {
       const sent = await onServer(deps, ref, opts, (client, timeoutMs) =>
