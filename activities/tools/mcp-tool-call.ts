@@ -140,11 +140,6 @@ function sendCall(
   state: CallState,
 ) {
   const name = tool.tool;
-  // The schema as listed: a 2026-07-28 client mirrors the arguments it marks (`x-mcp-header`) into
-  // Mcp-Param-* headers, without listing the tools again on this connection.
-  const definition = tool.input_schema
-    ? { toolDefinition: { name, inputSchema: tool.input_schema as Tool['inputSchema'] } }
-    : {};
   const { timeoutMs, signal, idempotencyKey, elicit } = opts;
   // The SDK adds its progress token to this `_meta`, keeping ours.
   const meta = idempotencyKey === undefined ? {} : { _meta: { [IDEMPOTENCY_KEY_META]: idempotencyKey } };
@@ -152,24 +147,7 @@ function sendCall(
     connectionOf(server.row, server.headers, opts.endUserId ?? null, deps),
     (client) => {
       state.sent = true;
-      const request: CallToolOptions = {
-        ...definition,
-        timeout: timeoutMs,
-        resetTimeoutOnProgress: true,
-        ...(signal ? { signal } : {}),
-        onprogress: (p) => {
-          state.progressCount += 1;
-          try {
-            opts.onProgress?.({
-              progress: p.progress,
-              ...(p.total !== undefined ? { total: p.total } : {}),
-              ...(p.message !== undefined ? { message: p.message } : {}),
-            });
-          } catch {
-            // A failing progress listener must not fail the call.
-          }
-        },
-      };
+      const request = callRequestOptions(tool, opts, state);
       const params = { name, arguments: args, ...meta };
       // A 2026-07-28 server asks in rounds we keep; a 2025 one asks by request, answered by `elicit`.
       if (opts.rounds && client.getProtocolEra() === 'modern')
@@ -187,6 +165,37 @@ function sendCall(
 
 type CallToolOptions = NonNullable<Parameters<Client['callTool']>[1]>;
 type CallParams = Parameters<Client['callTool']>[0];
+
+/** The call's request options: its timeout (reset by progress), cancellation, progress listener, tool schema. */
+function callRequestOptions(
+  tool: Pick<OfferedMcpTool, 'tool'> & Partial<Pick<OfferedMcpTool, 'input_schema'>>,
+  opts: McpCallOptions & { timeoutMs: number },
+  state: CallState,
+): CallToolOptions {
+  // The schema as listed: a 2026-07-28 client mirrors the arguments it marks (`x-mcp-header`) into
+  // Mcp-Param-* headers, without listing the tools again on this connection.
+  const definition = tool.input_schema
+    ? { toolDefinition: { name: tool.tool, inputSchema: tool.input_schema as Tool['inputSchema'] } }
+    : {};
+  return {
+    ...definition,
+    timeout: opts.timeoutMs,
+    resetTimeoutOnProgress: true,
+    ...(opts.signal ? { signal: opts.signal } : {}),
+    onprogress: (p) => {
+      state.progressCount += 1;
+      try {
+        opts.onProgress?.({
+          progress: p.progress,
+          ...(p.total !== undefined ? { total: p.total } : {}),
+          ...(p.message !== undefined ? { message: p.message } : {}),
+        });
+      } catch {
+        // A failing progress listener must not fail the call.
+      }
+    },
+  };
+}
 
 /** Rounds a call may take before the server's questions are given up on (a server asking forever). */
 const MAX_INPUT_ROUNDS = 16;
