@@ -41,7 +41,12 @@ interface Deps {
 
 /** The turn's run: created once (the message id is the turn's key), marked as a replay before it is delivered. */
 async function storeRun(db: Db, t: ReplayTurn): Promise<DbRun> {
-  const { run } = await storeTurnRun(db, { ...t, namespace: EVAL_NAMESPACE, content: t.input });
+  const { run } = await storeTurnRun(db, {
+    ...t,
+    namespace: EVAL_NAMESPACE,
+    content: t.input,
+    source: 'eval',
+  });
   await new EvalsRepository(db).setRunReplay(run.id, t.replay);
   return run;
 }

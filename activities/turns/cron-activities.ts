@@ -65,6 +65,7 @@ export function createCronActivities(
         context: cron.payload.context,
         // Made through the Agent Protocol: its runs are listed there, with the cron's metadata.
         door: 'langgraph',
+        source: 'cron',
         protocol: {
           assistant_id: cron.agent_id,
           metadata: cron.metadata,

@@ -10,7 +10,13 @@ import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import type { Config } from '../../core/config.js';
 import type { Db } from '../../core/db/knex.js';
-import type { DbRun, RunDoor, RunOverrides, RunProtocolRequest } from '../../core/db/tables/index.js';
+import type {
+  DbRun,
+  RunDoor,
+  RunOverrides,
+  RunProtocolRequest,
+  RunSource,
+} from '../../core/db/tables/index.js';
 import { isUniqueViolation } from '../../core/errors.js';
 import { RunsRepository } from '../../core/repositories/runs.repository.js';
 import {
@@ -42,6 +48,8 @@ export interface TurnRequest {
   traceId?: string | null;
   /** The door the turn belongs to (default `api`) and what its client asked beside the message. */
   door?: RunDoor | undefined;
+  /** Where the turn came from (default: `langgraph` for that door, else `rest`). */
+  source?: RunSource | undefined;
   protocol?: RunProtocolRequest | undefined;
 }
 
@@ -91,6 +99,7 @@ export async function storeTurnRun(db: Db, t: TurnRequest): Promise<StoredTurn> 
         content: t.content,
         overrides: t.overrides,
         ...(t.door ? { door: t.door } : {}),
+        ...(t.source ? { source: t.source } : {}),
         ...(t.protocol ? { protocol: t.protocol } : {}),
       });
       if (run) return { run, namespace };

@@ -45,8 +45,9 @@ export function buildRouters(deps: AppDeps): ApiRouter[] {
     datasetRoutes(deps),
     evalRoutes(deps),
     ...conversationRoutes(deps),
-    ...converseRoutes(deps),
+    // Before converse's GET /runs/{run_id}: GET /runs/statistics is not a run.
     ...runListRoutes(deps),
+    ...converseRoutes(deps),
     usageRoutes(deps),
     traceRoutes(deps),
     ...webhookRoutes(deps),

@@ -11,7 +11,7 @@ import { RunsService } from '../services/runs.service.js';
 
 const LIST =
   'Newest first, each in the view of GET /runs/{run_id}. `status` takes one or several run statuses ' +
-  '(comma-separated or repeated); `start_time`/`end_time` bound `created_at`.';
+  '(comma-separated or repeated), `source` one or several sources; `start_time`/`end_time` bound `created_at`.';
 
 /** Lists of runs (per project, conversation and agent) and the approvals waiting across a project. */
 export function runListRoutes(deps: AppDeps): ApiRouter[] {
@@ -29,6 +29,24 @@ export function runListRoutes(deps: AppDeps): ApiRouter[] {
       response: s.runListResponse,
     },
     async (ctx, { query }) => ok(ctx, await runs.listForProject(query.project_id, query.agent_id, query)),
+  );
+
+  const statistics = new ApiRouter('/api/agent-server/runs', 'Runs').route<
+    Validated<never, s.RunStatisticsQuery>
+  >(
+    {
+      method: 'get',
+      path: '/statistics',
+      summary: "Count a project's runs by source, status or agent",
+      description:
+        'One row per group (`group_by`: `source` by default, `status` or `agent`) of the runs created in the ' +
+        'window: how many, how many completed, failed or were cancelled, the tokens and cost they used, and the ' +
+        'median duration of those that ended. `source` says which door a run came through: `rest` (converse), ' +
+        '`langgraph`, `mcp`, `a2a`, or a `cron`, an `eval` or a parent agent (`sub_agent`). The largest group first.',
+      request: s.runStatistics,
+      response: s.runStatisticsResponse,
+    },
+    async (ctx, { query }) => ok(ctx, await runs.statistics(query)),
   );
 
   const byConversation = new ApiRouter('/api/agent-server/conversations', 'Runs').route<
@@ -160,5 +178,5 @@ export function runListRoutes(deps: AppDeps): ApiRouter[] {
     async (ctx, { params, query, body }) => ok(ctx, await waits.input(params.run_id, query.project_id, body)),
   );
 
-  return [byProject, byConversation, byAgent, inbox, cancel, budget, decision, input];
+  return [statistics, byProject, byConversation, byAgent, inbox, cancel, budget, decision, input];
 }

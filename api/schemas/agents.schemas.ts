@@ -16,9 +16,11 @@ import {
 
 import { PROMPT_LABELS, SUMMARIZER_TYPES } from '../../core/repositories/types.js';
 import type {
+  AgentExposure,
   McpEntry,
   PromptLabel,
   SandboxSettings,
+  SubAgentEntry,
   SummarizerType,
 } from '../../core/repositories/types.js';
 // Defined in core (the repositories use them too); the API names them from here.
@@ -51,6 +53,21 @@ const mcpEntry = Joi.object({
     .default([])
     .description('tool names offered to the model; empty = all'),
   tools_requiring_approval: Joi.array().items(toolName).max(500).unique().default([]),
+});
+
+const expose = Joi.object({
+  mcp: Joi.boolean()
+    .default(false)
+    .description("served as a tool of the project's MCP server (/api/mcp/{project_id})"),
+  a2a: Joi.boolean().default(false).description('served as an A2A agent (/api/a2a/{agent_id})'),
+}).description('the doors other clients may call this agent through; both closed by default');
+
+const subAgent = Joi.object({
+  agent_id: uuid.required(),
+  description: Joi.string()
+    .max(2_000)
+    .allow(null)
+    .description("what the model is told the sub-agent does (default: that agent's own description)"),
 });
 
 const sandbox = Joi.object({
@@ -134,6 +151,15 @@ const fields = {
   context: templateContext.description(
     "Template variables for the agent's prompts: defaults under the conversation's context (which wins)",
   ),
+  expose,
+  sub_agents: Joi.array()
+    .items(subAgent)
+    .max(50)
+    .unique('agent_id')
+    .description(
+      'other agents of the project the model may hand a task to, each seen as a tool; a call runs that ' +
+        "agent's turn in a conversation of its own, linked to this run. A cycle is refused",
+    ),
   memory_tools: Joi.boolean().description(
     "offer the tools memory_save and memory_search over the project's memory store (the Agent Protocol's " +
       '`/store`); memories default to the namespace ["memories", <agent id>]; default false',
@@ -193,6 +219,8 @@ export interface AgentFields {
   config?: Record<string, unknown>;
   context?: Record<string, unknown>;
   memory_tools?: boolean;
+  expose?: AgentExposure;
+  sub_agents?: SubAgentEntry[];
 }
 export type AgentUpdateBody = Partial<AgentFields>;
 
@@ -241,6 +269,8 @@ export const agentResponse = Joi.object({
   config: Joi.object().unknown(true),
   context: Joi.object().unknown(true),
   memory_tools: Joi.boolean(),
+  expose,
+  sub_agents: Joi.array().items(subAgent),
   graph_id: uuid
     .allow(null)
     .description(

@@ -2,7 +2,7 @@ import Joi from 'joi';
 import { name, optionalProjectQuery, projectQuery, timestamp, uuid } from './common.schemas.js';
 import { context as templateContext, conversationId } from './conversations.schemas.js';
 import { modelCreate } from './models.schemas.js';
-import { RUN_STATUSES, type RunOverrides } from '../../core/db/tables/index.js';
+import { RUN_SOURCES, RUN_STATUSES, type RunOverrides } from '../../core/db/tables/index.js';
 import { webhookUrl } from './webhooks.schemas.js';
 
 /** The same sampling parameters a Model takes (checked the same way; other keys go to the provider). */
@@ -251,6 +251,12 @@ export const runResponse = Joi.object({
   door: Joi.string()
     .valid('api', 'langgraph')
     .description('The door the message came through: `api` (converse) or `langgraph` (the Agent Protocol)'),
+  source: Joi.string()
+    .valid(...RUN_SOURCES)
+    .description(
+      'Where the run came from: `rest` (converse), `langgraph` (the Agent Protocol), `mcp` (the MCP server), ' +
+        "`a2a`, `cron`, `eval` (a replay) or `sub_agent` (a parent agent's turn)",
+    ),
   trace_id: Joi.string().allow(null),
   workflow_id: Joi.string(),
   temporal_ui_url: Joi.string().allow(null),

@@ -12,6 +12,7 @@ import {
 import { CANCEL_ACTIONS, type CancelAction } from '../../workflows/session.definitions.js';
 import { conversationId } from './conversations.schemas.js';
 import { RUN_STATUSES, runResponse, type RunView } from './converse.schemas.js';
+import { RUN_SOURCES, type RunSource } from '../../core/db/tables/index.js';
 import {
   INPUT_ACTIONS,
   TOOL_DECISION_ACTIONS,
@@ -20,9 +21,61 @@ import {
 } from '../../workflows/session.definitions.js';
 
 export type RunStatus = (typeof RUN_STATUSES)[number];
+export { RUN_SOURCES, type RunSource };
+
+export const RUN_STATISTICS_GROUPS = ['source', 'status', 'agent'] as const;
+export type RunStatisticsGroup = (typeof RUN_STATISTICS_GROUPS)[number];
+
+/** `GET /runs/statistics` */
+export const runStatistics = {
+  query: Joi.object({
+    ...projectQuery,
+    group_by: Joi.string()
+      .valid(...RUN_STATISTICS_GROUPS)
+      .default('source')
+      .description('what each row counts: runs of one source (default), one status, or one agent'),
+    agent_id: uuid.description('Only runs of this agent'),
+    source: oneOrMore(RUN_SOURCES).description('Only runs from these sources'),
+    ...timeWindow,
+  }),
+};
+
+export interface RunStatisticsQuery {
+  project_id: string;
+  group_by: RunStatisticsGroup;
+  agent_id?: string;
+  source?: RunSource[];
+  start_time?: Date;
+  end_time?: Date;
+}
+
+export const runStatisticsResponse = Joi.array().items(
+  Joi.object({
+    source: Joi.string()
+      .valid(...RUN_SOURCES)
+      .description('With group_by=source'),
+    status: Joi.string()
+      .valid(...RUN_STATUSES)
+      .description('With group_by=status'),
+    agent_id: uuid.allow(null).description('With group_by=agent; null for runs of agents deleted since'),
+    runs: Joi.number().integer().description('Runs created in the window'),
+    completed: Joi.number().integer(),
+    failed: Joi.number().integer(),
+    cancelled: Joi.number().integer(),
+    input_tokens: Joi.number().integer(),
+    output_tokens: Joi.number().integer(),
+    cost_usd: Joi.number().description("Summed over the runs' priced model calls"),
+    p50_duration_ms: Joi.number()
+      .allow(null)
+      .description('Median time from start to end of the runs that ended; null when none did'),
+  }),
+);
 
 const listFilters = {
   status: oneOrMore(RUN_STATUSES),
+  source: oneOrMore(RUN_SOURCES).description(
+    'Only runs that came from these sources (comma-separated or repeated): ' + RUN_SOURCES.join(', '),
+  ),
   ...timeWindow,
   ...pagination,
 };
@@ -47,6 +100,7 @@ export const agentRunList = {
 
 export interface RunListQuery {
   status?: RunStatus[];
+  source?: RunSource[];
   start_time?: Date;
   end_time?: Date;
   limit: number;

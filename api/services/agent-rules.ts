@@ -8,6 +8,7 @@ import { ValidationError, type FieldError } from '../../core/errors.js';
 import type { DbAgentWrite } from '../../core/db/tables/index.js';
 import { defaultPrice } from '../../core/metering/pricing.js';
 import type { AgentsRepository, AgentWithServers } from '../../core/repositories/agents.repository.js';
+import { subAgentProblems } from './sub-agent-rules.js';
 import type { McpEntry, PromptLabel, SandboxSettings } from '../schemas/agents.schemas.js';
 
 /** An agent's whole configuration after defaults: what gets validated, stored, and snapshotted as a version. */
@@ -39,6 +40,8 @@ export const AGENT_DEFAULTS: Omit<AgentState, 'name' | 'model_id' | 'prompt_id'>
   context: {},
   graph_id: null,
   memory_tools: false,
+  expose: { mcp: false, a2a: false },
+  sub_agents: [],
   mcp_servers: [],
 };
 
@@ -83,6 +86,7 @@ export async function validateAgent(
   repo: AgentsRepository,
   projectId: string,
   a: AgentState,
+  selfId?: string,
 ): Promise<void> {
   const problems: FieldError[] = [];
   const need = (field: string, message: string) => problems.push({ field, message, type: 'any.required' });
@@ -153,5 +157,6 @@ export async function validateAgent(
   for (const [i, entry] of a.mcp_servers.entries()) {
     await ref(`mcp_servers.${i}.mcp_server_id`, 'mcp_servers', 'MCP server', entry.mcp_server_id);
   }
+  problems.push(...(await subAgentProblems(conn, projectId, selfId, a.sub_agents)));
   if (problems.length > 0) throw new ValidationError(problems);
 }

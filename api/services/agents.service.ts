@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import type { Knex } from 'knex';
 import { notifyChange, type ReadCache } from '../cache/change-feed.js';
 import type { Db } from '../../core/db/knex.js';
+import { lockSubAgentGraph } from './sub-agent-rules.js';
 import { ConflictError, NotFoundError, ValidationError, isUniqueViolation } from '../../core/errors.js';
 import type { DbAgentVersion } from '../../core/db/tables/index.js';
 import {
@@ -125,7 +126,7 @@ export class AgentsService {
     } as AgentState);
     const row = await this.write(() =>
       this.repo.transaction(async (trx) => {
-        await validateAgent(trx, this.repo, projectId, state);
+        await validateAgent(trx, this.repo, projectId, state, opts.id);
         const row = { ...agentRow(projectId, state, 1), ...(opts.id ? { id: opts.id } : {}) };
         const created = await this.repo.insert(trx, row, state.mcp_servers);
         await this.versions.add(trx, created.id, state);
@@ -147,7 +148,7 @@ export class AgentsService {
       const merged = { ...current, ...body, sandbox: body.sandbox ?? current.sandbox };
       if (opts.mergeMetadata && body.metadata) merged.metadata = { ...current.metadata, ...body.metadata };
       const state = agentState(merged);
-      await validateAgent(trx, this.repo, current.project_id, state);
+      await validateAgent(trx, this.repo, current.project_id, state, id);
       const version = await this.versions.add(trx, id, state);
       const row = agentRow(current.project_id, state, version);
       return this.repo.update(trx, id, row, body.mcp_servers ? state.mcp_servers : undefined);
@@ -166,7 +167,7 @@ export class AgentsService {
       if (!pinned) throw new NotFoundError('agent_version');
       if (current.version === version) return current;
       const state = agentState(pinned.snapshot);
-      await validateAgent(trx, this.repo, current.project_id, state);
+      await validateAgent(trx, this.repo, current.project_id, state, id);
       return this.repo.update(trx, id, agentRow(current.project_id, state, version), state.mcp_servers);
     });
   }
@@ -234,6 +235,14 @@ export class AgentsService {
     // Its crons' rows go with it; their schedules are deleted once it is gone.
     const cronIds = this.temporal ? await new CronsRepository(this.db).idsOf({ agentId: id }) : [];
     await this.repo.transaction(async (trx) => {
+      // Under the lock sub-agent saves take: no save can list it between this check and the delete.
+      await lockSubAgentGraph(trx, row!.project_id);
+      const referrers = await this.repo.subAgentReferrers(id, trx);
+      if (referrers.length > 0)
+        throw new ConflictError({
+          reason: 'still a sub-agent of other agents',
+          referenced_by: referrers.map((a) => ({ type: 'agent', ...a })),
+        });
       await this.repo.delete(id, trx);
       await notifyChange(trx, 'agents', id);
     });

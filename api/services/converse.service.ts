@@ -11,6 +11,7 @@ import {
   TERMINAL_EVENTS,
   type DbRun,
   type RunDoor,
+  type RunSource,
   type RunOverrides,
   type RunProtocolRequest,
 } from '../../core/db/tables/index.js';
@@ -77,15 +78,16 @@ export class ConverseService {
   }
 
   /**
-   * `origin`: the door the message came through (default our own API) and
-   * what its client asked beside it; with `hold`, the run is stored but not
+   * `origin`: the door the message came through (default our own API), where
+   * it came from (default `rest`, or `langgraph` for that door) and what its
+   * client asked beside it; with `hold`, the run is stored but not
    * delivered (its caller delivers it later).
    */
   async submit(
     projectId: string,
     body: ConverseBody,
     traceId: string | undefined,
-    origin?: { door: RunDoor; protocol: RunProtocolRequest; hold?: boolean },
+    origin?: { door?: RunDoor; source?: RunSource; protocol?: RunProtocolRequest; hold?: boolean },
   ): Promise<Accepted> {
     const { runs } = this;
     const conversationId = body.conversation_id ?? randomUUID();
@@ -140,7 +142,9 @@ export class ConverseService {
           content: body.message,
           overrides: body.overrides,
           end_user_id: body.end_user_id,
-          ...(origin ? { door: origin.door, protocol: origin.protocol } : {}),
+          ...(origin?.door ? { door: origin.door } : {}),
+          ...(origin?.source ? { source: origin.source } : {}),
+          ...(origin?.protocol ? { protocol: origin.protocol } : {}),
         });
       } catch (err) {
         // The agent (or project) was deleted since the read.

@@ -3,9 +3,13 @@ import type { Db } from '../../core/db/knex.js';
 import { NotFoundError, ValidationError } from '../../core/errors.js';
 import { AgentsRepository } from '../../core/repositories/agents.repository.js';
 import { ConversationsRepository } from '../../core/repositories/conversations.repository.js';
+import {
+  RunStatisticsRepository,
+  type RunStatisticsRow,
+} from '../../core/repositories/run-statistics.repository.js';
 import { RunsRepository, type RunFilter, type RunViewRow } from '../../core/repositories/runs.repository.js';
 import type { Page } from '../schemas/common.schemas.js';
-import type { PendingApproval, RunListQuery, RunView } from '../schemas/runs.schemas.js';
+import type { PendingApproval, RunListQuery, RunStatisticsQuery, RunView } from '../schemas/runs.schemas.js';
 import { iso, temporalUiUrl, timeoutAt, toRunView } from '../../core/runs/run-view.js';
 import { pickUnique } from './name-lookup.js';
 import { requireProject } from './project-scope.js';
@@ -40,6 +44,7 @@ function filterOf(q: RunListQuery): RunFilter {
     throw ValidationError.field('start_time', 'start_time must be before end_time', 'date.max');
   return {
     ...(q.status ? { statuses: q.status } : {}),
+    ...(q.source ? { sources: q.source } : {}),
     ...(q.start_time ? { start: q.start_time } : {}),
     ...(q.end_time ? { end: q.end_time } : {}),
   };
@@ -91,6 +96,19 @@ export class RunsService {
     if (!agent || (projectId !== undefined && agent.project_id !== projectId))
       throw new NotFoundError('agent');
     return this.list({ ...filter, agentId }, q);
+  }
+
+  /** Counts over the project's runs, one row per source, status or agent (GET /runs/statistics). */
+  async statistics(q: RunStatisticsQuery): Promise<RunStatisticsRow[]> {
+    const window = filterOf({ ...q, limit: 1, offset: 0 });
+    await requireProject(this.db, q.project_id);
+    return new RunStatisticsRepository(this.db).grouped(q.group_by, {
+      projectId: q.project_id,
+      agentId: q.agent_id,
+      sources: q.source,
+      start: window.start,
+      end: window.end,
+    });
   }
 
   /** Every run of the project waiting for approval, the most recently paused first. */

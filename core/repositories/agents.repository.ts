@@ -65,9 +65,11 @@ export type ProjectKey = Pick<DbVirtualKey, 'id' | 'name' | 'expires_at' | 'dele
 
 /** An agent as a write sends it: jsonb as JSON text (node-pg would send an array as a PostgreSQL array). */
 function storable<T extends Partial<DbAgentWrite>>(row: T) {
-  const { non_idempotent_tools: tools, budget, ...rest } = row;
+  const { non_idempotent_tools: tools, budget, expose, sub_agents: subAgents, ...rest } = row;
   return {
     ...rest,
+    ...(expose !== undefined ? { expose: JSON.stringify(expose) } : {}),
+    ...(subAgents !== undefined ? { sub_agents: JSON.stringify(subAgents) } : {}),
     ...(tools !== undefined ? { non_idempotent_tools: JSON.stringify(tools) } : {}),
     ...(budget !== undefined ? { budget: budget === null ? null : JSON.stringify(budget) } : {}),
   };
@@ -184,6 +186,14 @@ export class AgentsRepository {
     const rows = await this.searched(projectId, f).count<Array<{ n: string | number }>>('* as n');
     const row = rows[0];
     return Number(row?.n ?? 0);
+  }
+
+  /** The agents that list this one among their sub-agents. */
+  async subAgentReferrers(id: string, conn: Conn = this.db): Promise<Array<{ id: string; name: string }>> {
+    return conn(AgentsTableName)
+      .whereRaw('sub_agents @> ?::jsonb', [JSON.stringify([{ agent_id: id }])])
+      .select('id', 'name')
+      .orderBy('name');
   }
 
   async delete(id: string, conn: Conn = this.db): Promise<boolean> {

@@ -3,6 +3,7 @@ import {
   RunsTableName,
   type DbRun,
   type RunDoor,
+  type RunSource,
   type RunOverrides,
   type RunProtocolRequest,
   type RunStatus,
@@ -30,6 +31,8 @@ export interface RunCreate {
   overrides: RunOverrides | undefined;
   /** The door the message came through (default `api`) and what its client asked beside it. */
   door?: RunDoor;
+  /** Where the run came from (default: `langgraph` for that door, else `rest`). */
+  source?: RunSource;
   protocol?: RunProtocolRequest;
   /** The person the turn acts for (per-user MCP authorization). */
   end_user_id?: string | undefined;
@@ -81,6 +84,7 @@ export interface RunFilter {
   conversationPk?: string;
   agentId?: string;
   statuses?: RunStatus[];
+  sources?: RunSource[];
   /** Created at or after. */
   start?: Date;
   /** Created before. */
@@ -110,6 +114,7 @@ const VIEW_COLUMNS = [
   'r.overrides',
   'r.rolled_back',
   'r.door',
+  'r.source',
   'r.pause',
   'r.last_event_seq',
   'r.created_at',
@@ -180,6 +185,7 @@ export class RunsRepository {
     if (filter.conversationPk !== undefined) q.where('r.conversation_pk', filter.conversationPk);
     if (filter.agentId !== undefined) q.where('r.agent_id', filter.agentId);
     if (filter.statuses?.length) q.whereIn('r.status', filter.statuses);
+    if (filter.sources?.length) q.whereIn('r.source', filter.sources);
     if (filter.start) q.where('r.created_at', '>=', filter.start);
     if (filter.end) q.where('r.created_at', '<', filter.end);
     return (await q
@@ -272,9 +278,9 @@ export class RunsRepository {
          returning id
        ), run as (
          insert into runs (id, project_id, conversation_pk, thread_id, agent_id, message_id, request_hash,
-                           workflow_id, trace_id, status, last_event_seq, overrides, door, protocol, end_user_id)
+                           workflow_id, trace_id, status, last_event_seq, overrides, door, source, protocol, end_user_id)
          select :run, :project, conv.pk, thread.id, :agent, :message, :hash, :workflow, :trace, 'queued', 1,
-                :overrides::jsonb, :door, :protocol::jsonb, :end_user
+                :overrides::jsonb, :door, :source, :protocol::jsonb, :end_user
            from conv, thread
          returning *
        ), msg as (
@@ -305,6 +311,7 @@ export class RunsRepository {
         content: JSON.stringify(row.content),
         overrides: row.overrides ? JSON.stringify(row.overrides) : null,
         door: row.door ?? 'api',
+        source: row.source ?? (row.door === 'langgraph' ? 'langgraph' : 'rest'),
         protocol: row.protocol ? JSON.stringify(row.protocol) : null,
         end_user: row.end_user_id ?? null,
         channel: RUN_EVENTS_CHANNEL,

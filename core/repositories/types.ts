@@ -10,8 +10,10 @@ export {
   MESSAGE_ROLES,
   PROMPT_LABELS,
   SUMMARIZER_TYPES,
+  type AgentExposure,
   type PromptLabel,
   type SandboxSettings,
+  type SubAgentEntry,
   type SummarizerType,
 } from '../db/tables/index.js';
 

@@ -4,7 +4,7 @@
  * shows a run exactly as the API does.
  */
 import type { Config } from '../config.js';
-import type { RUN_STATUSES, RunDoor, RunOverrides } from '../db/tables/index.js';
+import type { RUN_STATUSES, RunDoor, RunOverrides, RunSource } from '../db/tables/index.js';
 import { costUsd, defaultPrice } from '../metering/pricing.js';
 import type { RunViewRow } from '../repositories/runs.repository.js';
 
@@ -45,6 +45,8 @@ export interface RunView {
   rolled_back: boolean;
   /** The door the message came through: `api` (converse) or `langgraph` (the Agent Protocol). */
   door: RunDoor;
+  /** Where the run came from: rest, langgraph, mcp, a2a, cron, eval or sub_agent. */
+  source: RunSource;
   trace_id: string | null;
   workflow_id: string;
   temporal_ui_url: string | null;
@@ -141,6 +143,7 @@ export function toRunView(row: RunViewRow, config: Config): RunView {
     overrides: row.overrides,
     rolled_back: row.rolled_back,
     door: row.door,
+    source: row.source,
     trace_id: row.trace_id,
     workflow_id: row.workflow_id,
     temporal_ui_url: temporalUiUrl(config, row.workflow_id),

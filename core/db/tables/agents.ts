@@ -15,6 +15,12 @@ export type SandboxSettings = {
   require_approval: boolean;
 };
 
+/** Which doors other clients may call the agent through (the MCP server, A2A); both closed by default. */
+export type AgentExposure = { mcp: boolean; a2a: boolean };
+
+/** An agent of the same project this one may hand a task to: the model sees it as a tool. */
+export type SubAgentEntry = { agent_id: string; description?: string | null };
+
 export type DbAgent = {
   id: string;
   project_id: string;
@@ -59,6 +65,10 @@ export type DbAgent = {
   graph_id: string | null;
   /** The turn offers memory_save and memory_search over the project's memory store. */
   memory_tools: boolean;
+  /** Served as a tool of the project's MCP server, and as an A2A agent. */
+  expose: AgentExposure;
+  /** The agents this one may call as tools, each in its own conversation. */
+  sub_agents: SubAgentEntry[];
   created_at: Date;
   updated_at: Date;
 };
@@ -69,10 +79,20 @@ export type DbAgentInsert = Pick<DbAgentWrite, 'project_id' | 'name' | 'model_id
   Partial<
     Omit<
       DbAgentWrite,
-      'project_id' | 'name' | 'model_id' | 'prompt_id' | 'sandbox' | 'budget' | 'non_idempotent_tools'
+      | 'project_id'
+      | 'name'
+      | 'model_id'
+      | 'prompt_id'
+      | 'sandbox'
+      | 'budget'
+      | 'non_idempotent_tools'
+      | 'expose'
+      | 'sub_agents'
     >
   > & {
     sandbox?: SandboxSettings | JsonText;
+    expose?: JsonText;
+    sub_agents?: JsonText;
     budget?: ScopeBudget | JsonText | null;
     non_idempotent_tools?: JsonText;
   };

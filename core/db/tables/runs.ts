@@ -90,6 +90,14 @@ export type StoredRunPause = {
 
 export type RunDoor = 'api' | 'langgraph';
 
+/**
+ * Where a run came from: our REST API (converse), the Agent Protocol, the
+ * MCP server or A2A door, a cron, an eval's replay, or a parent agent's turn
+ * calling a sub-agent. Every source is metered and budgeted alike.
+ */
+export const RUN_SOURCES = ['rest', 'langgraph', 'mcp', 'a2a', 'cron', 'eval', 'sub_agent'] as const;
+export type RunSource = (typeof RUN_SOURCES)[number];
+
 /** A run asked for through the Agent Protocol: what its client asked, returned in its run view. */
 export type RunProtocolRequest = {
   assistant_id: string;
@@ -145,6 +153,8 @@ export type DbRun = {
   last_event_seq: number;
   /** The door the run came through: `api` (converse), `langgraph` (the Agent Protocol), … */
   door: RunDoor;
+  /** Where the run came from (its door, or a cron, eval or parent agent). */
+  source: RunSource;
   /** What the door's client asked beside the message (the Agent Protocol's metadata, stream modes, strategy). */
   protocol: RunProtocolRequest | null;
   created_at: Date;
@@ -177,6 +187,7 @@ export type DbRunInsert = {
   approvals?: JsonText;
   overrides?: JsonText | null;
   door?: RunDoor;
+  source?: RunSource;
   protocol?: JsonText | null;
   rolled_back?: boolean;
   pause?: JsonText | null;
