@@ -52,6 +52,17 @@ export async function copyDockerWorkspace(
   // One name per target: a copier a crashed worker left behind is removed before the next one runs.
   const copier = `${toName}-copy`;
   await forceRemoveContainer(ctx.docker, copier);
+  try {
+    await runCopier(ctx, copier, source, target);
+    return 'copied';
+  } catch (err) {
+    // The target is a new fork's: a failed copy leaves no half workspace for the next attempt to trip on.
+    await removeVolume(ctx.docker, target);
+    throw err;
+  }
+}
+
+async function runCopier(ctx: WorkspaceCopyContext, copier: string, source: string, target: string) {
   const id = await createCopier(ctx, copier, source, target);
   try {
     const container = ctx.docker.getContainer(id);
@@ -61,10 +72,17 @@ export async function copyDockerWorkspace(
       throw new SandboxCopyError(
         `copying the workspace failed (cp exit ${StatusCode}): ${await tailLogs(ctx.docker, id)}`,
       );
-    return 'copied';
   } finally {
     await forceRemoveContainer(ctx.docker, id);
   }
+}
+
+/** Best effort: a volume that cannot be removed now stays, and the next copy overwrites what it holds. */
+async function removeVolume(docker: Docker, name: string): Promise<void> {
+  await docker
+    .getVolume(name)
+    .remove()
+    .catch(() => undefined);
 }
 
 async function createCopier(
@@ -78,7 +96,8 @@ async function createCopier(
     const container = await ctx.docker.createContainer({
       name,
       Image: ctx.config.defaultImage,
-      Cmd: ['cp', '-a', `${SOURCE}/.`, `${TARGET}/`],
+      // --remove-destination: a copy a dead worker left half done holds read-only files cp could not overwrite.
+      Cmd: ['cp', '-a', '--remove-destination', `${SOURCE}/.`, `${TARGET}/`],
       User: ctx.config.user,
       Labels: { ...ctx.ownLabels },
       HostConfig: {

@@ -187,7 +187,7 @@ describe.skipIf(skip)('fork: the sandbox workspace goes with the transcript', ()
 
     await runInSandbox(fx, agent.id, original.conversationId, 'chmod 600 locked.txt');
     const forked = await fork(fx, original.conversationId, { conversation_id: forkId });
-    expect(forked.status).toBe(200);
+    expect(forked.status, JSON.stringify(forked.body)).toBe(200);
     const inFork = await runInSandbox(fx, agent.id, forkId, 'cat locked.txt');
     expect(inFork.result.stdout.trim()).toBe('secret');
   });
