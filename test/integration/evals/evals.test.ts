@@ -110,12 +110,13 @@ describe.skipIf(noTemporal())('evals: replaying recorded conversations against v
       original: { output: 'answer: how are you' },
     });
     // The variant's turn ran with its overrides, in a scratch conversation of its own.
-    const run = await fx.api.request<{ overrides: unknown; conversation_id: string }>(
+    const run = await fx.api.request<{ overrides: unknown; conversation_id: string; source: string }>(
       'GET',
       `/api/agent-server/runs/${second.run_id}`,
     );
     expect(run.body.data.overrides).toMatchObject({ parameters: { temperature: 0.1 } });
     expect(run.body.data.conversation_id).toBe(second.conversation_id);
+    expect(run.body.data.source).toBe('eval');
     // Scratch conversations stay out of the project's conversations.
     const list = await fx.api.request<Array<{ id: string }>>(
       'GET',

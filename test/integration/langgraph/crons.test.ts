@@ -141,6 +141,9 @@ describe.skipIf(skip)('Agent Protocol crons', () => {
     const fired = runs.find((r) => r.output?.content === 'answer: Morning report, please.');
     expect(fired, JSON.stringify(runs)).toBeDefined();
     expect(fired!.thread_id).toBe(runs.find((r) => r !== fired)!.thread_id);
+    // The cron's turn says where it came from; the turn before it was a converse turn.
+    expect((fired as RunData & { source?: string }).source).toBe('cron');
+    expect((runs.find((r) => r !== fired) as RunData & { source?: string }).source).toBe('rest');
     // A run of the Agent Protocol: listed on the thread with the cron's metadata.
     const listed = await lg().runs.list(threadId);
     expect(listed.find((r) => r.run_id === fired!.run_id)).toMatchObject({
