@@ -12,6 +12,7 @@ import { createWorkspaceCopyActivities } from './session/workspace-copy.js';
 import { createWebhookDeliveryActivities } from './webhooks/delivery.js';
 import { createCronActivities } from './turns/cron-activities.js';
 import { createTurnActivities } from './turns/turn-activities.js';
+import { createSubAgentActivities } from './turns/sub-agent-activities.js';
 
 /** What activities close over; built once per worker process. */
 export interface ActivityDeps {
@@ -42,6 +43,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createWorkspaceCopyActivities(deps),
     ...turns,
     ...createCronActivities(deps, turns),
+    ...createSubAgentActivities(deps),
   };
 }
 

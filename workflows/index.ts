@@ -10,3 +10,4 @@ export { copyWorkspaceWorkflow } from './workspace-copy.workflow.js';
 export { evalWorkflow, evalCaseWorkflow } from './eval.workflow.js';
 export { cronTurnWorkflow } from './cron-turn.workflow.js';
 export { delayedTurnWorkflow } from './delayed-turn.workflow.js';
+export { subAgentCallWorkflow } from './sub-agent-call.workflow.js';

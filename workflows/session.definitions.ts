@@ -271,13 +271,20 @@ export type ListToolsResult = { offered: number; failedServers: number } | Await
 export interface ToolCallPlan {
   id: string;
   name: string;
-  /** `invalid`: unknown tool or bad arguments, answered with `error` without running. */
-  kind: 'mcp' | 'sandbox' | 'invalid';
+  /**
+   * `invalid`: unknown tool or bad arguments, answered with `error` without running;
+   * `sub_agent`: another agent's turn, run by a child workflow (sub-agent-call.workflow.ts).
+   */
+  kind: 'mcp' | 'sandbox' | 'invalid' | 'sub_agent';
   /** Waits for a person's decision first. */
   approval: boolean;
   /** Sandbox calls: the command (shown in the workflow's history). */
   command?: string;
   error?: string;
+  /** Sub-agent calls: the agent called. */
+  agentId?: string;
+  /** Sub-agent calls: how many the turn may make (SUB_AGENT_MAX_FANOUT as the turn started); those past it are refused. */
+  maxCalls?: number;
 }
 
 /** A call answered without running it (declined, invalid, or the turn is ending). */

@@ -25,6 +25,7 @@ import {
 import type { Budget } from '../../core/metering/types.js';
 import { BudgetsRepository, type RunBudgets } from '../../core/repositories/budgets.repository.js';
 import { MeteringRepository } from '../../core/repositories/metering.repository.js';
+import { SubAgentsRepository } from '../../core/repositories/sub-agents.repository.js';
 import type { ModelStepResult } from '../../workflows/session.definitions.js';
 import { emitProjectWebhooks } from '../webhooks/run-webhooks.js';
 import { nonRetryable } from './failures.js';
@@ -47,6 +48,9 @@ async function scopeBudgets(deps: SessionDeps, run: DbRun, known?: RunBudgets | 
     budgets.push({ scope: 'agent', scope_id: run.agent_id, budget: row.agent_budget });
   if (row?.conversation_budget)
     budgets.push({ scope: 'conversation', scope_id: run.conversation_pk, budget: row.conversation_budget });
+  // A sub-agent's run spends its callers' budgets too (runs.budget_scopes).
+  if (run.budget_scopes?.length)
+    budgets.push(...(await new SubAgentsRepository(deps.db).budgets(run.budget_scopes)));
   return {
     budgets,
     conversationId: row?.conversation_id ?? '',
@@ -149,7 +153,9 @@ export async function holdScopeBudgets(
   const { budgets, conversationId, waitTimeoutMs } = await scopeBudgets(deps, run, known);
   if (budgets.length === 0) return undefined;
   const need = await callNeed(deps, providerId, req);
-  const idOf = (b: ScopedBudget) => (b.scope === 'conversation' ? conversationId : b.scope_id);
+  // A conversation's budget is named by its client id (a caller's conversation, inherited, by its pk).
+  const idOf = (b: ScopedBudget) =>
+    b.scope === 'conversation' && b.scope_id === run.conversation_pk ? conversationId : b.scope_id;
   const outcome = await new BudgetsRepository(deps.db).reserve(
     run.id,
     step,

@@ -4,6 +4,7 @@ import { listAgentMcpTools } from '../tools/mcp-tools.js';
 import { MEMORY_TOOL_NAMES } from '../tools/memory-tools.js';
 import { publicBaseUrl } from '../../core/mcp/oauth/index.js';
 import { TurnsRepository } from '../../core/repositories/turns.repository.js';
+import { subAgentToolNames } from './sub-agents.js';
 import { runToolsRecord, SANDBOX_TOOL_NAME, sandboxState, type RunTools } from './tools.js';
 import { loadTurnRun } from './turn-run.js';
 import type { SessionDeps } from './types.js';
@@ -53,6 +54,7 @@ export function createListToolsActivities(deps: SessionDeps) {
           reservedNames: [
             ...(plan.sandbox_enabled ? [SANDBOX_TOOL_NAME] : []),
             ...(plan.memory_tools ? MEMORY_TOOL_NAMES : []),
+            ...subAgentToolNames(plan.sub_agents),
           ],
           endUserId: run.end_user_id ?? null,
         },
@@ -70,7 +72,7 @@ export function createListToolsActivities(deps: SessionDeps) {
           },
           timeoutMs: plan.authorization_timeout_ms ?? DEFAULT_PERSON_WAIT_MS,
         };
-      const record = runToolsRecord(sandboxState(plan), listing, plan.memory_tools);
+      const record = runToolsRecord(sandboxState(plan), listing, plan.memory_tools, plan.sub_agents);
       await new TurnsRepository(db).recordTools(runId, record, listingWarnings(listing));
       return {
         offered: record.offered.length,

@@ -41,7 +41,7 @@ export function createModelCallActivities(deps: SessionDeps) {
       const { row, pinning } = start;
       const runTools =
         (row.tools as RunTools | null) ??
-        runToolsRecord(sandboxState(start.plan), undefined, start.plan.memory_tools);
+        runToolsRecord(sandboxState(start.plan), undefined, start.plan.memory_tools, start.plan.sub_agents);
       if (!row.j_provider) throw nonRetryable('provider_not_found', `the model's provider no longer exists`);
       const provider = row.j_provider;
       const target = targetOf(provider, deps.secrets);

@@ -15,6 +15,7 @@ import { RunsRepository } from '../../core/repositories/runs.repository.js';
 import { TurnsRepository, type TurnStartRow } from '../../core/repositories/turns.repository.js';
 import { metrics } from '../../core/telemetry/metrics.js';
 import { agentSkills, skillsPromptSection } from '../skills/skills.js';
+import { resolveSubAgents } from './sub-agents.js';
 import { runToolsRecord, sandboxState } from './tools.js';
 import type { PlanModel, SessionDeps, TurnPlan } from './types.js';
 
@@ -195,7 +196,8 @@ export async function resolvePlan(deps: SessionDeps, row: TurnStartRow): Promise
   const skillsText = skillsPromptSection(sandbox.skills);
   const system = skillsText ? [rendered.text, skillsText].filter(Boolean).join('\n\n') : rendered.text;
   const plan = turnPlan(row, agent, { model, version, system, summarizer: summarizer.summarizer, sandbox });
-  return { kind: 'run', plan, warnings };
+  const subAgents = await resolveSubAgents(deps, row.id, agent, warnings);
+  return { kind: 'run', plan: subAgents ? { ...plan, sub_agents: subAgents } : plan, warnings };
 }
 
 /**
@@ -217,7 +219,7 @@ export async function pinPlan(
     // Without MCP servers the tools are known now; with them, `listTools` records them.
     ...(plan.mcp_servers.length
       ? {}
-      : { tools: runToolsRecord(sandboxState(plan), undefined, plan.memory_tools) }),
+      : { tools: runToolsRecord(sandboxState(plan), undefined, plan.memory_tools, plan.sub_agents) }),
   });
   if (!pinned) return (await new RunsRepository(db).findById(run.id))!.plan as unknown as TurnPlan;
   metrics().session.turnStarted(); // once: only the attempt that pinned counts

@@ -9,6 +9,12 @@ import type { ToolCall, ToolDefinition } from '../../core/llm/types.js';
 import type { McpServerListing, OfferedMcpTool } from '../tools/mcp-tools.js';
 import { MEMORY_TOOLS } from '../tools/memory-tools.js';
 import type { ToolCallPlan } from '../../workflows/session.definitions.js';
+import {
+  subAgentCallPlan,
+  SUB_AGENT_INPUT_SCHEMA,
+  type SubAgentLimits,
+  type SubAgentOffer,
+} from './sub-agents.js';
 
 export const SANDBOX_TOOL_NAME = 'execute_bash_commands';
 
@@ -39,8 +45,11 @@ export interface SandboxToolState {
 export interface RunTools {
   offered: Array<{
     name: string;
-    /** `memory`: the project's memory store (agent `memory_tools`), run by `runMcpTool` like an MCP call. */
-    kind: 'mcp' | 'sandbox' | 'memory';
+    /**
+     * `memory`: the project's memory store (agent `memory_tools`), run by `runMcpTool` like an MCP call;
+     * `sub_agent`: another agent of the project (agent `sub_agents`), run in a conversation of its own.
+     */
+    kind: 'mcp' | 'sandbox' | 'memory' | 'sub_agent';
     description?: string;
     input_schema: Record<string, unknown>;
     requires_approval: boolean;
@@ -48,15 +57,20 @@ export interface RunTools {
     server_name?: string;
     /** The MCP server's own name for the tool (when `name` had to be made unique). */
     tool?: string;
+    /** A sub-agent's tool: the agent it calls. */
+    agent_id?: string;
   }>;
   servers: McpServerListing[];
   sandbox: SandboxToolState;
+  /** Where the turn stands against the sub-agent limits, when it offers sub-agents. */
+  sub_agents?: SubAgentLimits;
 }
 
 export function runToolsRecord(
   sandbox: SandboxToolState,
   mcp: { tools: OfferedMcpTool[]; servers: McpServerListing[] } = { tools: [], servers: [] },
   memory = false,
+  subAgents?: SubAgentOffer,
 ): RunTools {
   return {
     offered: [
@@ -90,9 +104,18 @@ export function runToolsRecord(
         server_name: t.server_name,
         tool: t.tool,
       })),
+      ...(subAgents?.tools ?? []).map((t) => ({
+        name: t.name,
+        kind: 'sub_agent' as const,
+        description: t.description,
+        input_schema: SUB_AGENT_INPUT_SCHEMA,
+        requires_approval: false,
+        agent_id: t.agent_id,
+      })),
     ],
     servers: mcp.servers,
     sandbox,
+    ...(subAgents ? { sub_agents: subAgents.limits } : {}),
   };
 }
 
@@ -174,6 +197,8 @@ export function planToolCalls(tools: RunTools | null, calls: ToolCall[]): ToolCa
         command: args.code,
       };
     }
+    if (offered.kind === 'sub_agent')
+      return subAgentCallPlan(call, offered.agent_id!, args, tools?.sub_agents);
     // Memory tools run in runMcpTool's activity: the workflow knows MCP and sandbox calls only.
     return { id: call.id, name: call.name, kind: 'mcp', approval: offered.requires_approval };
   });

@@ -11,6 +11,7 @@ import type { SandboxManager } from '../sandbox/sandbox-manager.js';
 import type { SkillSummary } from '../skills/skills.js';
 import type { AgentMcpEntry } from '../tools/mcp-tools.js';
 import type { SummarizerType } from './context.js';
+import type { SubAgentOffer } from './sub-agents.js';
 
 export interface SessionDeps {
   config: Config;
@@ -69,4 +70,6 @@ export interface TurnPlan {
   memory_tools?: boolean;
   /** Skills listed in the system prompt (sandbox agents only). */
   skills: SkillSummary[];
+  /** The agents it may call as tools, and the limits (absent: none; and on plans pinned before). */
+  sub_agents?: SubAgentOffer;
 }

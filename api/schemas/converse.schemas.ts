@@ -257,6 +257,24 @@ export const runResponse = Joi.object({
       'Where the run came from: `rest` (converse), `langgraph` (the Agent Protocol), `mcp` (the MCP server), ' +
         "`a2a`, `cron`, `eval` (a replay) or `sub_agent` (a parent agent's turn)",
     ),
+  parent_run_id: uuid
+    .allow(null)
+    .description("A sub-agent's run (source `sub_agent`): the run whose tool call started it"),
+  sub_agent_runs: Joi.array()
+    .items(
+      Joi.object({
+        run_id: uuid,
+        agent_id: uuid.allow(null),
+        agent_name: Joi.string().allow(null),
+        conversation_id: Joi.string(),
+        status: Joi.string().valid(...RUN_STATUSES),
+        created_at: timestamp,
+        finished_at: timestamp.allow(null),
+      }),
+    )
+    .description(
+      'GET /runs/{run_id} of a run that called sub-agents: the runs its calls started (each in a conversation of its own), oldest first',
+    ),
   trace_id: Joi.string().allow(null),
   workflow_id: Joi.string(),
   temporal_ui_url: Joi.string().allow(null),

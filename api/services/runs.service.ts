@@ -8,6 +8,7 @@ import {
   type RunStatisticsRow,
 } from '../../core/repositories/run-statistics.repository.js';
 import { RunsRepository, type RunFilter, type RunViewRow } from '../../core/repositories/runs.repository.js';
+import { SubAgentsRepository } from '../../core/repositories/sub-agents.repository.js';
 import type { Page } from '../schemas/common.schemas.js';
 import type { PendingApproval, RunListQuery, RunStatisticsQuery, RunView } from '../schemas/runs.schemas.js';
 import { iso, temporalUiUrl, timeoutAt, toRunView } from '../../core/runs/run-view.js';
@@ -64,7 +65,16 @@ export class RunsService {
   async view(runId: string, projectId?: string): Promise<RunView> {
     const row = await this.runs.findView(runId);
     if (!row || (projectId !== undefined && row.project_id !== projectId)) throw new NotFoundError('run');
-    return toRunView(row, this.config);
+    const view = toRunView(row, this.config);
+    // Only a run that called sub-agents lists them: every other view is the one run lists show.
+    const children = await new SubAgentsRepository(this.db).children(runId);
+    if (!children.length) return view;
+    const sub_agent_runs = children.map((c) => ({
+      ...c,
+      created_at: c.created_at.toISOString(),
+      finished_at: iso(c.finished_at),
+    }));
+    return { ...view, sub_agent_runs };
   }
 
   private async list(filter: RunFilter, page: Page): Promise<RunView[]> {

@@ -72,6 +72,8 @@ export function buildConfig(v: Record<string, unknown>, resolved: ResolvedSettin
       modelHeartbeatTimeoutMs: v.SESSION_MODEL_HEARTBEAT_TIMEOUT_MS as number,
       toolHeartbeatTimeoutMs: v.SESSION_TOOL_HEARTBEAT_TIMEOUT_MS as number,
       mcpToolTimeoutMs: v.MCP_TOOL_TIMEOUT_MS as number,
+      subAgentMaxDepth: v.SUB_AGENT_MAX_DEPTH as number,
+      subAgentMaxFanout: v.SUB_AGENT_MAX_FANOUT as number,
       mcpInputHoldMs: v.MCP_INPUT_HOLD_MS as number,
       mcpListTimeoutMs: v.MCP_LIST_TIMEOUT_MS as number,
       mcpTaskPollMinMs: v.MCP_TASK_POLL_MIN_MS as number,

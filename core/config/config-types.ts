@@ -83,6 +83,10 @@ export interface Config {
     modelHeartbeatTimeoutMs: number;
     /** SESSION_TOOL_HEARTBEAT_TIMEOUT_MS: an MCP or sandbox call on a dead worker is retried after this long. */
     toolHeartbeatTimeoutMs: number;
+    /** SUB_AGENT_MAX_DEPTH: a sub-agent's turn this many calls below a turn a client started may not call another one. */
+    subAgentMaxDepth: number;
+    /** SUB_AGENT_MAX_FANOUT: the sub-agent calls one turn may make (those of one model step run at the same time). */
+    subAgentMaxFanout: number;
     /** MCP_TOOL_TIMEOUT_MS: one MCP tool call (reset by the server's progress notifications). */
     mcpToolTimeoutMs: number;
     /**

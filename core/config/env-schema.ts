@@ -113,6 +113,9 @@ export const envSchema = Joi.object({
   // so a healthy call keeps 4 s of margin (an event-loop stall that long is what would retry one).
   SESSION_MODEL_HEARTBEAT_TIMEOUT_MS: Joi.number().integer().min(1_000).max(600_000).default(6_000),
   SESSION_TOOL_HEARTBEAT_TIMEOUT_MS: Joi.number().integer().min(1_000).max(600_000).default(6_000),
+  // Sub-agents (an agent calling another agent of its project as a tool): how deep calls nest, how many one turn makes.
+  SUB_AGENT_MAX_DEPTH: Joi.number().integer().min(1).max(20).default(3),
+  SUB_AGENT_MAX_FANOUT: Joi.number().integer().min(1).max(100).default(8),
   MCP_TOOL_TIMEOUT_MS: Joi.number().integer().min(100).max(3_600_000).default(120_000),
   MCP_INPUT_HOLD_MS: Joi.number().integer().min(0).max(3_600_000).default(600_000),
   MCP_LIST_TIMEOUT_MS: Joi.number().integer().min(100).max(600_000).default(10_000),

@@ -68,6 +68,9 @@ export class BudgetsRepository {
   ): Promise<BudgetPeriodUse> {
     const { start, next } = periodBounds(b.budget.period);
     const column = SCOPE_COLUMN[b.scope];
+    // The scope's own runs, and its sub-agents' runs (which carry their callers' scopes).
+    const spentBy = `(r.${column} = ? or (r.budget_scopes <> '[]'::jsonb and r.budget_scopes @> ?::jsonb))`;
+    const spentArgs = [b.scope_id, JSON.stringify([{ scope: b.scope, scope_id: b.scope_id }])];
     const { rows } = await q.raw<{
       rows: Array<{
         period_start: Date;
@@ -80,15 +83,15 @@ export class BudgetsRepository {
     }>(
       `select ${start} as period_start, ${next} as resets_at,
          coalesce((select sum((r.usage->>'cost_usd')::numeric) from runs r
-                    where r.${column} = ? and r.created_at >= ${start}), 0)::float8 as spent_usd,
+                    where ${spentBy} and r.created_at >= ${start}), 0)::float8 as spent_usd,
          coalesce((select sum(coalesce((r.usage->>'input_tokens')::bigint, 0) + coalesce((r.usage->>'output_tokens')::bigint, 0))
-                     from runs r where r.${column} = ? and r.created_at >= ${start}), 0)::float8 as spent_tokens,
+                     from runs r where ${spentBy} and r.created_at >= ${start}), 0)::float8 as spent_tokens,
          coalesce(sum(b.usd), 0)::float8 as reserved_usd,
          coalesce(sum(b.tokens), 0)::float8 as reserved_tokens
        from (select 1) one
        left join budget_reservations b on b.scope = ? and b.scope_id = ? and b.expires_at > now()
          and not (b.run_id = ? and b.step = ?)`,
-      [b.scope_id, b.scope_id, b.scope, b.scope_id, except?.runId ?? null, except?.step ?? -1],
+      [...spentArgs, ...spentArgs, b.scope, b.scope_id, except?.runId ?? null, except?.step ?? -1],
     );
     return rows[0]!;
   }
@@ -130,8 +133,8 @@ export class BudgetsRepository {
             tokens: need.tokens,
             expires_at: expires,
           })
-          .onConflict(['run_id', 'step', 'scope'])
-          .merge(['scope_id', 'usd', 'tokens', 'expires_at']);
+          .onConflict(['run_id', 'step', 'scope', 'scope_id'])
+          .merge(['usd', 'tokens', 'expires_at']);
       return { ok: true as const, uses };
     });
   }

@@ -101,6 +101,7 @@ const VIEW_COLUMNS = [
   'r.status',
   'r.workflow_id',
   'r.trace_id',
+  'r.parent_run_id',
   'r.prompt_version_id',
   'r.agent_version',
   'r.output',

@@ -47,6 +47,10 @@ export interface RunView {
   door: RunDoor;
   /** Where the run came from: rest, langgraph, mcp, a2a, cron, eval or sub_agent. */
   source: RunSource;
+  /** A sub-agent's run: the run whose tool call started it. */
+  parent_run_id: string | null;
+  /** GET /runs/{run_id} of a run that called sub-agents: the runs its calls started. */
+  sub_agent_runs?: SubAgentRunView[];
   trace_id: string | null;
   workflow_id: string;
   temporal_ui_url: string | null;
@@ -60,6 +64,17 @@ export interface RunView {
   duration_ms: number | null;
   first_token_ms: number | null;
   approval_wait_ms: number | null;
+}
+
+/** A run a sub-agent call started, as its parent's view lists it. */
+export interface SubAgentRunView {
+  run_id: string;
+  agent_id: string | null;
+  agent_name: string | null;
+  conversation_id: string;
+  status: string;
+  created_at: string;
+  finished_at: string | null;
 }
 
 export function temporalUiUrl(config: Config, workflowId: string): string {
@@ -144,6 +159,7 @@ export function toRunView(row: RunViewRow, config: Config): RunView {
     rolled_back: row.rolled_back,
     door: row.door,
     source: row.source,
+    parent_run_id: row.parent_run_id ?? null,
     trace_id: row.trace_id,
     workflow_id: row.workflow_id,
     temporal_ui_url: temporalUiUrl(config, row.workflow_id),

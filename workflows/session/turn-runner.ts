@@ -26,6 +26,7 @@ import type {
 import type { ApprovalGate } from './approval-gate.js';
 import { followMcpTask, type McpTaskActivities } from './mcp-task-wait.js';
 import type { AnswerWait, BudgetWait, DecisionWait } from './run-waits.js';
+import { settle, SUB_AGENTS_PATCH, SubAgentCalls } from './sub-agent-calls.js';
 import { oneLine, schemaMismatch, turnError, unrunAnswer } from './turn-outcomes.js';
 
 /** Marks turns run with per-call tool activities and approvals (see `patched`). */
@@ -109,6 +110,7 @@ export class TurnRunner {
   step = 0;
   pending: PendingStep = 'none';
   private current: CurrentTurn | undefined;
+  private readonly subAgents: SubAgentCalls;
 
   constructor(
     private readonly activities: TurnActivities,
@@ -119,7 +121,9 @@ export class TurnRunner {
       authorization: AnswerWait<true>;
       input: AnswerWait<InputAnswer>;
     },
-  ) {}
+  ) {
+    this.subAgents = new SubAgentCalls(activities.answerToolCalls);
+  }
 
   /**
    * Stops the turn of `runId` if it is the one running: its activity is
@@ -144,6 +148,7 @@ export class TurnRunner {
   async run(runId: string): Promise<void> {
     this.pending = 'starting';
     this.step = 0;
+    this.subAgents.reset();
     const turn: CurrentTurn = { runId, scope: new CancellationScope() };
     this.current = turn;
     try {
@@ -351,16 +356,24 @@ export class TurnRunner {
       decisions = await this.approvals.pause(runId, step, asking, approvalTimeoutMs);
     }
     this.pending = 'tools';
-    for (const call of calls) {
-      const decision = decisions.get(call.id);
-      if (call.kind === 'invalid' || decision?.decision === 'rejected') {
-        await answerToolCalls({ runId, step, answers: [unrunAnswer(call, decision, approvalTimeoutMs)] });
-      } else if (call.kind === 'sandbox') {
-        await runSandboxCommand.executeWithOptions(
-          { ...toolCallOptions, summary: `$ ${oneLine(call.command ?? '')}` },
-          [{ runId, step, callId: call.id, command: call.command ?? '' }],
-        );
-      } else await this.mcpCall(runId, step, call);
+    // Sub-agent calls run beside the others (each a child workflow); the step waits for all of them.
+    const children: Array<Promise<void>> = [];
+    try {
+      for (const call of calls) {
+        const decision = decisions.get(call.id);
+        if (call.kind === 'invalid' || decision?.decision === 'rejected') {
+          await answerToolCalls({ runId, step, answers: [unrunAnswer(call, decision, approvalTimeoutMs)] });
+        } else if (call.kind === 'sandbox') {
+          await runSandboxCommand.executeWithOptions(
+            { ...toolCallOptions, summary: `$ ${oneLine(call.command ?? '')}` },
+            [{ runId, step, callId: call.id, command: call.command ?? '' }],
+          );
+        } else if (call.kind === 'sub_agent' && patched(SUB_AGENTS_PATCH)) {
+          children.push(this.subAgents.call(runId, step, call, () => this.current?.cancel ?? 'interrupt'));
+        } else await this.mcpCall(runId, step, call);
+      }
+    } finally {
+      await settle(children);
     }
   }
 }

@@ -157,6 +157,10 @@ export type DbRun = {
   source: RunSource;
   /** What the door's client asked beside the message (the Agent Protocol's metadata, stream modes, strategy). */
   protocol: RunProtocolRequest | null;
+  /** A sub-agent's run: the run whose tool call started it. */
+  parent_run_id: string | null;
+  /** Budgets beside its own agent's and conversation's that its spend counts against (a sub-agent's: its callers'). */
+  budget_scopes: Array<{ scope: 'agent' | 'conversation'; scope_id: string }>;
   created_at: Date;
   started_at: Date | null;
   finished_at: Date | null;
@@ -189,6 +193,8 @@ export type DbRunInsert = {
   door?: RunDoor;
   source?: RunSource;
   protocol?: JsonText | null;
+  parent_run_id?: string | null;
+  budget_scopes?: JsonText;
   rolled_back?: boolean;
   pause?: JsonText | null;
   end_user_id?: string | null;
