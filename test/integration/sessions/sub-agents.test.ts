@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, type Db } from '../../../core/db/knex.js';
 import { BudgetsRepository } from '../../../core/repositories/budgets.repository.js';
 import { uniqueName } from '../../helpers/factories.js';
+import { createModel } from '../../helpers/factories/config.js';
 import { databaseUrl } from '../../helpers/services.js';
 import type { Script } from '../../fixtures/vendors/scripted-server.js';
 import { useSessionWorld, waitFor, type RunData } from './session-harness.js';
@@ -51,10 +52,10 @@ describe('sub-agents', () => {
     (await world.fx.api.request<RunView>('GET', `/api/agent-server/runs/${runId}`)).body.data;
 
   /** An agent whose prompt names it, so the scripted vendor tells the agents' requests apart. */
-  async function agent(role: string, subAgents: string[] = []) {
+  async function agent(role: string, subAgents: string[] = [], fields: Record<string, unknown> = {}) {
     const name = uniqueName(role);
     const created = await world.fx.agent(
-      { name, sub_agents: subAgents.map((id) => ({ agent_id: id, description: 'Ask for help' })) },
+      { name, sub_agents: subAgents.map((id) => ({ agent_id: id, description: 'Ask for help' })), ...fields },
       `You are the ${role}.`,
     );
     return { id: created.id, name, tool: `agent__${name}`, system: `You are the ${role}.` };
@@ -203,14 +204,21 @@ describe('sub-agents', () => {
         first: { reply: { tool_calls: [ask(1), ask(2), ask(3)] } },
         then: () => ({ reply: { text: 'done' } }),
       },
-      { system: helper.system, first: { reply: { text: 'helped' } } },
+      // Held: both calls' requests arrive before either is answered, so they run side by side.
+      { system: helper.system, first: { reply: { text: 'helped' }, hold: true } },
     ]);
-    const res = await world.fx.converse({
+    const answered = world.fx.converse({
       agent_id: boss.id,
       message: 'split it',
       conversation_id: uniqueName('conv'),
     });
+    const helperRequests = () =>
+      world.fx.vendor.received.filter((r) => systemOf(r.body as Body) === helper.system).length;
+    await waitFor(() => helperRequests() === 2 || undefined, 20_000, 'both sub-agent calls at once');
+    world.fx.vendor.release();
+    const res = await answered;
     expect(res.body.data.status).toBe('completed');
+    expect(helperRequests()).toBe(2);
     const outputs = res.body.data.tool_calls.map((c) => String(c.output));
     expect(outputs.filter((o) => o === 'helped')).toHaveLength(2);
     expect(outputs.filter((o) => o.includes('SUB_AGENT_MAX_FANOUT'))).toHaveLength(1);
@@ -290,5 +298,75 @@ describe('sub-agents', () => {
       .where({ run_id: children[0]!.id, role: 'user' })
       .count<{ count: string }[]>('* as count');
     expect(Number(messages[0]!.count)).toBe(1);
+  }, 60_000);
+
+  it('a sub-agent’s model call waits for its caller’s agent budget, and goes on when it is raised', async () => {
+    // Priced (1,000 USD per million tokens: a call reserves about 1 USD), under a model id of its own.
+    const priced = await createModel(world.fx.api, world.fx.projectId, {
+      provider_id: world.fx.providerId,
+      model_id: uniqueName('gpt-priced'),
+      pricing: { input_per_million_usd: 1_000, output_per_million_usd: 1_000 },
+      max_output_tokens: 1_000,
+    });
+    const helper = await agent('frugal', [], { model_id: priced.id });
+    const caller = await agent('spender', [helper.id], {
+      model_id: priced.id,
+      budget: { max_usd: 100, period: 'day' },
+    });
+    respond([
+      {
+        system: caller.system,
+        // Text first, so the answer can be held while the budget is lowered.
+        first: {
+          reply: {
+            text: 'asking',
+            tool_calls: [{ name: helper.tool, arguments: { message: 'cheap please' } }],
+          },
+          hold: true,
+        },
+        then: (r) => ({ reply: { text: `paid: ${r[0]}` } }),
+      },
+      { system: helper.system, first: { reply: { text: 'helped on budget' } } },
+    ]);
+    const stream = world.fx.stream({
+      agent_id: caller.id,
+      message: 'go',
+      conversation_id: uniqueName('conv'),
+    });
+    await world.fx.vendor.whenHeld();
+    const lowered = await world.fx.api.request('PATCH', `/api/agent-server/agents/${caller.id}`, {
+      budget: { max_usd: 0.01, period: 'day' },
+    });
+    expect(lowered.status).toBe(200);
+    world.fx.vendor.release();
+
+    const childId = await waitFor(
+      async () => {
+        const rows: Array<{ id: string; status: string }> = await db('runs')
+          .where({ agent_id: helper.id })
+          .select('id', 'status');
+        return rows[0]?.status === 'awaiting_budget' ? rows[0].id : undefined;
+      },
+      20_000,
+      "the sub-agent's run to wait for budget",
+    );
+    const waiting = await view(childId);
+    expect(
+      (waiting as unknown as { pause: { details: Record<string, unknown> } }).pause.details,
+    ).toMatchObject({
+      scope: 'agent',
+      id: caller.id,
+      max_usd: 0.01,
+    });
+    expect(world.fx.vendor.received.some((r) => systemOf(r.body as Body) === helper.system)).toBe(false);
+
+    const raised = await world.fx.api.request('PATCH', `/api/agent-server/agents/${caller.id}`, {
+      budget: { max_usd: 100, period: 'day' },
+    });
+    expect(raised.status).toBe(200);
+    const events = await stream;
+    expect(events.at(-1)).toMatchObject({ event: 'run.completed' });
+    expect((await view(childId)).status).toBe('completed');
+    expect((await view(String(events[0]!.data.run_id))).output?.content).toBe('paid: helped on budget');
   }, 60_000);
 });
