@@ -1,0 +1,302 @@
+import {
+  Role,
+  type AgentCard,
+  type CancelTaskRequest,
+  type GetTaskRequest,
+  type ListTasksRequest,
+  type ListTasksResponse,
+  type Message,
+  type SendMessageRequest,
+  type StreamResponse,
+  type SubscribeToTaskRequest,
+  type Task,
+  type TaskPushNotificationConfig,
+} from '@a2a-js/sdk';
+import {
+  ExtendedAgentCardNotConfiguredError,
+  PushNotificationNotSupportedError,
+  TaskNotCancelableError,
+  TaskNotFoundError,
+  UnsupportedOperationError,
+} from '@a2a-js/sdk/errors';
+import type { A2ARequestHandler } from '@a2a-js/sdk/server';
+import type { Logger } from '../../../core/logger.js';
+import { isTerminal, type DbRun } from '../../../core/db/tables/index.js';
+import { ConflictError, ValidationError } from '../../../core/errors.js';
+import type { A2aAgentRow } from '../../../core/repositories/a2a-tasks.repository.js';
+import { toRunView, type RunView } from '../../../core/runs/run-view.js';
+import { conversationId as conversationIdSchema } from '../../schemas/conversations.schemas.js';
+import { messageId as messageIdSchema } from '../../schemas/converse.schemas.js';
+import { answerWait } from './answers.js';
+import { toA2aError } from './errors.js';
+import { converseContent } from './parts.js';
+import type { A2aServices } from './services.js';
+import { STREAM_END, TaskStream } from './task-stream.js';
+import { runStatuses, toTask, type TaskOptions } from './task-view.js';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const DEFAULT_PAGE = 50;
+const MAX_PAGE = 100;
+
+/** What one request brings beside its parameters. */
+export interface CallScope {
+  /** Aborted when the client leaves: a stream stops following its run. */
+  signal: AbortSignal;
+  traceId: string | undefined;
+  log: Logger;
+}
+
+/** Where a task's stream starts: its run, and the events after this one. */
+interface Started {
+  runId: string;
+  afterSeq: number;
+}
+
+function check(schema: { validate(v: unknown): { error?: Error } }, value: string, field: string): void {
+  const { error } = schema.validate(value);
+  if (error) throw ValidationError.field(field, `${field}: ${error.message}`);
+}
+
+/**
+ * One agent as an A2A agent: tasks are its runs, contexts its conversations.
+ * Each method translates to the services converse uses (ConverseService,
+ * RunWaitsService, RunCancelService, the run event log); errors leave as A2A
+ * errors, never with internals.
+ */
+export class AgentTasks implements A2ARequestHandler {
+  constructor(
+    private readonly services: A2aServices,
+    private readonly agent: A2aAgentRow,
+    private readonly card: AgentCard,
+    private readonly scope: CallScope,
+  ) {}
+
+  private async guard<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (err) {
+      throw toA2aError(err, this.scope.log);
+    }
+  }
+
+  getAgentCard(): Promise<AgentCard> {
+    return Promise.resolve(this.card);
+  }
+
+  getAuthenticatedExtendedAgentCard(): Promise<AgentCard> {
+    return Promise.reject(new ExtendedAgentCardNotConfiguredError());
+  }
+
+  sendMessage(params: SendMessageRequest): Promise<Task> {
+    return this.guard(async () => {
+      const started = await this.start(params);
+      if (!params.configuration?.returnImmediately)
+        await this.services.converse.wait(
+          started.runId,
+          this.services.deps.config.session.converseWaitTimeoutMs,
+          started.afterSeq || undefined,
+        );
+      return this.task(started.runId, { historyLength: params.configuration?.historyLength });
+    });
+  }
+
+  async *sendMessageStream(params: SendMessageRequest): AsyncGenerator<StreamResponse, void, undefined> {
+    const started = await this.guard(() => this.start(params));
+    yield* this.follow(started, true);
+  }
+
+  getTask(params: GetTaskRequest): Promise<Task> {
+    return this.guard(async () => {
+      const run = await this.run(params.id);
+      return this.task(run.id, { historyLength: params.historyLength });
+    });
+  }
+
+  cancelTask(params: CancelTaskRequest): Promise<Task> {
+    return this.guard(async () => {
+      const run = await this.run(params.id);
+      try {
+        await this.services.cancels.cancel(run.id, run.project_id, 'interrupt');
+      } catch (err) {
+        if (err instanceof ConflictError)
+          throw new TaskNotCancelableError({
+            message: typeof err.details.reason === 'string' ? err.details.reason : undefined,
+          });
+        throw err;
+      }
+      return this.task(run.id);
+    });
+  }
+
+  /** SubscribeToTask: the task as it is, then its run's events from now on (the run's log is the stream's truth). */
+  async *resubscribe(params: SubscribeToTaskRequest): AsyncGenerator<StreamResponse, void, undefined> {
+    const run = await this.guard(() => this.run(params.id));
+    if (isTerminal(run.status))
+      throw new UnsupportedOperationError({
+        message: `the task has ended (${run.status}): read it with GetTask`,
+      });
+    yield* this.follow({ runId: run.id, afterSeq: run.last_event_seq }, false);
+  }
+
+  listTasks(params: ListTasksRequest): Promise<ListTasksResponse> {
+    return this.guard(() => this.list(params));
+  }
+
+  createTaskPushNotificationConfig(): Promise<TaskPushNotificationConfig> {
+    return Promise.reject(new PushNotificationNotSupportedError());
+  }
+
+  getTaskPushNotificationConfig(): Promise<TaskPushNotificationConfig> {
+    return Promise.reject(new PushNotificationNotSupportedError());
+  }
+
+  listTaskPushNotificationConfigs(): Promise<never> {
+    return Promise.reject(new PushNotificationNotSupportedError());
+  }
+
+  deleteTaskPushNotificationConfig(): Promise<void> {
+    return Promise.reject(new PushNotificationNotSupportedError());
+  }
+
+  /** A task of this agent (a run it answered), or TaskNotFound. */
+  private async run(taskId: string): Promise<DbRun> {
+    if (!UUID.test(taskId)) throw new TaskNotFoundError();
+    const run = await this.services.runs.findById(taskId);
+    if (!run || run.agent_id !== this.agent.id || run.project_id !== this.agent.project_id)
+      throw new TaskNotFoundError();
+    return run;
+  }
+
+  private async view(runId: string): Promise<RunView> {
+    const row = await this.services.runs.findView(runId);
+    if (!row) throw new TaskNotFoundError();
+    return toRunView(row, this.services.deps.config);
+  }
+
+  private async task(runId: string, opts: TaskOptions = {}): Promise<Task> {
+    const [view, users] = await Promise.all([this.view(runId), this.services.tasks.userMessages([runId])]);
+    return toTask(view, users.get(runId), opts);
+  }
+
+  /**
+   * A client message: on a task that waits, its answer (the same run goes
+   * on); without a task, a new run in its context (a new conversation when
+   * it names none). The message id is the run's idempotency key: the same
+   * message again is the same task.
+   */
+  private async start(params: SendMessageRequest): Promise<Started> {
+    const message = params.message;
+    if (!message) throw ValidationError.field('message', 'message is required', 'any.required');
+    if (message.role !== Role.ROLE_USER)
+      throw ValidationError.field('message.role', 'message.role must be ROLE_USER', 'any.only');
+    if (params.configuration?.taskPushNotificationConfig) throw new PushNotificationNotSupportedError();
+    if (message.taskId) return this.answer(message);
+    const content = converseContent(message.parts);
+    if (message.messageId) check(messageIdSchema, message.messageId, 'message.messageId');
+    if (message.contextId) check(conversationIdSchema, message.contextId, 'message.contextId');
+    const { run } = await this.services.converse.submit(
+      this.agent.project_id,
+      {
+        agent_id: this.agent.id,
+        message: content,
+        ...(message.contextId ? { conversation_id: message.contextId } : {}),
+        ...(message.messageId ? { message_id: message.messageId } : {}),
+      },
+      this.scope.traceId,
+      { source: 'a2a' },
+    );
+    return { runId: run.id, afterSeq: 0 };
+  }
+
+  private async answer(message: Message): Promise<Started> {
+    const run = await this.run(message.taskId);
+    const view = await this.view(run.id);
+    if (message.contextId && message.contextId !== view.conversation_id)
+      throw ValidationError.field(
+        'message.contextId',
+        "message.contextId is not the task's context",
+        'any.only',
+      );
+    if (isTerminal(run.status))
+      throw new UnsupportedOperationError({
+        message: `the task has ended (${run.status}): send the next message without taskId, in its contextId`,
+      });
+    if (!run.status.startsWith('awaiting_'))
+      throw new UnsupportedOperationError({
+        message: 'the task is working and waits for nothing: follow it with SubscribeToTask',
+      });
+    await answerWait(this.services, run, message);
+    return { runId: run.id, afterSeq: run.last_event_seq };
+  }
+
+  /**
+   * The task, then its run's events as stream responses until the run ends
+   * or waits. `fresh`: the caller just started (or answered) the run, so a
+   * wait seen in the first view may be the one just answered.
+   */
+  private async *follow(started: Started, fresh: boolean): AsyncGenerator<StreamResponse, void, undefined> {
+    const row = await this.guard(async () => {
+      const found = await this.services.runs.findView(started.runId);
+      if (!found) throw new TaskNotFoundError();
+      return found;
+    });
+    const first = toTask(
+      toRunView(row, this.services.deps.config),
+      (await this.services.tasks.userMessages([row.id])).get(row.id),
+    );
+    yield { payload: { $case: 'task', value: first } };
+    if (isTerminal(row.status) || (!fresh && row.status.startsWith('awaiting_'))) return;
+    const stream = new TaskStream(first, () => this.view(started.runId));
+    const after = fresh ? started.afterSeq : row.last_event_seq;
+    try {
+      for await (const ev of this.services.converse.events(started.runId, after, this.scope.signal)) {
+        for (const out of await stream.render(ev)) yield out;
+        if (STREAM_END.has(ev.type)) return;
+      }
+    } catch (err) {
+      if (this.scope.signal.aborted) return;
+      throw toA2aError(err, this.scope.log);
+    }
+  }
+
+  private async list(params: ListTasksRequest): Promise<ListTasksResponse> {
+    const pageSize = params.pageSize ?? DEFAULT_PAGE;
+    if (pageSize < 1 || pageSize > MAX_PAGE)
+      throw ValidationError.field('pageSize', `pageSize must be between 1 and ${MAX_PAGE}`, 'number.range');
+    const offset = params.pageToken ? Number(params.pageToken) : 0;
+    if (!Number.isInteger(offset) || offset < 0)
+      throw ValidationError.field(
+        'pageToken',
+        'pageToken must be one a previous ListTasks answered',
+        'any.invalid',
+      );
+    if (params.statusTimestampAfter)
+      throw new UnsupportedOperationError({
+        message: 'statusTimestampAfter is not supported: filter by contextId or status',
+      });
+    const { projectId, agentId } = { projectId: this.agent.project_id, agentId: this.agent.id };
+    let conversationPk: string | undefined;
+    if (params.contextId) {
+      const [conversation] = await this.services.conversations.findById(params.contextId, projectId);
+      if (!conversation) return { tasks: [], nextPageToken: '', pageSize, totalSize: 0 };
+      conversationPk = conversation.pk;
+    }
+    const statuses = runStatuses(params.status);
+    const filter = {
+      projectId,
+      agentId,
+      ...(conversationPk ? { conversationPk } : {}),
+      ...(statuses ? { statuses } : {}),
+    };
+    if (statuses && !statuses.length) return { tasks: [], nextPageToken: '', pageSize, totalSize: 0 };
+    const [rows, total] = await Promise.all([
+      this.services.runs.listViews(filter, { limit: pageSize, offset }),
+      this.services.tasks.count(filter),
+    ]);
+    const users = await this.services.tasks.userMessages(rows.map((r) => r.id));
+    const opts = { historyLength: params.historyLength, includeArtifacts: params.includeArtifacts ?? false };
+    const tasks = rows.map((r) => toTask(toRunView(r, this.services.deps.config), users.get(r.id), opts));
+    const next = offset + rows.length;
+    return { tasks, nextPageToken: next < total ? String(next) : '', pageSize, totalSize: total };
+  }
+}

@@ -1,0 +1,56 @@
+import type { Db } from '../db/knex.js';
+import { AgentsTableName, MessagesTableName, RunsTableName, type RunStatus } from '../db/tables/index.js';
+
+/** An agent as its A2A card and door need it. */
+export interface A2aAgentRow {
+  id: string;
+  project_id: string;
+  name: string;
+  description: string | null;
+  version: number;
+}
+
+/** The runs of one agent an A2A ListTasks asks for. */
+export interface A2aTaskFilter {
+  projectId: string;
+  agentId: string;
+  conversationPk?: string;
+  statuses?: RunStatus[];
+}
+
+/**
+ * What the A2A door reads beside the run views (RunsRepository): the agent
+ * it serves, each task's user message, and how many tasks a list has.
+ */
+export class A2aTasksRepository {
+  constructor(readonly db: Db) {}
+
+  /** The agent, when it exists and is served as an A2A agent (`expose.a2a`). */
+  async exposedAgent(agentId: string): Promise<A2aAgentRow | undefined> {
+    return this.db(AgentsTableName)
+      .where({ id: agentId })
+      .whereRaw(`coalesce((expose->>'a2a')::boolean, false)`)
+      .first('id', 'project_id', 'name', 'description', 'version');
+  }
+
+  /** The user message each run answers (its converse message), by run id. */
+  async userMessages(runIds: string[]): Promise<Map<string, unknown>> {
+    if (!runIds.length) return new Map();
+    const rows = await this.db(MessagesTableName)
+      .whereIn('run_id', runIds)
+      .where({ role: 'user', step_key: 'user' })
+      .select<Array<{ run_id: string; content: unknown }>>('run_id', 'content');
+    return new Map(rows.map((r) => [r.run_id, r.content]));
+  }
+
+  /** How many runs match (ListTasks' totalSize). */
+  async count(filter: A2aTaskFilter): Promise<number> {
+    const q = this.db(RunsTableName)
+      .where({ project_id: filter.projectId, agent_id: filter.agentId })
+      .count<Array<{ n: string }>>({ n: '*' });
+    if (filter.conversationPk !== undefined) q.where('conversation_pk', filter.conversationPk);
+    if (filter.statuses?.length) q.whereIn('status', filter.statuses);
+    const [row] = await q;
+    return Number(row?.n ?? 0);
+  }
+}
