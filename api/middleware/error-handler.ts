@@ -4,6 +4,7 @@ import { failure } from '../http/envelope.js';
 import { gatewayErrorResponse, isGatewayPath } from '../gateway/error-response.js';
 import { BodiesBusyError } from '../http/body-reader.js';
 import { isLangGraphPath, langGraphErrorResponse } from '../protocols/langgraph/errors.js';
+import { a2aErrorResponse, isA2aPath } from '../protocols/a2a/errors.js';
 
 interface HttpLikeError {
   status?: number;
@@ -77,6 +78,8 @@ export function errorHandler() {
       if (isGatewayPath(ctx.path)) return gatewayErrorResponse(ctx, caught);
       // So does the Agent Protocol, whose clients read `{detail}`.
       if (isLangGraphPath(ctx.path)) return langGraphErrorResponse(ctx, caught);
+      // The A2A door answers JSON-RPC errors, which its clients read whatever the status.
+      if (isA2aPath(ctx.path)) return a2aErrorResponse(ctx, caught);
       const err = caught as HttpLikeError;
       const appErr = caught instanceof AppError ? caught : (fromPostgres(err) ?? fromHttpError(err));
       const status = appErr?.status ?? 500;

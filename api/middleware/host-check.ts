@@ -14,6 +14,8 @@ const EXEMPT = /^\/api\/agent-server\/health(\/ready)?\/?$|^\/oauth\/(callback|c
 const CONFIGURATION = '/api/agent-server/';
 /** The Agent Protocol door: it changes threads, runs, assistants and the store. */
 const AGENT_PROTOCOL = '/api/langgraph/';
+/** The A2A door: its JSON-RPC methods start and cancel agents' tasks. */
+const A2A = '/api/a2a/';
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
@@ -22,7 +24,8 @@ const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * (in the envelope, or in the vendor's shape on the gateway); a state-changing
  * request to the configuration API from a browser page of another origin
  * (`Origin` present and not allowed, or `null`) is a 403. No `Origin` is
- * fine: curl and the SDKs send none. The Agent Protocol door is guarded the
+ * fine: curl and the SDKs send none. The A2A door's methods are guarded so
+ * too. The Agent Protocol door is guarded the
  * same way, except for the origins of AGENT_PROTOCOL_CORS_ORIGINS (front ends
  * such as Agent Chat UI; api/protocols/langgraph/cors.ts answers them). The
  * gateway never checks `Origin`: browser apps call it cross-origin with
@@ -45,7 +48,7 @@ export function hostCheck(list: AllowedHosts, agentProtocolOrigins: CorsOrigins 
     if (
       origin !== '' &&
       STATE_CHANGING.has(ctx.method) &&
-      (door || path.startsWith(CONFIGURATION)) &&
+      (door || path.startsWith(CONFIGURATION) || path.startsWith(A2A)) &&
       !originAllowed(list, origin, host) &&
       !(door && corsOriginAllowed(agentProtocolOrigins, origin))
     )

@@ -23,6 +23,7 @@ import { virtualKeyUsageRoutes } from './virtual-key-usage.routes.js';
 import { webhookRoutes } from './webhooks.routes.js';
 import { cronRoutes } from './crons.routes.js';
 import { langGraphRouters } from '../protocols/langgraph/index.js';
+import { a2aRouter } from '../protocols/a2a/door.js';
 
 /**
  * Every router of the API, in one list: the app mounts them and the OpenAPI
@@ -53,6 +54,7 @@ export function buildRouters(deps: AppDeps): ApiRouter[] {
     ...webhookRoutes(deps),
     cronRoutes(deps),
     ...langGraphRouters(deps),
+    a2aRouter(deps),
   ];
   routers.push(docsRoutes(() => routers.flatMap((r) => r.routes)));
   return routers;
