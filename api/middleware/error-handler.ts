@@ -5,6 +5,7 @@ import { gatewayErrorResponse, isGatewayPath } from '../gateway/error-response.j
 import { BodiesBusyError } from '../http/body-reader.js';
 import { isLangGraphPath, langGraphErrorResponse } from '../protocols/langgraph/errors.js';
 import { a2aErrorResponse, isA2aPath } from '../protocols/a2a/errors.js';
+import { isMcpPath, mcpErrorResponse } from '../protocols/mcp/errors.js';
 
 interface HttpLikeError {
   status?: number;
@@ -80,6 +81,8 @@ export function errorHandler() {
       if (isLangGraphPath(ctx.path)) return langGraphErrorResponse(ctx, caught);
       // The A2A door answers JSON-RPC errors, which its clients read whatever the status.
       if (isA2aPath(ctx.path)) return a2aErrorResponse(ctx, caught);
+      // And the MCP door, whose clients read JSON-RPC errors.
+      if (isMcpPath(ctx.path)) return mcpErrorResponse(ctx, caught);
       const err = caught as HttpLikeError;
       const appErr = caught instanceof AppError ? caught : (fromPostgres(err) ?? fromHttpError(err));
       const status = appErr?.status ?? 500;

@@ -16,6 +16,8 @@ const CONFIGURATION = '/api/agent-server/';
 const AGENT_PROTOCOL = '/api/langgraph/';
 /** The A2A door: its JSON-RPC methods start and cancel agents' tasks. */
 const A2A = '/api/a2a/';
+/** The MCP door: its calls run agents' turns. */
+const MCP = '/api/mcp/';
 const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
@@ -24,10 +26,11 @@ const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * (in the envelope, or in the vendor's shape on the gateway); a state-changing
  * request to the configuration API from a browser page of another origin
  * (`Origin` present and not allowed, or `null`) is a 403. No `Origin` is
- * fine: curl and the SDKs send none. The A2A door's methods are guarded so
- * too. The Agent Protocol door is guarded the
- * same way, except for the origins of AGENT_PROTOCOL_CORS_ORIGINS (front ends
- * such as Agent Chat UI; api/protocols/langgraph/cors.ts answers them). The
+ * fine: curl and the SDKs send none. The A2A and MCP doors are guarded so
+ * too (for MCP, the DNS-rebinding defence its spec asks of HTTP servers). The
+ * Agent Protocol door is guarded the same way, except for the origins of
+ * AGENT_PROTOCOL_CORS_ORIGINS (front ends such as Agent Chat UI;
+ * api/protocols/langgraph/cors.ts answers them). The
  * gateway never checks `Origin`: browser apps call it cross-origin with
  * virtual keys.
  */
@@ -48,7 +51,7 @@ export function hostCheck(list: AllowedHosts, agentProtocolOrigins: CorsOrigins 
     if (
       origin !== '' &&
       STATE_CHANGING.has(ctx.method) &&
-      (door || path.startsWith(CONFIGURATION) || path.startsWith(A2A)) &&
+      (door || path.startsWith(CONFIGURATION) || path.startsWith(MCP) || path.startsWith(A2A)) &&
       !originAllowed(list, origin, host) &&
       !(door && corsOriginAllowed(agentProtocolOrigins, origin))
     )

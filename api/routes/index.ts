@@ -24,6 +24,7 @@ import { webhookRoutes } from './webhooks.routes.js';
 import { cronRoutes } from './crons.routes.js';
 import { langGraphRouters } from '../protocols/langgraph/index.js';
 import { a2aRouter } from '../protocols/a2a/door.js';
+import { mcpRouters } from '../protocols/mcp/index.js';
 
 /**
  * Every router of the API, in one list: the app mounts them and the OpenAPI
@@ -55,6 +56,7 @@ export function buildRouters(deps: AppDeps): ApiRouter[] {
     cronRoutes(deps),
     ...langGraphRouters(deps),
     a2aRouter(deps),
+    ...mcpRouters(deps),
   ];
   routers.push(docsRoutes(() => routers.flatMap((r) => r.routes)));
   return routers;
