@@ -995,77 +995,20 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/agent-server/converse": {
+    "/api/agent-server/runs/statistics": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        get?: never;
-        put?: never;
         /**
-         * Send a message to an agent: one turn of its session
-         * @description Stores the message, runs the turn in the session workflow and answers with the run. With `stream: true` (or `Accept: text/event-stream`) the answer is Server-Sent Events: `run.created`, `message.delta {text}`, `tool_call.created`, `tool_call.completed`, `message.completed`, then `run.completed {usage}` or `run.failed {error}`, each with an `id:`; resume with GET /runs/{run_id}/events. A failed turn is still a 200 with `status: failed`. The same `message_id` again returns the same run; with a different message, 409. When the model calls a tool that needs approval, the turn pauses: the answer (or the stream, after `run.paused {pending}`) ends with `status: awaiting_approval` and `pending_approvals`; decide with POST /runs/{run_id}/approvals and follow GET /runs/{run_id}/events.
+         * Count a project's runs by source, status or agent
+         * @description One row per group (`group_by`: `source` by default, `status` or `agent`) of the runs created in the window: how many, how many completed, failed or were cancelled, the tokens and cost they used, and the median duration of those that ended. `source` says which door a run came through: `rest` (converse), `langgraph`, `mcp`, `a2a`, or a `cron`, an `eval` or a parent agent (`sub_agent`). The largest group first.
          */
-        post: operations["postApiAgentServerConverse"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/agent-server/runs/{run_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** A run's status and result, also after its client left */
-        get: operations["getApiAgentServerRunsRunId"];
+        get: operations["getApiAgentServerRunsStatistics"];
         put?: never;
         post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/agent-server/runs/{run_id}/events": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Replay and follow a run's events (Server-Sent Events)
-         * @description Every event of the run after `Last-Event-ID` (or `?after=`), then live ones until the run ends. Works on any replica.
-         */
-        get: operations["getApiAgentServerRunsRunIdEvents"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/agent-server/runs/{run_id}/approvals": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Approve or decline a paused run's tool calls
-         * @description For a run with `status: awaiting_approval`: the listed calls run (approved) or answer the model "declined by user" (rejected). Calls not listed keep waiting; once every pending call is decided the turn goes on (`run.resumed`). Works minutes or days later, after any restart. 409 when the run is not awaiting approval or a call was already decided; 400 naming calls that are not pending. With `wait: true` the answer comes when the turn has ended or paused again.
-         */
-        post: operations["postApiAgentServerRunsRunIdApprovals"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1081,7 +1024,7 @@ export interface paths {
         };
         /**
          * List a project's runs
-         * @description Newest first, each in the view of GET /runs/{run_id}. `status` takes one or several run statuses (comma-separated or repeated); `start_time`/`end_time` bound `created_at`.
+         * @description Newest first, each in the view of GET /runs/{run_id}. `status` takes one or several run statuses (comma-separated or repeated), `source` one or several sources; `start_time`/`end_time` bound `created_at`.
          */
         get: operations["getApiAgentServerRuns"];
         put?: never;
@@ -1101,7 +1044,7 @@ export interface paths {
         };
         /**
          * List a conversation's runs (every agent's turns in it)
-         * @description Newest first, each in the view of GET /runs/{run_id}. `status` takes one or several run statuses (comma-separated or repeated); `start_time`/`end_time` bound `created_at`. Without `project_id` the conversation id must be unique across projects (else 400 naming `project_id`).
+         * @description Newest first, each in the view of GET /runs/{run_id}. `status` takes one or several run statuses (comma-separated or repeated), `source` one or several sources; `start_time`/`end_time` bound `created_at`. Without `project_id` the conversation id must be unique across projects (else 400 naming `project_id`).
          */
         get: operations["getApiAgentServerConversationsConversationIdRuns"];
         put?: never;
@@ -1121,7 +1064,7 @@ export interface paths {
         };
         /**
          * List an agent's runs across its conversations
-         * @description Newest first, each in the view of GET /runs/{run_id}. `status` takes one or several run statuses (comma-separated or repeated); `start_time`/`end_time` bound `created_at`.
+         * @description Newest first, each in the view of GET /runs/{run_id}. `status` takes one or several run statuses (comma-separated or repeated), `source` one or several sources; `start_time`/`end_time` bound `created_at`.
          */
         get: operations["getApiAgentServerAgentsIdRuns"];
         put?: never;
@@ -1226,6 +1169,83 @@ export interface paths {
          * @description An MCP server may ask the user something during a call (elicitation): the run waits with status `awaiting_input` and `pause.details` holding the `message` and, for a form, its `requested_schema` (for a page to open, its `url`). `accept` answers with `content`, validated against the schema after its defaults fill what is left out (400 naming the field); `decline` and `cancel` say the person would not. The call goes on; the agent's `input_timeout_ms` declines when no answer comes. 409 unless the run waits for input.
          */
         post: operations["postApiAgentServerRunsRunIdInput"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agent-server/converse": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a message to an agent: one turn of its session
+         * @description Stores the message, runs the turn in the session workflow and answers with the run. With `stream: true` (or `Accept: text/event-stream`) the answer is Server-Sent Events: `run.created`, `message.delta {text}`, `tool_call.created`, `tool_call.completed`, `message.completed`, then `run.completed {usage}` or `run.failed {error}`, each with an `id:`; resume with GET /runs/{run_id}/events. A failed turn is still a 200 with `status: failed`. The same `message_id` again returns the same run; with a different message, 409. When the model calls a tool that needs approval, the turn pauses: the answer (or the stream, after `run.paused {pending}`) ends with `status: awaiting_approval` and `pending_approvals`; decide with POST /runs/{run_id}/approvals and follow GET /runs/{run_id}/events.
+         */
+        post: operations["postApiAgentServerConverse"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agent-server/runs/{run_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A run's status and result, also after its client left */
+        get: operations["getApiAgentServerRunsRunId"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agent-server/runs/{run_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Replay and follow a run's events (Server-Sent Events)
+         * @description Every event of the run after `Last-Event-ID` (or `?after=`), then live ones until the run ends. Works on any replica.
+         */
+        get: operations["getApiAgentServerRunsRunIdEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agent-server/runs/{run_id}/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve or decline a paused run's tool calls
+         * @description For a run with `status: awaiting_approval`: the listed calls run (approved) or answer the model "declined by user" (rejected). Calls not listed keep waiting; once every pending call is decided the turn goes on (`run.resumed`). Works minutes or days later, after any restart. 409 when the run is not awaiting approval or a call was already decided; 400 naming calls that are not pending. With `wait: true` the answer comes when the turn has ended or paused again.
+         */
+        post: operations["postApiAgentServerRunsRunIdApprovals"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2246,6 +2266,46 @@ export interface paths {
          * @description `prefix` and `suffix` take `*` for any label; `max_depth` cuts namespaces to that many labels.
          */
         post: operations["postApiLanggraphProjectIdStoreNamespaces"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/a2a/{agent_id}/.well-known/agent-card.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An agent's A2A agent card
+         * @description Readable without credentials: its name, description, skill, JSON-RPC interface, streaming, and the security scheme the endpoint takes (ADMIN_TOKEN as an HTTP bearer token). 404 unless the agent has `expose.a2a`.
+         */
+        get: operations["getApiA2aAgentIdWellKnownAgentCardJson"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/a2a/{agent_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A2A v1.0 JSON-RPC: SendMessage, SendStreamingMessage, GetTask, ListTasks, CancelTask, SubscribeToTask
+         * @description A task is a run of the agent and its contextId the conversation. Send `A2A-Version: 1.0`. Streaming methods answer Server-Sent Events, one JSON-RPC response each. Errors are JSON-RPC errors. See docs/a2a.md.
+         */
+        post: operations["postApiA2aAgentId"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5581,6 +5641,25 @@ export interface operations {
                                 [key: string]: unknown;
                             };
                             memory_tools?: boolean;
+                            /** @description the doors other clients may call this agent through; both closed by default */
+                            expose?: {
+                                /**
+                                 * @description served as a tool of the project's MCP server (/api/mcp/{project_id})
+                                 * @default false
+                                 */
+                                mcp: boolean;
+                                /**
+                                 * @description served as an A2A agent (/api/a2a/{agent_id})
+                                 * @default false
+                                 */
+                                a2a: boolean;
+                            };
+                            sub_agents?: {
+                                /** Format: uuid */
+                                agent_id: string;
+                                /** @description what the model is told the sub-agent does (default: that agent's own description) */
+                                description?: string | null;
+                            }[];
                             /**
                              * Format: uuid
                              * @description The agent this one was copied from through the Agent Protocol (its graph); null for an agent made here
@@ -5715,6 +5794,26 @@ export interface operations {
                     } & {
                         [key: string]: unknown[] | boolean | number | Record<string, never> | string | null;
                     };
+                    /** @description the doors other clients may call this agent through; both closed by default */
+                    expose?: {
+                        /**
+                         * @description served as a tool of the project's MCP server (/api/mcp/{project_id})
+                         * @default false
+                         */
+                        mcp?: boolean;
+                        /**
+                         * @description served as an A2A agent (/api/a2a/{agent_id})
+                         * @default false
+                         */
+                        a2a?: boolean;
+                    };
+                    /** @description other agents of the project the model may hand a task to, each seen as a tool; a call runs that agent's turn in a conversation of its own, linked to this run. A cycle is refused */
+                    sub_agents?: {
+                        /** Format: uuid */
+                        agent_id: string;
+                        /** @description what the model is told the sub-agent does (default: that agent's own description) */
+                        description?: string | null;
+                    }[];
                     /** @description offer the tools memory_save and memory_search over the project's memory store (the Agent Protocol's `/store`); memories default to the namespace ["memories", <agent id>]; default false */
                     memory_tools?: boolean;
                 };
@@ -5801,6 +5900,25 @@ export interface operations {
                                 [key: string]: unknown;
                             };
                             memory_tools?: boolean;
+                            /** @description the doors other clients may call this agent through; both closed by default */
+                            expose?: {
+                                /**
+                                 * @description served as a tool of the project's MCP server (/api/mcp/{project_id})
+                                 * @default false
+                                 */
+                                mcp: boolean;
+                                /**
+                                 * @description served as an A2A agent (/api/a2a/{agent_id})
+                                 * @default false
+                                 */
+                                a2a: boolean;
+                            };
+                            sub_agents?: {
+                                /** Format: uuid */
+                                agent_id: string;
+                                /** @description what the model is told the sub-agent does (default: that agent's own description) */
+                                description?: string | null;
+                            }[];
                             /**
                              * Format: uuid
                              * @description The agent this one was copied from through the Agent Protocol (its graph); null for an agent made here
@@ -5935,6 +6053,26 @@ export interface operations {
                     } & {
                         [key: string]: unknown[] | boolean | number | Record<string, never> | string | null;
                     };
+                    /** @description the doors other clients may call this agent through; both closed by default */
+                    expose?: {
+                        /**
+                         * @description served as a tool of the project's MCP server (/api/mcp/{project_id})
+                         * @default false
+                         */
+                        mcp?: boolean;
+                        /**
+                         * @description served as an A2A agent (/api/a2a/{agent_id})
+                         * @default false
+                         */
+                        a2a?: boolean;
+                    };
+                    /** @description other agents of the project the model may hand a task to, each seen as a tool; a call runs that agent's turn in a conversation of its own, linked to this run. A cycle is refused */
+                    sub_agents?: {
+                        /** Format: uuid */
+                        agent_id: string;
+                        /** @description what the model is told the sub-agent does (default: that agent's own description) */
+                        description?: string | null;
+                    }[];
                     /** @description offer the tools memory_save and memory_search over the project's memory store (the Agent Protocol's `/store`); memories default to the namespace ["memories", <agent id>]; default false */
                     memory_tools?: boolean;
                 };
@@ -6086,6 +6224,25 @@ export interface operations {
                                 [key: string]: unknown;
                             };
                             memory_tools?: boolean;
+                            /** @description the doors other clients may call this agent through; both closed by default */
+                            expose?: {
+                                /**
+                                 * @description served as a tool of the project's MCP server (/api/mcp/{project_id})
+                                 * @default false
+                                 */
+                                mcp: boolean;
+                                /**
+                                 * @description served as an A2A agent (/api/a2a/{agent_id})
+                                 * @default false
+                                 */
+                                a2a: boolean;
+                            };
+                            sub_agents?: {
+                                /** Format: uuid */
+                                agent_id: string;
+                                /** @description what the model is told the sub-agent does (default: that agent's own description) */
+                                description?: string | null;
+                            }[];
                             /**
                              * Format: uuid
                              * @description The agent this one was copied from through the Agent Protocol (its graph); null for an agent made here
@@ -6227,6 +6384,25 @@ export interface operations {
                                 [key: string]: unknown;
                             };
                             memory_tools?: boolean;
+                            /** @description the doors other clients may call this agent through; both closed by default */
+                            expose?: {
+                                /**
+                                 * @description served as a tool of the project's MCP server (/api/mcp/{project_id})
+                                 * @default false
+                                 */
+                                mcp: boolean;
+                                /**
+                                 * @description served as an A2A agent (/api/a2a/{agent_id})
+                                 * @default false
+                                 */
+                                a2a: boolean;
+                            };
+                            sub_agents?: {
+                                /** Format: uuid */
+                                agent_id: string;
+                                /** @description what the model is told the sub-agent does (default: that agent's own description) */
+                                description?: string | null;
+                            }[];
                             /**
                              * Format: uuid
                              * @description The agent this one was copied from through the Agent Protocol (its graph); null for an agent made here
@@ -6439,6 +6615,26 @@ export interface operations {
                     } & {
                         [key: string]: unknown[] | boolean | number | Record<string, never> | string | null;
                     };
+                    /** @description the doors other clients may call this agent through; both closed by default */
+                    expose?: {
+                        /**
+                         * @description served as a tool of the project's MCP server (/api/mcp/{project_id})
+                         * @default false
+                         */
+                        mcp?: boolean;
+                        /**
+                         * @description served as an A2A agent (/api/a2a/{agent_id})
+                         * @default false
+                         */
+                        a2a?: boolean;
+                    };
+                    /** @description other agents of the project the model may hand a task to, each seen as a tool; a call runs that agent's turn in a conversation of its own, linked to this run. A cycle is refused */
+                    sub_agents?: {
+                        /** Format: uuid */
+                        agent_id: string;
+                        /** @description what the model is told the sub-agent does (default: that agent's own description) */
+                        description?: string | null;
+                    }[];
                     /** @description offer the tools memory_save and memory_search over the project's memory store (the Agent Protocol's `/store`); memories default to the namespace ["memories", <agent id>]; default false */
                     memory_tools?: boolean;
                 };
@@ -6525,6 +6721,25 @@ export interface operations {
                                 [key: string]: unknown;
                             };
                             memory_tools?: boolean;
+                            /** @description the doors other clients may call this agent through; both closed by default */
+                            expose?: {
+                                /**
+                                 * @description served as a tool of the project's MCP server (/api/mcp/{project_id})
+                                 * @default false
+                                 */
+                                mcp: boolean;
+                                /**
+                                 * @description served as an A2A agent (/api/a2a/{agent_id})
+                                 * @default false
+                                 */
+                                a2a: boolean;
+                            };
+                            sub_agents?: {
+                                /** Format: uuid */
+                                agent_id: string;
+                                /** @description what the model is told the sub-agent does (default: that agent's own description) */
+                                description?: string | null;
+                            }[];
                             /**
                              * Format: uuid
                              * @description The agent this one was copied from through the Agent Protocol (its graph); null for an agent made here
@@ -6757,6 +6972,25 @@ export interface operations {
                                 [key: string]: unknown;
                             };
                             memory_tools?: boolean;
+                            /** @description the doors other clients may call this agent through; both closed by default */
+                            expose?: {
+                                /**
+                                 * @description served as a tool of the project's MCP server (/api/mcp/{project_id})
+                                 * @default false
+                                 */
+                                mcp: boolean;
+                                /**
+                                 * @description served as an A2A agent (/api/a2a/{agent_id})
+                                 * @default false
+                                 */
+                                a2a: boolean;
+                            };
+                            sub_agents?: {
+                                /** Format: uuid */
+                                agent_id: string;
+                                /** @description what the model is told the sub-agent does (default: that agent's own description) */
+                                description?: string | null;
+                            }[];
                             /**
                              * Format: uuid
                              * @description The agent this one was copied from through the Agent Protocol (its graph); null for an agent made here
@@ -10572,307 +10806,20 @@ export interface operations {
             };
         };
     };
-    postApiAgentServerConverse: {
+    getApiAgentServerRunsStatistics: {
         parameters: {
             query: {
                 project_id: string;
+                group_by?: "source" | "status" | "agent";
+                agent_id?: string;
+                source?: ("rest" | "langgraph" | "mcp" | "a2a" | "cron" | "eval" | "sub_agent")[];
+                start_time?: string;
+                end_time?: string;
             };
             header?: never;
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /** Format: uuid */
-                    agent_id: string;
-                    /** @description Absent: a new conversation. Unknown: created under this id. Known: the next turn of it. */
-                    conversation_id?: string;
-                    /** @description For a new conversation; an existing one keeps its own */
-                    namespace?: string;
-                    /** @description Text, or content parts: `{type: "text", text}` and `{type: "image_url", image_url: {url}}` */
-                    message: string | ({
-                        /** @constant */
-                        type: "image_url";
-                        image_url: {
-                            url: string;
-                        };
-                    } | {
-                        /** @constant */
-                        type: "text";
-                        text: string;
-                    })[];
-                    /** @description Idempotency key, unique per conversation; generated when absent */
-                    message_id?: string;
-                    /** @description Template variables, merged into the conversation's stored context (later turns keep them) */
-                    context?: {
-                        "/^[A-Za-z_][A-Za-z0-9_.]*$/"?: unknown[] | boolean | number | Record<string, never> | string | null;
-                    } & {
-                        [key: string]: unknown[] | boolean | number | Record<string, never> | string | null;
-                    };
-                    /** @description Answer as Server-Sent Events (also with `Accept: text/event-stream`) */
-                    stream?: boolean;
-                    /** @description Run this turn with another prompt version, model or parameters than the agent's; shown as the run's `overrides` */
-                    overrides?: {
-                        /**
-                         * Format: uuid
-                         * @description A version of any prompt of the project, instead of the one the agent's label points at
-                         */
-                        prompt_version_id?: string;
-                        /**
-                         * Format: uuid
-                         * @description A model of the project (with a provider), instead of the agent's
-                         */
-                        model_id?: string;
-                        /** @description Model parameters, merged over the model's own `parameters` */
-                        parameters?: {
-                            temperature?: number;
-                            top_p?: number;
-                            max_tokens?: number;
-                            presence_penalty?: number;
-                            frequency_penalty?: number;
-                            stop?: string | string[];
-                            seed?: number;
-                        } & {
-                            [key: string]: unknown;
-                        };
-                    };
-                    /** @description The person this turn acts for: an MCP server configured with per-user tokens is called with theirs (POST /mcp-servers/{id}/authorize with this end_user_id) */
-                    end_user_id?: string;
-                    /**
-                     * Format: uri
-                     * @description A one-off endpoint for this run's events (run.paused, run.completed, run.failed, run.cancelled), signed with a secret made for this run: `webhook_secret` in the answer (the `Webhook-Secret` header when streaming)
-                     */
-                    webhook?: string;
-                };
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        error: false;
-                        message: string;
-                        data: {
-                            /** Format: uuid */
-                            run_id?: string;
-                            /** Format: uuid */
-                            project_id?: string;
-                            /** Format: uuid */
-                            agent_id?: string | null;
-                            agent_name?: string | null;
-                            conversation_id?: string;
-                            /** Format: uuid */
-                            thread_id?: string;
-                            message_id?: string;
-                            /** @enum {string} */
-                            status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "awaiting_authorization" | "awaiting_input" | "completed" | "failed" | "cancelled";
-                            output?: {
-                                /** @constant */
-                                role?: "assistant";
-                                content?: string;
-                                /** @description The answer parsed and validated against the agent's schema */
-                                structured?: unknown[] | boolean | number | Record<string, never> | string | null;
-                            } | null;
-                            tool_calls?: {
-                                [key: string]: unknown;
-                            }[];
-                            usage?: {
-                                /** @description Every prompt token of the turn's model calls */
-                                input_tokens?: number;
-                                output_tokens?: number;
-                                /** @description Of input_tokens, read from the prompt cache; present once a call reported some */
-                                cache_read_tokens?: number;
-                                /** @description Of input_tokens, written to the prompt cache; present once a call reported some */
-                                cache_write_tokens?: number;
-                            };
-                            /** @description The provider-side model id the turn called */
-                            model?: string | null;
-                            /** @description What the run's model calls cost (summaries included), each at its model's price (its Model's `pricing`, else the shipped list price): the figures on their spans and in the usage endpoints. Runs stored before costs were recorded show their tokens at today's price. Null when no price is known. */
-                            cost_usd?: number | null;
-                            error?: {
-                                code?: string;
-                                message?: string;
-                                details?: unknown[] | boolean | number | Record<string, never> | string | null;
-                            } | null;
-                            warnings?: string[];
-                            /** Format: uuid */
-                            prompt_version_id?: string | null;
-                            /** @description The version of its agent the turn ran with (GET /agents/{id}/versions); null until the turn starts */
-                            agent_version?: number | null;
-                            /** @description What this turn was asked to run with instead of the agent's configuration (converse `overrides`) */
-                            overrides?: {
-                                /** Format: uuid */
-                                prompt_version_id?: string;
-                                /** Format: uuid */
-                                model_id?: string;
-                                parameters?: {
-                                    [key: string]: unknown;
-                                };
-                            } | null;
-                            /** @description Cancelled with `rollback`: the run's messages, summaries and events were removed from the conversation */
-                            rolled_back?: boolean;
-                            /**
-                             * @description The door the message came through: `api` (converse) or `langgraph` (the Agent Protocol)
-                             * @enum {string}
-                             */
-                            door?: "api" | "langgraph";
-                            trace_id?: string | null;
-                            workflow_id?: string;
-                            temporal_ui_url?: string | null;
-                            /** @description What the model could see this turn: offered tools (and their MCP server), servers listed, the sandbox tool and why */
-                            tools?: {
-                                [key: string]: unknown;
-                            } | null;
-                            /** @description While status is awaiting_approval: the tool calls waiting for a decision */
-                            pending_approvals?: {
-                                [key: string]: unknown;
-                            }[];
-                            /** @description Decisions taken on this run's tool calls: id, step, decision, by (user or timeout), at */
-                            approvals?: {
-                                [key: string]: unknown;
-                            }[];
-                            /** @description While the run waits for someone: why, since when, until when */
-                            pause?: {
-                                /** @enum {string} */
-                                reason?: "approval" | "budget" | "decision" | "authorization" | "input";
-                                /**
-                                 * Format: date-time
-                                 * @description When the run paused
-                                 */
-                                since?: string | null;
-                                /**
-                                 * Format: date-time
-                                 * @description When the wait ends by itself: the agent's approval_timeout_ms declines what is undecided, budget_wait_timeout_ms cancels the run, decision_timeout_ms fails the call
-                                 */
-                                timeout_at?: string | null;
-                                details?: {
-                                    /** @description approval: the tool calls still waiting for a decision */
-                                    pending_call_ids?: string[];
-                                    /**
-                                     * @description budget: whose budget the call did not fit in
-                                     * @enum {string}
-                                     */
-                                    scope?: "agent" | "conversation" | "key";
-                                    /** @description budget: the agent's, the conversation's or the key's id */
-                                    id?: string;
-                                    /** @description budget: its period */
-                                    period?: string;
-                                    max_usd?: number;
-                                    max_tokens?: number | null;
-                                    /** @description budget: what the period's runs spent */
-                                    spent_usd?: number;
-                                    spent_tokens?: number;
-                                    /** @description budget: what calls in flight hold */
-                                    reserved_usd?: number;
-                                    /** @description budget: the waiting call's worst case */
-                                    needed_usd?: number;
-                                    needed_tokens?: number;
-                                    /**
-                                     * Format: date-time
-                                     * @description budget: when its next period begins and the run tries again
-                                     */
-                                    resets_at?: string | null;
-                                    /** @description decision: the tool call whose outcome is unknown */
-                                    call_id?: string;
-                                    /** @description decision: the tool the model called */
-                                    name?: string;
-                                    arguments?: string | null;
-                                    /**
-                                     * Format: uuid
-                                     * @description authorization: the MCP server that wants OAuth authorization
-                                     */
-                                    server_id?: string;
-                                    server_name?: string;
-                                    /** @description authorization: the person whose token it wants */
-                                    end_user_id?: string | null;
-                                    /** @description authorization: the URL a person opens to authorize (POST /mcp-servers/{id}/authorize makes a fresh one) */
-                                    authorization_url?: string;
-                                    /**
-                                     * @description input: a form to fill, or a page to open
-                                     * @enum {string}
-                                     */
-                                    mode?: "form" | "url";
-                                    /** @description input: the MCP server's question */
-                                    message?: string;
-                                    /** @description input (form): the JSON Schema of the answer (POST /runs/{id}/input) */
-                                    requested_schema?: {
-                                        [key: string]: unknown;
-                                    };
-                                    /** @description input (url): the page the person opens */
-                                    url?: string;
-                                } & {
-                                    [key: string]: unknown;
-                                };
-                            } | null;
-                            /** Format: date-time */
-                            created_at?: string;
-                            /**
-                             * Format: date-time
-                             * @description When a worker began the turn
-                             */
-                            started_at?: string | null;
-                            /** Format: date-time */
-                            finished_at?: string | null;
-                            /** @description From created_at to finished_at (waits included); null until the run ends */
-                            duration_ms?: number | null;
-                            /** @description From created_at to the turn's first output (streamed text, or a tool call); null before it and once the run events are pruned (RUN_EVENTS_RETENTION_DAYS) */
-                            first_token_ms?: number | null;
-                            /** @description Time spent paused for approval, every pause of the turn (a pause under way counts until now); null when it never paused, or once the run events are pruned */
-                            approval_wait_ms?: number | null;
-                            /** @description The secret signing this run's one-off `webhook` deliveries (Standard Webhooks `whsec_…`); answered again to a retry with the same message_id, never shown by GET /runs */
-                            webhook_secret?: string;
-                        };
-                        status: number;
-                        errorDetails: Record<string, never>;
-                    };
-                };
-            };
-            /** @description Invalid request */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Internal server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    getApiAgentServerRunsRunId: {
-        parameters: {
-            query?: {
-                project_id?: string;
-            };
-            header?: never;
-            path: {
-                run_id: string;
-            };
-            cookie?: never;
-        };
         requestBody?: never;
         responses: {
             /** @description OK */
@@ -10886,173 +10833,33 @@ export interface operations {
                         error: false;
                         message: string;
                         data: {
-                            /** Format: uuid */
-                            run_id?: string;
-                            /** Format: uuid */
-                            project_id?: string;
-                            /** Format: uuid */
-                            agent_id?: string | null;
-                            agent_name?: string | null;
-                            conversation_id?: string;
-                            /** Format: uuid */
-                            thread_id?: string;
-                            message_id?: string;
-                            /** @enum {string} */
-                            status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "awaiting_authorization" | "awaiting_input" | "completed" | "failed" | "cancelled";
-                            output?: {
-                                /** @constant */
-                                role?: "assistant";
-                                content?: string;
-                                /** @description The answer parsed and validated against the agent's schema */
-                                structured?: unknown[] | boolean | number | Record<string, never> | string | null;
-                            } | null;
-                            tool_calls?: {
-                                [key: string]: unknown;
-                            }[];
-                            usage?: {
-                                /** @description Every prompt token of the turn's model calls */
-                                input_tokens?: number;
-                                output_tokens?: number;
-                                /** @description Of input_tokens, read from the prompt cache; present once a call reported some */
-                                cache_read_tokens?: number;
-                                /** @description Of input_tokens, written to the prompt cache; present once a call reported some */
-                                cache_write_tokens?: number;
-                            };
-                            /** @description The provider-side model id the turn called */
-                            model?: string | null;
-                            /** @description What the run's model calls cost (summaries included), each at its model's price (its Model's `pricing`, else the shipped list price): the figures on their spans and in the usage endpoints. Runs stored before costs were recorded show their tokens at today's price. Null when no price is known. */
-                            cost_usd?: number | null;
-                            error?: {
-                                code?: string;
-                                message?: string;
-                                details?: unknown[] | boolean | number | Record<string, never> | string | null;
-                            } | null;
-                            warnings?: string[];
-                            /** Format: uuid */
-                            prompt_version_id?: string | null;
-                            /** @description The version of its agent the turn ran with (GET /agents/{id}/versions); null until the turn starts */
-                            agent_version?: number | null;
-                            /** @description What this turn was asked to run with instead of the agent's configuration (converse `overrides`) */
-                            overrides?: {
-                                /** Format: uuid */
-                                prompt_version_id?: string;
-                                /** Format: uuid */
-                                model_id?: string;
-                                parameters?: {
-                                    [key: string]: unknown;
-                                };
-                            } | null;
-                            /** @description Cancelled with `rollback`: the run's messages, summaries and events were removed from the conversation */
-                            rolled_back?: boolean;
                             /**
-                             * @description The door the message came through: `api` (converse) or `langgraph` (the Agent Protocol)
+                             * @description With group_by=source
                              * @enum {string}
                              */
-                            door?: "api" | "langgraph";
-                            trace_id?: string | null;
-                            workflow_id?: string;
-                            temporal_ui_url?: string | null;
-                            /** @description What the model could see this turn: offered tools (and their MCP server), servers listed, the sandbox tool and why */
-                            tools?: {
-                                [key: string]: unknown;
-                            } | null;
-                            /** @description While status is awaiting_approval: the tool calls waiting for a decision */
-                            pending_approvals?: {
-                                [key: string]: unknown;
-                            }[];
-                            /** @description Decisions taken on this run's tool calls: id, step, decision, by (user or timeout), at */
-                            approvals?: {
-                                [key: string]: unknown;
-                            }[];
-                            /** @description While the run waits for someone: why, since when, until when */
-                            pause?: {
-                                /** @enum {string} */
-                                reason?: "approval" | "budget" | "decision" | "authorization" | "input";
-                                /**
-                                 * Format: date-time
-                                 * @description When the run paused
-                                 */
-                                since?: string | null;
-                                /**
-                                 * Format: date-time
-                                 * @description When the wait ends by itself: the agent's approval_timeout_ms declines what is undecided, budget_wait_timeout_ms cancels the run, decision_timeout_ms fails the call
-                                 */
-                                timeout_at?: string | null;
-                                details?: {
-                                    /** @description approval: the tool calls still waiting for a decision */
-                                    pending_call_ids?: string[];
-                                    /**
-                                     * @description budget: whose budget the call did not fit in
-                                     * @enum {string}
-                                     */
-                                    scope?: "agent" | "conversation" | "key";
-                                    /** @description budget: the agent's, the conversation's or the key's id */
-                                    id?: string;
-                                    /** @description budget: its period */
-                                    period?: string;
-                                    max_usd?: number;
-                                    max_tokens?: number | null;
-                                    /** @description budget: what the period's runs spent */
-                                    spent_usd?: number;
-                                    spent_tokens?: number;
-                                    /** @description budget: what calls in flight hold */
-                                    reserved_usd?: number;
-                                    /** @description budget: the waiting call's worst case */
-                                    needed_usd?: number;
-                                    needed_tokens?: number;
-                                    /**
-                                     * Format: date-time
-                                     * @description budget: when its next period begins and the run tries again
-                                     */
-                                    resets_at?: string | null;
-                                    /** @description decision: the tool call whose outcome is unknown */
-                                    call_id?: string;
-                                    /** @description decision: the tool the model called */
-                                    name?: string;
-                                    arguments?: string | null;
-                                    /**
-                                     * Format: uuid
-                                     * @description authorization: the MCP server that wants OAuth authorization
-                                     */
-                                    server_id?: string;
-                                    server_name?: string;
-                                    /** @description authorization: the person whose token it wants */
-                                    end_user_id?: string | null;
-                                    /** @description authorization: the URL a person opens to authorize (POST /mcp-servers/{id}/authorize makes a fresh one) */
-                                    authorization_url?: string;
-                                    /**
-                                     * @description input: a form to fill, or a page to open
-                                     * @enum {string}
-                                     */
-                                    mode?: "form" | "url";
-                                    /** @description input: the MCP server's question */
-                                    message?: string;
-                                    /** @description input (form): the JSON Schema of the answer (POST /runs/{id}/input) */
-                                    requested_schema?: {
-                                        [key: string]: unknown;
-                                    };
-                                    /** @description input (url): the page the person opens */
-                                    url?: string;
-                                } & {
-                                    [key: string]: unknown;
-                                };
-                            } | null;
-                            /** Format: date-time */
-                            created_at?: string;
+                            source?: "rest" | "langgraph" | "mcp" | "a2a" | "cron" | "eval" | "sub_agent";
                             /**
-                             * Format: date-time
-                             * @description When a worker began the turn
+                             * @description With group_by=status
+                             * @enum {string}
                              */
-                            started_at?: string | null;
-                            /** Format: date-time */
-                            finished_at?: string | null;
-                            /** @description From created_at to finished_at (waits included); null until the run ends */
-                            duration_ms?: number | null;
-                            /** @description From created_at to the turn's first output (streamed text, or a tool call); null before it and once the run events are pruned (RUN_EVENTS_RETENTION_DAYS) */
-                            first_token_ms?: number | null;
-                            /** @description Time spent paused for approval, every pause of the turn (a pause under way counts until now); null when it never paused, or once the run events are pruned */
-                            approval_wait_ms?: number | null;
-                        };
+                            status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "awaiting_authorization" | "awaiting_input" | "completed" | "failed" | "cancelled";
+                            /**
+                             * Format: uuid
+                             * @description With group_by=agent; null for runs of agents deleted since
+                             */
+                            agent_id?: string | null;
+                            /** @description Runs created in the window */
+                            runs?: number;
+                            completed?: number;
+                            failed?: number;
+                            cancelled?: number;
+                            input_tokens?: number;
+                            output_tokens?: number;
+                            /** @description Summed over the runs' priced model calls */
+                            cost_usd?: number;
+                            /** @description Median time from start to end of the runs that ended; null when none did */
+                            p50_duration_ms?: number | null;
+                        }[];
                         status: number;
                         errorDetails: Record<string, never>;
                     };
@@ -11069,330 +10876,6 @@ export interface operations {
             };
             /** @description Unauthorized */
             401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Internal server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    getApiAgentServerRunsRunIdEvents: {
-        parameters: {
-            query?: {
-                project_id?: string;
-                after?: number;
-            };
-            header?: never;
-            path: {
-                run_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/event-stream": unknown;
-                };
-            };
-            /** @description Invalid request */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Not found */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Internal server error */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-        };
-    };
-    postApiAgentServerRunsRunIdApprovals: {
-        parameters: {
-            query?: {
-                project_id?: string;
-            };
-            header?: never;
-            path: {
-                run_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": {
-                    /**
-                     * @description Tool calls to run
-                     * @default []
-                     */
-                    approved_call_ids?: string[];
-                    /**
-                     * @description Tool calls to decline: the model is told "declined by user"
-                     * @default []
-                     */
-                    rejected_call_ids?: string[];
-                    /**
-                     * @description Answer when the turn has ended or paused again (at most CONVERSE_WAIT_TIMEOUT_MS), not at once
-                     * @default false
-                     */
-                    wait?: boolean;
-                };
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @constant */
-                        error: false;
-                        message: string;
-                        data: {
-                            /** Format: uuid */
-                            run_id?: string;
-                            /** Format: uuid */
-                            project_id?: string;
-                            /** Format: uuid */
-                            agent_id?: string | null;
-                            agent_name?: string | null;
-                            conversation_id?: string;
-                            /** Format: uuid */
-                            thread_id?: string;
-                            message_id?: string;
-                            /** @enum {string} */
-                            status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "awaiting_authorization" | "awaiting_input" | "completed" | "failed" | "cancelled";
-                            output?: {
-                                /** @constant */
-                                role?: "assistant";
-                                content?: string;
-                                /** @description The answer parsed and validated against the agent's schema */
-                                structured?: unknown[] | boolean | number | Record<string, never> | string | null;
-                            } | null;
-                            tool_calls?: {
-                                [key: string]: unknown;
-                            }[];
-                            usage?: {
-                                /** @description Every prompt token of the turn's model calls */
-                                input_tokens?: number;
-                                output_tokens?: number;
-                                /** @description Of input_tokens, read from the prompt cache; present once a call reported some */
-                                cache_read_tokens?: number;
-                                /** @description Of input_tokens, written to the prompt cache; present once a call reported some */
-                                cache_write_tokens?: number;
-                            };
-                            /** @description The provider-side model id the turn called */
-                            model?: string | null;
-                            /** @description What the run's model calls cost (summaries included), each at its model's price (its Model's `pricing`, else the shipped list price): the figures on their spans and in the usage endpoints. Runs stored before costs were recorded show their tokens at today's price. Null when no price is known. */
-                            cost_usd?: number | null;
-                            error?: {
-                                code?: string;
-                                message?: string;
-                                details?: unknown[] | boolean | number | Record<string, never> | string | null;
-                            } | null;
-                            warnings?: string[];
-                            /** Format: uuid */
-                            prompt_version_id?: string | null;
-                            /** @description The version of its agent the turn ran with (GET /agents/{id}/versions); null until the turn starts */
-                            agent_version?: number | null;
-                            /** @description What this turn was asked to run with instead of the agent's configuration (converse `overrides`) */
-                            overrides?: {
-                                /** Format: uuid */
-                                prompt_version_id?: string;
-                                /** Format: uuid */
-                                model_id?: string;
-                                parameters?: {
-                                    [key: string]: unknown;
-                                };
-                            } | null;
-                            /** @description Cancelled with `rollback`: the run's messages, summaries and events were removed from the conversation */
-                            rolled_back?: boolean;
-                            /**
-                             * @description The door the message came through: `api` (converse) or `langgraph` (the Agent Protocol)
-                             * @enum {string}
-                             */
-                            door?: "api" | "langgraph";
-                            trace_id?: string | null;
-                            workflow_id?: string;
-                            temporal_ui_url?: string | null;
-                            /** @description What the model could see this turn: offered tools (and their MCP server), servers listed, the sandbox tool and why */
-                            tools?: {
-                                [key: string]: unknown;
-                            } | null;
-                            /** @description While status is awaiting_approval: the tool calls waiting for a decision */
-                            pending_approvals?: {
-                                [key: string]: unknown;
-                            }[];
-                            /** @description Decisions taken on this run's tool calls: id, step, decision, by (user or timeout), at */
-                            approvals?: {
-                                [key: string]: unknown;
-                            }[];
-                            /** @description While the run waits for someone: why, since when, until when */
-                            pause?: {
-                                /** @enum {string} */
-                                reason?: "approval" | "budget" | "decision" | "authorization" | "input";
-                                /**
-                                 * Format: date-time
-                                 * @description When the run paused
-                                 */
-                                since?: string | null;
-                                /**
-                                 * Format: date-time
-                                 * @description When the wait ends by itself: the agent's approval_timeout_ms declines what is undecided, budget_wait_timeout_ms cancels the run, decision_timeout_ms fails the call
-                                 */
-                                timeout_at?: string | null;
-                                details?: {
-                                    /** @description approval: the tool calls still waiting for a decision */
-                                    pending_call_ids?: string[];
-                                    /**
-                                     * @description budget: whose budget the call did not fit in
-                                     * @enum {string}
-                                     */
-                                    scope?: "agent" | "conversation" | "key";
-                                    /** @description budget: the agent's, the conversation's or the key's id */
-                                    id?: string;
-                                    /** @description budget: its period */
-                                    period?: string;
-                                    max_usd?: number;
-                                    max_tokens?: number | null;
-                                    /** @description budget: what the period's runs spent */
-                                    spent_usd?: number;
-                                    spent_tokens?: number;
-                                    /** @description budget: what calls in flight hold */
-                                    reserved_usd?: number;
-                                    /** @description budget: the waiting call's worst case */
-                                    needed_usd?: number;
-                                    needed_tokens?: number;
-                                    /**
-                                     * Format: date-time
-                                     * @description budget: when its next period begins and the run tries again
-                                     */
-                                    resets_at?: string | null;
-                                    /** @description decision: the tool call whose outcome is unknown */
-                                    call_id?: string;
-                                    /** @description decision: the tool the model called */
-                                    name?: string;
-                                    arguments?: string | null;
-                                    /**
-                                     * Format: uuid
-                                     * @description authorization: the MCP server that wants OAuth authorization
-                                     */
-                                    server_id?: string;
-                                    server_name?: string;
-                                    /** @description authorization: the person whose token it wants */
-                                    end_user_id?: string | null;
-                                    /** @description authorization: the URL a person opens to authorize (POST /mcp-servers/{id}/authorize makes a fresh one) */
-                                    authorization_url?: string;
-                                    /**
-                                     * @description input: a form to fill, or a page to open
-                                     * @enum {string}
-                                     */
-                                    mode?: "form" | "url";
-                                    /** @description input: the MCP server's question */
-                                    message?: string;
-                                    /** @description input (form): the JSON Schema of the answer (POST /runs/{id}/input) */
-                                    requested_schema?: {
-                                        [key: string]: unknown;
-                                    };
-                                    /** @description input (url): the page the person opens */
-                                    url?: string;
-                                } & {
-                                    [key: string]: unknown;
-                                };
-                            } | null;
-                            /** Format: date-time */
-                            created_at?: string;
-                            /**
-                             * Format: date-time
-                             * @description When a worker began the turn
-                             */
-                            started_at?: string | null;
-                            /** Format: date-time */
-                            finished_at?: string | null;
-                            /** @description From created_at to finished_at (waits included); null until the run ends */
-                            duration_ms?: number | null;
-                            /** @description From created_at to the turn's first output (streamed text, or a tool call); null before it and once the run events are pruned (RUN_EVENTS_RETENTION_DAYS) */
-                            first_token_ms?: number | null;
-                            /** @description Time spent paused for approval, every pause of the turn (a pause under way counts until now); null when it never paused, or once the run events are pruned */
-                            approval_wait_ms?: number | null;
-                        };
-                        status: number;
-                        errorDetails: Record<string, never>;
-                    };
-                };
-            };
-            /** @description Invalid request */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Unauthorized */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ErrorEnvelope"];
-                };
-            };
-            /** @description Not found */
-            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -11417,6 +10900,7 @@ export interface operations {
                 project_id: string;
                 agent_id?: string;
                 status?: ("queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "awaiting_authorization" | "awaiting_input" | "completed" | "failed" | "cancelled")[];
+                source?: ("rest" | "langgraph" | "mcp" | "a2a" | "cron" | "eval" | "sub_agent")[];
                 start_time?: string;
                 end_time?: string;
                 limit?: number;
@@ -11502,6 +10986,31 @@ export interface operations {
                              * @enum {string}
                              */
                             door?: "api" | "langgraph";
+                            /**
+                             * @description Where the run came from: `rest` (converse), `langgraph` (the Agent Protocol), `mcp` (the MCP server), `a2a`, `cron`, `eval` (a replay) or `sub_agent` (a parent agent's turn)
+                             * @enum {string}
+                             */
+                            source?: "rest" | "langgraph" | "mcp" | "a2a" | "cron" | "eval" | "sub_agent";
+                            /**
+                             * Format: uuid
+                             * @description A sub-agent's run (source `sub_agent`): the run whose tool call started it
+                             */
+                            parent_run_id?: string | null;
+                            /** @description GET /runs/{run_id} of a run that called sub-agents: the runs its calls started (each in a conversation of its own), oldest first */
+                            sub_agent_runs?: {
+                                /** Format: uuid */
+                                run_id?: string;
+                                /** Format: uuid */
+                                agent_id?: string | null;
+                                agent_name?: string | null;
+                                conversation_id?: string;
+                                /** @enum {string} */
+                                status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "awaiting_authorization" | "awaiting_input" | "completed" | "failed" | "cancelled";
+                                /** Format: date-time */
+                                created_at?: string;
+                                /** Format: date-time */
+                                finished_at?: string | null;
+                            }[];
                             trace_id?: string | null;
                             workflow_id?: string;
                             temporal_ui_url?: string | null;
@@ -11645,6 +11154,7 @@ export interface operations {
             query?: {
                 project_id?: string;
                 status?: ("queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "awaiting_authorization" | "awaiting_input" | "completed" | "failed" | "cancelled")[];
+                source?: ("rest" | "langgraph" | "mcp" | "a2a" | "cron" | "eval" | "sub_agent")[];
                 start_time?: string;
                 end_time?: string;
                 limit?: number;
@@ -11732,6 +11242,31 @@ export interface operations {
                              * @enum {string}
                              */
                             door?: "api" | "langgraph";
+                            /**
+                             * @description Where the run came from: `rest` (converse), `langgraph` (the Agent Protocol), `mcp` (the MCP server), `a2a`, `cron`, `eval` (a replay) or `sub_agent` (a parent agent's turn)
+                             * @enum {string}
+                             */
+                            source?: "rest" | "langgraph" | "mcp" | "a2a" | "cron" | "eval" | "sub_agent";
+                            /**
+                             * Format: uuid
+                             * @description A sub-agent's run (source `sub_agent`): the run whose tool call started it
+                             */
+                            parent_run_id?: string | null;
+                            /** @description GET /runs/{run_id} of a run that called sub-agents: the runs its calls started (each in a conversation of its own), oldest first */
+                            sub_agent_runs?: {
+                                /** Format: uuid */
+                                run_id?: string;
+                                /** Format: uuid */
+                                agent_id?: string | null;
+                                agent_name?: string | null;
+                                conversation_id?: string;
+                                /** @enum {string} */
+                                status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "awaiting_authorization" | "awaiting_input" | "completed" | "failed" | "cancelled";
+                                /** Format: date-time */
+                                created_at?: string;
+                                /** Format: date-time */
+                                finished_at?: string | null;
+                            }[];
                             trace_id?: string | null;
                             workflow_id?: string;
                             temporal_ui_url?: string | null;
@@ -11884,6 +11419,7 @@ export interface operations {
             query?: {
                 project_id?: string;
                 status?: ("queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "awaiting_authorization" | "awaiting_input" | "completed" | "failed" | "cancelled")[];
+                source?: ("rest" | "langgraph" | "mcp" | "a2a" | "cron" | "eval" | "sub_agent")[];
                 start_time?: string;
                 end_time?: string;
                 limit?: number;
@@ -11971,6 +11507,31 @@ export interface operations {
                              * @enum {string}
                              */
                             door?: "api" | "langgraph";
+                            /**
+                             * @description Where the run came from: `rest` (converse), `langgraph` (the Agent Protocol), `mcp` (the MCP server), `a2a`, `cron`, `eval` (a replay) or `sub_agent` (a parent agent's turn)
+                             * @enum {string}
+                             */
+                            source?: "rest" | "langgraph" | "mcp" | "a2a" | "cron" | "eval" | "sub_agent";
+                            /**
+                             * Format: uuid
+                             * @description A sub-agent's run (source `sub_agent`): the run whose tool call started it
+                             */
+                            parent_run_id?: string | null;
+                            /** @description GET /runs/{run_id} of a run that called sub-agents: the runs its calls started (each in a conversation of its own), oldest first */
+                            sub_agent_runs?: {
+                                /** Format: uuid */
+                                run_id?: string;
+                                /** Format: uuid */
+                                agent_id?: string | null;
+                                agent_name?: string | null;
+                                conversation_id?: string;
+                                /** @enum {string} */
+                                status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "awaiting_authorization" | "awaiting_input" | "completed" | "failed" | "cancelled";
+                                /** Format: date-time */
+                                created_at?: string;
+                                /** Format: date-time */
+                                finished_at?: string | null;
+                            }[];
                             trace_id?: string | null;
                             workflow_id?: string;
                             temporal_ui_url?: string | null;
@@ -12324,6 +11885,31 @@ export interface operations {
                              * @enum {string}
                              */
                             door?: "api" | "langgraph";
+                            /**
+                             * @description Where the run came from: `rest` (converse), `langgraph` (the Agent Protocol), `mcp` (the MCP server), `a2a`, `cron`, `eval` (a replay) or `sub_agent` (a parent agent's turn)
+                             * @enum {string}
+                             */
+                            source?: "rest" | "langgraph" | "mcp" | "a2a" | "cron" | "eval" | "sub_agent";
+                            /**
+                             * Format: uuid
+                             * @description A sub-agent's run (source `sub_agent`): the run whose tool call started it
+                             */
+                            parent_run_id?: string | null;
+                            /** @description GET /runs/{run_id} of a run that called sub-agents: the runs its calls started (each in a conversation of its own), oldest first */
+                            sub_agent_runs?: {
+                                /** Format: uuid */
+                                run_id?: string;
+                                /** Format: uuid */
+                                agent_id?: string | null;
+                                agent_name?: string | null;
+                                conversation_id?: string;
+                                /** @enum {string} */
+                                status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "awaiting_authorization" | "awaiting_input" | "completed" | "failed" | "cancelled";
+                                /** Format: date-time */
+                                created_at?: string;
+                                /** Format: date-time */
+                                finished_at?: string | null;
+                            }[];
                             trace_id?: string | null;
                             workflow_id?: string;
                             temporal_ui_url?: string | null;
@@ -12568,6 +12154,31 @@ export interface operations {
                              * @enum {string}
                              */
                             door?: "api" | "langgraph";
+                            /**
+                             * @description Where the run came from: `rest` (converse), `langgraph` (the Agent Protocol), `mcp` (the MCP server), `a2a`, `cron`, `eval` (a replay) or `sub_agent` (a parent agent's turn)
+                             * @enum {string}
+                             */
+                            source?: "rest" | "langgraph" | "mcp" | "a2a" | "cron" | "eval" | "sub_agent";
+                            /**
+                             * Format: uuid
+                             * @description A sub-agent's run (source `sub_agent`): the run whose tool call started it
+                             */
+                            parent_run_id?: string | null;
+                            /** @description GET /runs/{run_id} of a run that called sub-agents: the runs its calls started (each in a conversation of its own), oldest first */
+                            sub_agent_runs?: {
+                                /** Format: uuid */
+                                run_id?: string;
+                                /** Format: uuid */
+                                agent_id?: string | null;
+                                agent_name?: string | null;
+                                conversation_id?: string;
+                                /** @enum {string} */
+                                status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "awaiting_authorization" | "awaiting_input" | "completed" | "failed" | "cancelled";
+                                /** Format: date-time */
+                                created_at?: string;
+                                /** Format: date-time */
+                                finished_at?: string | null;
+                            }[];
                             trace_id?: string | null;
                             workflow_id?: string;
                             temporal_ui_url?: string | null;
@@ -12818,6 +12429,31 @@ export interface operations {
                              * @enum {string}
                              */
                             door?: "api" | "langgraph";
+                            /**
+                             * @description Where the run came from: `rest` (converse), `langgraph` (the Agent Protocol), `mcp` (the MCP server), `a2a`, `cron`, `eval` (a replay) or `sub_agent` (a parent agent's turn)
+                             * @enum {string}
+                             */
+                            source?: "rest" | "langgraph" | "mcp" | "a2a" | "cron" | "eval" | "sub_agent";
+                            /**
+                             * Format: uuid
+                             * @description A sub-agent's run (source `sub_agent`): the run whose tool call started it
+                             */
+                            parent_run_id?: string | null;
+                            /** @description GET /runs/{run_id} of a run that called sub-agents: the runs its calls started (each in a conversation of its own), oldest first */
+                            sub_agent_runs?: {
+                                /** Format: uuid */
+                                run_id?: string;
+                                /** Format: uuid */
+                                agent_id?: string | null;
+                                agent_name?: string | null;
+                                conversation_id?: string;
+                                /** @enum {string} */
+                                status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "awaiting_authorization" | "awaiting_input" | "completed" | "failed" | "cancelled";
+                                /** Format: date-time */
+                                created_at?: string;
+                                /** Format: date-time */
+                                finished_at?: string | null;
+                            }[];
                             trace_id?: string | null;
                             workflow_id?: string;
                             temporal_ui_url?: string | null;
@@ -13066,6 +12702,945 @@ export interface operations {
                              * @enum {string}
                              */
                             door?: "api" | "langgraph";
+                            /**
+                             * @description Where the run came from: `rest` (converse), `langgraph` (the Agent Protocol), `mcp` (the MCP server), `a2a`, `cron`, `eval` (a replay) or `sub_agent` (a parent agent's turn)
+                             * @enum {string}
+                             */
+                            source?: "rest" | "langgraph" | "mcp" | "a2a" | "cron" | "eval" | "sub_agent";
+                            /**
+                             * Format: uuid
+                             * @description A sub-agent's run (source `sub_agent`): the run whose tool call started it
+                             */
+                            parent_run_id?: string | null;
+                            /** @description GET /runs/{run_id} of a run that called sub-agents: the runs its calls started (each in a conversation of its own), oldest first */
+                            sub_agent_runs?: {
+                                /** Format: uuid */
+                                run_id?: string;
+                                /** Format: uuid */
+                                agent_id?: string | null;
+                                agent_name?: string | null;
+                                conversation_id?: string;
+                                /** @enum {string} */
+                                status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "awaiting_authorization" | "awaiting_input" | "completed" | "failed" | "cancelled";
+                                /** Format: date-time */
+                                created_at?: string;
+                                /** Format: date-time */
+                                finished_at?: string | null;
+                            }[];
+                            trace_id?: string | null;
+                            workflow_id?: string;
+                            temporal_ui_url?: string | null;
+                            /** @description What the model could see this turn: offered tools (and their MCP server), servers listed, the sandbox tool and why */
+                            tools?: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @description While status is awaiting_approval: the tool calls waiting for a decision */
+                            pending_approvals?: {
+                                [key: string]: unknown;
+                            }[];
+                            /** @description Decisions taken on this run's tool calls: id, step, decision, by (user or timeout), at */
+                            approvals?: {
+                                [key: string]: unknown;
+                            }[];
+                            /** @description While the run waits for someone: why, since when, until when */
+                            pause?: {
+                                /** @enum {string} */
+                                reason?: "approval" | "budget" | "decision" | "authorization" | "input";
+                                /**
+                                 * Format: date-time
+                                 * @description When the run paused
+                                 */
+                                since?: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the wait ends by itself: the agent's approval_timeout_ms declines what is undecided, budget_wait_timeout_ms cancels the run, decision_timeout_ms fails the call
+                                 */
+                                timeout_at?: string | null;
+                                details?: {
+                                    /** @description approval: the tool calls still waiting for a decision */
+                                    pending_call_ids?: string[];
+                                    /**
+                                     * @description budget: whose budget the call did not fit in
+                                     * @enum {string}
+                                     */
+                                    scope?: "agent" | "conversation" | "key";
+                                    /** @description budget: the agent's, the conversation's or the key's id */
+                                    id?: string;
+                                    /** @description budget: its period */
+                                    period?: string;
+                                    max_usd?: number;
+                                    max_tokens?: number | null;
+                                    /** @description budget: what the period's runs spent */
+                                    spent_usd?: number;
+                                    spent_tokens?: number;
+                                    /** @description budget: what calls in flight hold */
+                                    reserved_usd?: number;
+                                    /** @description budget: the waiting call's worst case */
+                                    needed_usd?: number;
+                                    needed_tokens?: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description budget: when its next period begins and the run tries again
+                                     */
+                                    resets_at?: string | null;
+                                    /** @description decision: the tool call whose outcome is unknown */
+                                    call_id?: string;
+                                    /** @description decision: the tool the model called */
+                                    name?: string;
+                                    arguments?: string | null;
+                                    /**
+                                     * Format: uuid
+                                     * @description authorization: the MCP server that wants OAuth authorization
+                                     */
+                                    server_id?: string;
+                                    server_name?: string;
+                                    /** @description authorization: the person whose token it wants */
+                                    end_user_id?: string | null;
+                                    /** @description authorization: the URL a person opens to authorize (POST /mcp-servers/{id}/authorize makes a fresh one) */
+                                    authorization_url?: string;
+                                    /**
+                                     * @description input: a form to fill, or a page to open
+                                     * @enum {string}
+                                     */
+                                    mode?: "form" | "url";
+                                    /** @description input: the MCP server's question */
+                                    message?: string;
+                                    /** @description input (form): the JSON Schema of the answer (POST /runs/{id}/input) */
+                                    requested_schema?: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description input (url): the page the person opens */
+                                    url?: string;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                            } | null;
+                            /** Format: date-time */
+                            created_at?: string;
+                            /**
+                             * Format: date-time
+                             * @description When a worker began the turn
+                             */
+                            started_at?: string | null;
+                            /** Format: date-time */
+                            finished_at?: string | null;
+                            /** @description From created_at to finished_at (waits included); null until the run ends */
+                            duration_ms?: number | null;
+                            /** @description From created_at to the turn's first output (streamed text, or a tool call); null before it and once the run events are pruned (RUN_EVENTS_RETENTION_DAYS) */
+                            first_token_ms?: number | null;
+                            /** @description Time spent paused for approval, every pause of the turn (a pause under way counts until now); null when it never paused, or once the run events are pruned */
+                            approval_wait_ms?: number | null;
+                        };
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postApiAgentServerConverse: {
+        parameters: {
+            query: {
+                project_id: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** Format: uuid */
+                    agent_id: string;
+                    /** @description Absent: a new conversation. Unknown: created under this id. Known: the next turn of it. */
+                    conversation_id?: string;
+                    /** @description For a new conversation; an existing one keeps its own */
+                    namespace?: string;
+                    /** @description Text, or content parts: `{type: "text", text}` and `{type: "image_url", image_url: {url}}` */
+                    message: string | ({
+                        /** @constant */
+                        type: "image_url";
+                        image_url: {
+                            url: string;
+                        };
+                    } | {
+                        /** @constant */
+                        type: "text";
+                        text: string;
+                    })[];
+                    /** @description Idempotency key, unique per conversation; generated when absent */
+                    message_id?: string;
+                    /** @description Template variables, merged into the conversation's stored context (later turns keep them) */
+                    context?: {
+                        "/^[A-Za-z_][A-Za-z0-9_.]*$/"?: unknown[] | boolean | number | Record<string, never> | string | null;
+                    } & {
+                        [key: string]: unknown[] | boolean | number | Record<string, never> | string | null;
+                    };
+                    /** @description Answer as Server-Sent Events (also with `Accept: text/event-stream`) */
+                    stream?: boolean;
+                    /** @description Run this turn with another prompt version, model or parameters than the agent's; shown as the run's `overrides` */
+                    overrides?: {
+                        /**
+                         * Format: uuid
+                         * @description A version of any prompt of the project, instead of the one the agent's label points at
+                         */
+                        prompt_version_id?: string;
+                        /**
+                         * Format: uuid
+                         * @description A model of the project (with a provider), instead of the agent's
+                         */
+                        model_id?: string;
+                        /** @description Model parameters, merged over the model's own `parameters` */
+                        parameters?: {
+                            temperature?: number;
+                            top_p?: number;
+                            max_tokens?: number;
+                            presence_penalty?: number;
+                            frequency_penalty?: number;
+                            stop?: string | string[];
+                            seed?: number;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                    /** @description The person this turn acts for: an MCP server configured with per-user tokens is called with theirs (POST /mcp-servers/{id}/authorize with this end_user_id) */
+                    end_user_id?: string;
+                    /**
+                     * Format: uri
+                     * @description A one-off endpoint for this run's events (run.paused, run.completed, run.failed, run.cancelled), signed with a secret made for this run: `webhook_secret` in the answer (the `Webhook-Secret` header when streaming)
+                     */
+                    webhook?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** Format: uuid */
+                            run_id?: string;
+                            /** Format: uuid */
+                            project_id?: string;
+                            /** Format: uuid */
+                            agent_id?: string | null;
+                            agent_name?: string | null;
+                            conversation_id?: string;
+                            /** Format: uuid */
+                            thread_id?: string;
+                            message_id?: string;
+                            /** @enum {string} */
+                            status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "awaiting_authorization" | "awaiting_input" | "completed" | "failed" | "cancelled";
+                            output?: {
+                                /** @constant */
+                                role?: "assistant";
+                                content?: string;
+                                /** @description The answer parsed and validated against the agent's schema */
+                                structured?: unknown[] | boolean | number | Record<string, never> | string | null;
+                            } | null;
+                            tool_calls?: {
+                                [key: string]: unknown;
+                            }[];
+                            usage?: {
+                                /** @description Every prompt token of the turn's model calls */
+                                input_tokens?: number;
+                                output_tokens?: number;
+                                /** @description Of input_tokens, read from the prompt cache; present once a call reported some */
+                                cache_read_tokens?: number;
+                                /** @description Of input_tokens, written to the prompt cache; present once a call reported some */
+                                cache_write_tokens?: number;
+                            };
+                            /** @description The provider-side model id the turn called */
+                            model?: string | null;
+                            /** @description What the run's model calls cost (summaries included), each at its model's price (its Model's `pricing`, else the shipped list price): the figures on their spans and in the usage endpoints. Runs stored before costs were recorded show their tokens at today's price. Null when no price is known. */
+                            cost_usd?: number | null;
+                            error?: {
+                                code?: string;
+                                message?: string;
+                                details?: unknown[] | boolean | number | Record<string, never> | string | null;
+                            } | null;
+                            warnings?: string[];
+                            /** Format: uuid */
+                            prompt_version_id?: string | null;
+                            /** @description The version of its agent the turn ran with (GET /agents/{id}/versions); null until the turn starts */
+                            agent_version?: number | null;
+                            /** @description What this turn was asked to run with instead of the agent's configuration (converse `overrides`) */
+                            overrides?: {
+                                /** Format: uuid */
+                                prompt_version_id?: string;
+                                /** Format: uuid */
+                                model_id?: string;
+                                parameters?: {
+                                    [key: string]: unknown;
+                                };
+                            } | null;
+                            /** @description Cancelled with `rollback`: the run's messages, summaries and events were removed from the conversation */
+                            rolled_back?: boolean;
+                            /**
+                             * @description The door the message came through: `api` (converse) or `langgraph` (the Agent Protocol)
+                             * @enum {string}
+                             */
+                            door?: "api" | "langgraph";
+                            /**
+                             * @description Where the run came from: `rest` (converse), `langgraph` (the Agent Protocol), `mcp` (the MCP server), `a2a`, `cron`, `eval` (a replay) or `sub_agent` (a parent agent's turn)
+                             * @enum {string}
+                             */
+                            source?: "rest" | "langgraph" | "mcp" | "a2a" | "cron" | "eval" | "sub_agent";
+                            /**
+                             * Format: uuid
+                             * @description A sub-agent's run (source `sub_agent`): the run whose tool call started it
+                             */
+                            parent_run_id?: string | null;
+                            /** @description GET /runs/{run_id} of a run that called sub-agents: the runs its calls started (each in a conversation of its own), oldest first */
+                            sub_agent_runs?: {
+                                /** Format: uuid */
+                                run_id?: string;
+                                /** Format: uuid */
+                                agent_id?: string | null;
+                                agent_name?: string | null;
+                                conversation_id?: string;
+                                /** @enum {string} */
+                                status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "awaiting_authorization" | "awaiting_input" | "completed" | "failed" | "cancelled";
+                                /** Format: date-time */
+                                created_at?: string;
+                                /** Format: date-time */
+                                finished_at?: string | null;
+                            }[];
+                            trace_id?: string | null;
+                            workflow_id?: string;
+                            temporal_ui_url?: string | null;
+                            /** @description What the model could see this turn: offered tools (and their MCP server), servers listed, the sandbox tool and why */
+                            tools?: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @description While status is awaiting_approval: the tool calls waiting for a decision */
+                            pending_approvals?: {
+                                [key: string]: unknown;
+                            }[];
+                            /** @description Decisions taken on this run's tool calls: id, step, decision, by (user or timeout), at */
+                            approvals?: {
+                                [key: string]: unknown;
+                            }[];
+                            /** @description While the run waits for someone: why, since when, until when */
+                            pause?: {
+                                /** @enum {string} */
+                                reason?: "approval" | "budget" | "decision" | "authorization" | "input";
+                                /**
+                                 * Format: date-time
+                                 * @description When the run paused
+                                 */
+                                since?: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the wait ends by itself: the agent's approval_timeout_ms declines what is undecided, budget_wait_timeout_ms cancels the run, decision_timeout_ms fails the call
+                                 */
+                                timeout_at?: string | null;
+                                details?: {
+                                    /** @description approval: the tool calls still waiting for a decision */
+                                    pending_call_ids?: string[];
+                                    /**
+                                     * @description budget: whose budget the call did not fit in
+                                     * @enum {string}
+                                     */
+                                    scope?: "agent" | "conversation" | "key";
+                                    /** @description budget: the agent's, the conversation's or the key's id */
+                                    id?: string;
+                                    /** @description budget: its period */
+                                    period?: string;
+                                    max_usd?: number;
+                                    max_tokens?: number | null;
+                                    /** @description budget: what the period's runs spent */
+                                    spent_usd?: number;
+                                    spent_tokens?: number;
+                                    /** @description budget: what calls in flight hold */
+                                    reserved_usd?: number;
+                                    /** @description budget: the waiting call's worst case */
+                                    needed_usd?: number;
+                                    needed_tokens?: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description budget: when its next period begins and the run tries again
+                                     */
+                                    resets_at?: string | null;
+                                    /** @description decision: the tool call whose outcome is unknown */
+                                    call_id?: string;
+                                    /** @description decision: the tool the model called */
+                                    name?: string;
+                                    arguments?: string | null;
+                                    /**
+                                     * Format: uuid
+                                     * @description authorization: the MCP server that wants OAuth authorization
+                                     */
+                                    server_id?: string;
+                                    server_name?: string;
+                                    /** @description authorization: the person whose token it wants */
+                                    end_user_id?: string | null;
+                                    /** @description authorization: the URL a person opens to authorize (POST /mcp-servers/{id}/authorize makes a fresh one) */
+                                    authorization_url?: string;
+                                    /**
+                                     * @description input: a form to fill, or a page to open
+                                     * @enum {string}
+                                     */
+                                    mode?: "form" | "url";
+                                    /** @description input: the MCP server's question */
+                                    message?: string;
+                                    /** @description input (form): the JSON Schema of the answer (POST /runs/{id}/input) */
+                                    requested_schema?: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description input (url): the page the person opens */
+                                    url?: string;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                            } | null;
+                            /** Format: date-time */
+                            created_at?: string;
+                            /**
+                             * Format: date-time
+                             * @description When a worker began the turn
+                             */
+                            started_at?: string | null;
+                            /** Format: date-time */
+                            finished_at?: string | null;
+                            /** @description From created_at to finished_at (waits included); null until the run ends */
+                            duration_ms?: number | null;
+                            /** @description From created_at to the turn's first output (streamed text, or a tool call); null before it and once the run events are pruned (RUN_EVENTS_RETENTION_DAYS) */
+                            first_token_ms?: number | null;
+                            /** @description Time spent paused for approval, every pause of the turn (a pause under way counts until now); null when it never paused, or once the run events are pruned */
+                            approval_wait_ms?: number | null;
+                            /** @description The secret signing this run's one-off `webhook` deliveries (Standard Webhooks `whsec_…`); answered again to a retry with the same message_id, never shown by GET /runs */
+                            webhook_secret?: string;
+                        };
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getApiAgentServerRunsRunId: {
+        parameters: {
+            query?: {
+                project_id?: string;
+            };
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** Format: uuid */
+                            run_id?: string;
+                            /** Format: uuid */
+                            project_id?: string;
+                            /** Format: uuid */
+                            agent_id?: string | null;
+                            agent_name?: string | null;
+                            conversation_id?: string;
+                            /** Format: uuid */
+                            thread_id?: string;
+                            message_id?: string;
+                            /** @enum {string} */
+                            status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "awaiting_authorization" | "awaiting_input" | "completed" | "failed" | "cancelled";
+                            output?: {
+                                /** @constant */
+                                role?: "assistant";
+                                content?: string;
+                                /** @description The answer parsed and validated against the agent's schema */
+                                structured?: unknown[] | boolean | number | Record<string, never> | string | null;
+                            } | null;
+                            tool_calls?: {
+                                [key: string]: unknown;
+                            }[];
+                            usage?: {
+                                /** @description Every prompt token of the turn's model calls */
+                                input_tokens?: number;
+                                output_tokens?: number;
+                                /** @description Of input_tokens, read from the prompt cache; present once a call reported some */
+                                cache_read_tokens?: number;
+                                /** @description Of input_tokens, written to the prompt cache; present once a call reported some */
+                                cache_write_tokens?: number;
+                            };
+                            /** @description The provider-side model id the turn called */
+                            model?: string | null;
+                            /** @description What the run's model calls cost (summaries included), each at its model's price (its Model's `pricing`, else the shipped list price): the figures on their spans and in the usage endpoints. Runs stored before costs were recorded show their tokens at today's price. Null when no price is known. */
+                            cost_usd?: number | null;
+                            error?: {
+                                code?: string;
+                                message?: string;
+                                details?: unknown[] | boolean | number | Record<string, never> | string | null;
+                            } | null;
+                            warnings?: string[];
+                            /** Format: uuid */
+                            prompt_version_id?: string | null;
+                            /** @description The version of its agent the turn ran with (GET /agents/{id}/versions); null until the turn starts */
+                            agent_version?: number | null;
+                            /** @description What this turn was asked to run with instead of the agent's configuration (converse `overrides`) */
+                            overrides?: {
+                                /** Format: uuid */
+                                prompt_version_id?: string;
+                                /** Format: uuid */
+                                model_id?: string;
+                                parameters?: {
+                                    [key: string]: unknown;
+                                };
+                            } | null;
+                            /** @description Cancelled with `rollback`: the run's messages, summaries and events were removed from the conversation */
+                            rolled_back?: boolean;
+                            /**
+                             * @description The door the message came through: `api` (converse) or `langgraph` (the Agent Protocol)
+                             * @enum {string}
+                             */
+                            door?: "api" | "langgraph";
+                            /**
+                             * @description Where the run came from: `rest` (converse), `langgraph` (the Agent Protocol), `mcp` (the MCP server), `a2a`, `cron`, `eval` (a replay) or `sub_agent` (a parent agent's turn)
+                             * @enum {string}
+                             */
+                            source?: "rest" | "langgraph" | "mcp" | "a2a" | "cron" | "eval" | "sub_agent";
+                            /**
+                             * Format: uuid
+                             * @description A sub-agent's run (source `sub_agent`): the run whose tool call started it
+                             */
+                            parent_run_id?: string | null;
+                            /** @description GET /runs/{run_id} of a run that called sub-agents: the runs its calls started (each in a conversation of its own), oldest first */
+                            sub_agent_runs?: {
+                                /** Format: uuid */
+                                run_id?: string;
+                                /** Format: uuid */
+                                agent_id?: string | null;
+                                agent_name?: string | null;
+                                conversation_id?: string;
+                                /** @enum {string} */
+                                status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "awaiting_authorization" | "awaiting_input" | "completed" | "failed" | "cancelled";
+                                /** Format: date-time */
+                                created_at?: string;
+                                /** Format: date-time */
+                                finished_at?: string | null;
+                            }[];
+                            trace_id?: string | null;
+                            workflow_id?: string;
+                            temporal_ui_url?: string | null;
+                            /** @description What the model could see this turn: offered tools (and their MCP server), servers listed, the sandbox tool and why */
+                            tools?: {
+                                [key: string]: unknown;
+                            } | null;
+                            /** @description While status is awaiting_approval: the tool calls waiting for a decision */
+                            pending_approvals?: {
+                                [key: string]: unknown;
+                            }[];
+                            /** @description Decisions taken on this run's tool calls: id, step, decision, by (user or timeout), at */
+                            approvals?: {
+                                [key: string]: unknown;
+                            }[];
+                            /** @description While the run waits for someone: why, since when, until when */
+                            pause?: {
+                                /** @enum {string} */
+                                reason?: "approval" | "budget" | "decision" | "authorization" | "input";
+                                /**
+                                 * Format: date-time
+                                 * @description When the run paused
+                                 */
+                                since?: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the wait ends by itself: the agent's approval_timeout_ms declines what is undecided, budget_wait_timeout_ms cancels the run, decision_timeout_ms fails the call
+                                 */
+                                timeout_at?: string | null;
+                                details?: {
+                                    /** @description approval: the tool calls still waiting for a decision */
+                                    pending_call_ids?: string[];
+                                    /**
+                                     * @description budget: whose budget the call did not fit in
+                                     * @enum {string}
+                                     */
+                                    scope?: "agent" | "conversation" | "key";
+                                    /** @description budget: the agent's, the conversation's or the key's id */
+                                    id?: string;
+                                    /** @description budget: its period */
+                                    period?: string;
+                                    max_usd?: number;
+                                    max_tokens?: number | null;
+                                    /** @description budget: what the period's runs spent */
+                                    spent_usd?: number;
+                                    spent_tokens?: number;
+                                    /** @description budget: what calls in flight hold */
+                                    reserved_usd?: number;
+                                    /** @description budget: the waiting call's worst case */
+                                    needed_usd?: number;
+                                    needed_tokens?: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description budget: when its next period begins and the run tries again
+                                     */
+                                    resets_at?: string | null;
+                                    /** @description decision: the tool call whose outcome is unknown */
+                                    call_id?: string;
+                                    /** @description decision: the tool the model called */
+                                    name?: string;
+                                    arguments?: string | null;
+                                    /**
+                                     * Format: uuid
+                                     * @description authorization: the MCP server that wants OAuth authorization
+                                     */
+                                    server_id?: string;
+                                    server_name?: string;
+                                    /** @description authorization: the person whose token it wants */
+                                    end_user_id?: string | null;
+                                    /** @description authorization: the URL a person opens to authorize (POST /mcp-servers/{id}/authorize makes a fresh one) */
+                                    authorization_url?: string;
+                                    /**
+                                     * @description input: a form to fill, or a page to open
+                                     * @enum {string}
+                                     */
+                                    mode?: "form" | "url";
+                                    /** @description input: the MCP server's question */
+                                    message?: string;
+                                    /** @description input (form): the JSON Schema of the answer (POST /runs/{id}/input) */
+                                    requested_schema?: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description input (url): the page the person opens */
+                                    url?: string;
+                                } & {
+                                    [key: string]: unknown;
+                                };
+                            } | null;
+                            /** Format: date-time */
+                            created_at?: string;
+                            /**
+                             * Format: date-time
+                             * @description When a worker began the turn
+                             */
+                            started_at?: string | null;
+                            /** Format: date-time */
+                            finished_at?: string | null;
+                            /** @description From created_at to finished_at (waits included); null until the run ends */
+                            duration_ms?: number | null;
+                            /** @description From created_at to the turn's first output (streamed text, or a tool call); null before it and once the run events are pruned (RUN_EVENTS_RETENTION_DAYS) */
+                            first_token_ms?: number | null;
+                            /** @description Time spent paused for approval, every pause of the turn (a pause under way counts until now); null when it never paused, or once the run events are pruned */
+                            approval_wait_ms?: number | null;
+                        };
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getApiAgentServerRunsRunIdEvents: {
+        parameters: {
+            query?: {
+                project_id?: string;
+                after?: number;
+            };
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": unknown;
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postApiAgentServerRunsRunIdApprovals: {
+        parameters: {
+            query?: {
+                project_id?: string;
+            };
+            header?: never;
+            path: {
+                run_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Tool calls to run
+                     * @default []
+                     */
+                    approved_call_ids?: string[];
+                    /**
+                     * @description Tool calls to decline: the model is told "declined by user"
+                     * @default []
+                     */
+                    rejected_call_ids?: string[];
+                    /**
+                     * @description Answer when the turn has ended or paused again (at most CONVERSE_WAIT_TIMEOUT_MS), not at once
+                     * @default false
+                     */
+                    wait?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** Format: uuid */
+                            run_id?: string;
+                            /** Format: uuid */
+                            project_id?: string;
+                            /** Format: uuid */
+                            agent_id?: string | null;
+                            agent_name?: string | null;
+                            conversation_id?: string;
+                            /** Format: uuid */
+                            thread_id?: string;
+                            message_id?: string;
+                            /** @enum {string} */
+                            status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "awaiting_authorization" | "awaiting_input" | "completed" | "failed" | "cancelled";
+                            output?: {
+                                /** @constant */
+                                role?: "assistant";
+                                content?: string;
+                                /** @description The answer parsed and validated against the agent's schema */
+                                structured?: unknown[] | boolean | number | Record<string, never> | string | null;
+                            } | null;
+                            tool_calls?: {
+                                [key: string]: unknown;
+                            }[];
+                            usage?: {
+                                /** @description Every prompt token of the turn's model calls */
+                                input_tokens?: number;
+                                output_tokens?: number;
+                                /** @description Of input_tokens, read from the prompt cache; present once a call reported some */
+                                cache_read_tokens?: number;
+                                /** @description Of input_tokens, written to the prompt cache; present once a call reported some */
+                                cache_write_tokens?: number;
+                            };
+                            /** @description The provider-side model id the turn called */
+                            model?: string | null;
+                            /** @description What the run's model calls cost (summaries included), each at its model's price (its Model's `pricing`, else the shipped list price): the figures on their spans and in the usage endpoints. Runs stored before costs were recorded show their tokens at today's price. Null when no price is known. */
+                            cost_usd?: number | null;
+                            error?: {
+                                code?: string;
+                                message?: string;
+                                details?: unknown[] | boolean | number | Record<string, never> | string | null;
+                            } | null;
+                            warnings?: string[];
+                            /** Format: uuid */
+                            prompt_version_id?: string | null;
+                            /** @description The version of its agent the turn ran with (GET /agents/{id}/versions); null until the turn starts */
+                            agent_version?: number | null;
+                            /** @description What this turn was asked to run with instead of the agent's configuration (converse `overrides`) */
+                            overrides?: {
+                                /** Format: uuid */
+                                prompt_version_id?: string;
+                                /** Format: uuid */
+                                model_id?: string;
+                                parameters?: {
+                                    [key: string]: unknown;
+                                };
+                            } | null;
+                            /** @description Cancelled with `rollback`: the run's messages, summaries and events were removed from the conversation */
+                            rolled_back?: boolean;
+                            /**
+                             * @description The door the message came through: `api` (converse) or `langgraph` (the Agent Protocol)
+                             * @enum {string}
+                             */
+                            door?: "api" | "langgraph";
+                            /**
+                             * @description Where the run came from: `rest` (converse), `langgraph` (the Agent Protocol), `mcp` (the MCP server), `a2a`, `cron`, `eval` (a replay) or `sub_agent` (a parent agent's turn)
+                             * @enum {string}
+                             */
+                            source?: "rest" | "langgraph" | "mcp" | "a2a" | "cron" | "eval" | "sub_agent";
+                            /**
+                             * Format: uuid
+                             * @description A sub-agent's run (source `sub_agent`): the run whose tool call started it
+                             */
+                            parent_run_id?: string | null;
+                            /** @description GET /runs/{run_id} of a run that called sub-agents: the runs its calls started (each in a conversation of its own), oldest first */
+                            sub_agent_runs?: {
+                                /** Format: uuid */
+                                run_id?: string;
+                                /** Format: uuid */
+                                agent_id?: string | null;
+                                agent_name?: string | null;
+                                conversation_id?: string;
+                                /** @enum {string} */
+                                status?: "queued" | "running" | "awaiting_approval" | "awaiting_budget" | "awaiting_decision" | "awaiting_authorization" | "awaiting_input" | "completed" | "failed" | "cancelled";
+                                /** Format: date-time */
+                                created_at?: string;
+                                /** Format: date-time */
+                                finished_at?: string | null;
+                            }[];
                             trace_id?: string | null;
                             workflow_id?: string;
                             temporal_ui_url?: string | null;
@@ -19232,6 +19807,113 @@ export interface operations {
                     "application/json": {
                         namespaces?: string[][];
                     };
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    getApiA2aAgentIdWellKnownAgentCardJson: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Error */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorDetail"];
+                };
+            };
+        };
+    };
+    postApiA2aAgentId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                agent_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": Record<string, never>;
                 };
             };
             /** @description Unauthorized */

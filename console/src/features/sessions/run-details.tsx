@@ -3,6 +3,7 @@ import type { Run } from '../../api/types.js';
 import { ErrorAlert } from '../../components/error-alert.js';
 import { fmtDate, fmtDuration, prettyJson } from './format.js';
 import { LIVE, useCancelRun } from './queries.js';
+import { SubAgentRuns } from './sub-agent-runs.js';
 
 interface ToolCall {
   id?: string;
@@ -110,6 +111,7 @@ export function RunDetails({ run }: { run: Run }) {
         )}
       </Group>
       {LIVE.has(run.status ?? '') && <CancelRun run={run} />}
+      <SubAgentRuns run={run} />
       {run.rolled_back && (
         <Alert color="gray" variant="light" p="xs" title="Rolled back">
           This run was cancelled and its messages removed from the conversation; the run is kept for the
