@@ -50,6 +50,8 @@ export interface CallScope {
 interface Started {
   runId: string;
   afterSeq: number;
+  /** The run's user message, when the request just gave it (a new run, or the same message again). */
+  content?: unknown;
 }
 
 function check(schema: { validate(v: unknown): { error?: Error } }, value: string, field: string): void {
@@ -96,7 +98,11 @@ export class AgentTasks implements A2ARequestHandler {
           this.services.deps.config.session.converseWaitTimeoutMs,
           started.afterSeq || undefined,
         );
-      return this.task(started.runId, { historyLength: params.configuration?.historyLength });
+      return this.task(
+        started.runId,
+        { historyLength: params.configuration?.historyLength },
+        started.content,
+      );
     });
   }
 
@@ -173,7 +179,9 @@ export class AgentTasks implements A2ARequestHandler {
     return toRunView(row, this.services.deps.config);
   }
 
-  private async task(runId: string, opts: TaskOptions = {}): Promise<Task> {
+  /** The run as a task; its user message read unless the request just gave it. */
+  private async task(runId: string, opts: TaskOptions = {}, content?: unknown): Promise<Task> {
+    if (content !== undefined) return toTask(await this.view(runId), content, opts);
     const [view, users] = await Promise.all([this.view(runId), this.services.tasks.userMessages([runId])]);
     return toTask(view, users.get(runId), opts);
   }
@@ -205,7 +213,7 @@ export class AgentTasks implements A2ARequestHandler {
       this.scope.traceId,
       { source: 'a2a' },
     );
-    return { runId: run.id, afterSeq: 0 };
+    return { runId: run.id, afterSeq: 0, content };
   }
 
   private async answer(message: Message): Promise<Started> {
