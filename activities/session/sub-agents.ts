@@ -14,7 +14,8 @@ import type { ToolCall } from '../../core/llm/types.js';
 import { SubAgentsRepository } from '../../core/repositories/sub-agents.repository.js';
 import type { ToolCallPlan } from '../../workflows/session.definitions.js';
 import { sanitizeToolName } from '../tools/tool-names.js';
-import type { SessionDeps } from './types.js';
+import type { Config } from '../../core/config.js';
+import type { Db } from '../../core/db/knex.js';
 
 /** The prefix of a sub-agent's tool name: MCP tools that would clash are renamed instead (reserved names). */
 export const SUB_AGENT_TOOL_PREFIX = 'agent__';
@@ -72,7 +73,7 @@ function toolName(agentName: string, taken: Set<string>): string {
  * warning on the run.
  */
 export async function resolveSubAgents(
-  deps: SessionDeps,
+  deps: { db: Db; config: Config },
   runId: string,
   agent: {
     project_id: string;

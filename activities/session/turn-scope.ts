@@ -1,5 +1,5 @@
 /**
- * Which turn an activity of a session works for, for its spans
+ * Which turn an activity of a session (or of a sub-agent call) works for, for its spans
  * (core/telemetry/temporal.ts runs each activity in its turn's context): the
  * run id every session activity takes first (alone or as `runId`), looked up
  * once per run and kept a minute — the project's `record_content` as it was
@@ -11,15 +11,23 @@ import type { ActivityCall, TurnOfActivity } from '../../core/telemetry/temporal
 import type { TurnScope } from '../../core/telemetry/turn-context.js';
 import { agentOfSessionWorkflowId } from '../../temporal.config.js';
 import { SESSION_WORKFLOW_TYPE } from '../../workflows/session.definitions.js';
+import { SUB_AGENT_CALL_WORKFLOW_TYPE } from '../../workflows/sub-agent-call.definitions.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const KEEP_MS = 60_000;
 const MAX_RUNS = 2_000;
 
 function runIdOf(call: ActivityCall): string | undefined {
-  if (call.workflowType !== SESSION_WORKFLOW_TYPE) return undefined;
   const first = call.args[0];
-  const id = typeof first === 'string' ? first : (first as { runId?: unknown } | null)?.runId;
+  // A sub-agent call's activities work for the calling turn.
+  const id =
+    call.workflowType === SUB_AGENT_CALL_WORKFLOW_TYPE
+      ? (first as { parentRunId?: unknown } | null)?.parentRunId
+      : call.workflowType !== SESSION_WORKFLOW_TYPE
+        ? undefined
+        : typeof first === 'string'
+          ? first
+          : (first as { runId?: unknown } | null)?.runId;
   return typeof id === 'string' && UUID.test(id) ? id : undefined;
 }
 
