@@ -15,6 +15,7 @@ import {
 } from './common.schemas.js';
 
 import { PROMPT_LABELS, SUMMARIZER_TYPES } from '../../core/repositories/types.js';
+import type { A2aAgentEntry } from '../../core/db/tables/index.js';
 import type {
   AgentExposure,
   McpEntry,
@@ -53,6 +54,22 @@ const mcpEntry = Joi.object({
     .default([])
     .description('tool names offered to the model; empty = all'),
   tools_requiring_approval: Joi.array().items(toolName).max(500).unique().default([]),
+});
+
+const a2aEntry = Joi.object({
+  a2a_agent_id: uuid.required(),
+  tool_filters: Joi.array()
+    .items(toolName)
+    .max(500)
+    .unique()
+    .default([])
+    .description('skill ids offered to the model ("delegate" for a card without skills); empty = all'),
+  tools_requiring_approval: Joi.array()
+    .items(toolName)
+    .max(500)
+    .unique()
+    .default([])
+    .description('skill ids whose call waits for approval'),
 });
 
 const expose = Joi.object({
@@ -160,6 +177,14 @@ const fields = {
       'other agents of the project the model may hand a task to, each seen as a tool; a call runs that ' +
         "agent's turn in a conversation of its own, linked to this run. A cycle is refused",
     ),
+  a2a_agents: Joi.array()
+    .items(a2aEntry)
+    .max(50)
+    .unique('a2a_agent_id')
+    .description(
+      'remote A2A agents (/a2a-agents) the model may call: a tool per skill (`<name>__<skill id>`), or ' +
+        '`<name>__delegate` for a card without skills',
+    ),
   memory_tools: Joi.boolean().description(
     "offer the tools memory_save and memory_search over the project's memory store (the Agent Protocol's " +
       '`/store`); memories default to the namespace ["memories", <agent id>]; default false',
@@ -221,6 +246,7 @@ export interface AgentFields {
   memory_tools?: boolean;
   expose?: AgentExposure;
   sub_agents?: SubAgentEntry[];
+  a2a_agents?: A2aAgentEntry[];
 }
 export type AgentUpdateBody = Partial<AgentFields>;
 
@@ -271,6 +297,7 @@ export const agentResponse = Joi.object({
   memory_tools: Joi.boolean(),
   expose,
   sub_agents: Joi.array().items(subAgent),
+  a2a_agents: Joi.array().items(a2aEntry),
   graph_id: uuid
     .allow(null)
     .description(

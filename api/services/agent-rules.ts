@@ -42,6 +42,7 @@ export const AGENT_DEFAULTS: Omit<AgentState, 'name' | 'model_id' | 'prompt_id'>
   memory_tools: false,
   expose: { mcp: false, a2a: false },
   sub_agents: [],
+  a2a_agents: [],
   mcp_servers: [],
 };
 
@@ -156,6 +157,9 @@ export async function validateAgent(
   await ref('llm_summarizer_model_id', 'models', 'model', a.llm_summarizer_model_id);
   for (const [i, entry] of a.mcp_servers.entries()) {
     await ref(`mcp_servers.${i}.mcp_server_id`, 'mcp_servers', 'MCP server', entry.mcp_server_id);
+  }
+  for (const [i, entry] of a.a2a_agents.entries()) {
+    await ref(`a2a_agents.${i}.a2a_agent_id`, 'a2a_agents', 'A2A agent', entry.a2a_agent_id);
   }
   problems.push(...(await subAgentProblems(conn, projectId, selfId, a.sub_agents)));
   if (problems.length > 0) throw new ValidationError(problems);

@@ -65,9 +65,17 @@ export type ProjectKey = Pick<DbVirtualKey, 'id' | 'name' | 'expires_at' | 'dele
 
 /** An agent as a write sends it: jsonb as JSON text (node-pg would send an array as a PostgreSQL array). */
 function storable<T extends Partial<DbAgentWrite>>(row: T) {
-  const { non_idempotent_tools: tools, budget, expose, sub_agents: subAgents, ...rest } = row;
+  const {
+    non_idempotent_tools: tools,
+    budget,
+    expose,
+    sub_agents: subAgents,
+    a2a_agents: a2a,
+    ...rest
+  } = row;
   return {
     ...rest,
+    ...(a2a !== undefined ? { a2a_agents: JSON.stringify(a2a) } : {}),
     ...(expose !== undefined ? { expose: JSON.stringify(expose) } : {}),
     ...(subAgents !== undefined ? { sub_agents: JSON.stringify(subAgents) } : {}),
     ...(tools !== undefined ? { non_idempotent_tools: JSON.stringify(tools) } : {}),

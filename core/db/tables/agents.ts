@@ -21,6 +21,13 @@ export type AgentExposure = { mcp: boolean; a2a: boolean };
 /** An agent of the same project this one may hand a task to: the model sees it as a tool. */
 export type SubAgentEntry = { agent_id: string; description?: string | null };
 
+/** A remote A2A agent (a2a_agents) this one may call: each skill a tool, filtered like an MCP server's. */
+export type A2aAgentEntry = {
+  a2a_agent_id: string;
+  tool_filters: string[];
+  tools_requiring_approval: string[];
+};
+
 export type DbAgent = {
   id: string;
   project_id: string;
@@ -69,6 +76,8 @@ export type DbAgent = {
   expose: AgentExposure;
   /** The agents this one may call as tools, each in its own conversation. */
   sub_agents: SubAgentEntry[];
+  /** The remote A2A agents this one may call as tools. */
+  a2a_agents: A2aAgentEntry[];
   created_at: Date;
   updated_at: Date;
 };
@@ -88,11 +97,13 @@ export type DbAgentInsert = Pick<DbAgentWrite, 'project_id' | 'name' | 'model_id
       | 'non_idempotent_tools'
       | 'expose'
       | 'sub_agents'
+      | 'a2a_agents'
     >
   > & {
     sandbox?: SandboxSettings | JsonText;
     expose?: JsonText;
     sub_agents?: JsonText;
+    a2a_agents?: JsonText;
     budget?: ScopeBudget | JsonText | null;
     non_idempotent_tools?: JsonText;
   };

@@ -21,6 +21,7 @@ import type { McpOAuthCredentialsTable } from './mcp-oauth-credentials.js';
 import type { McpOAuthFlowsTable } from './mcp-oauth-flows.js';
 import type { AgentsTable } from './agents.js';
 import type { AgentMcpServersTable } from './agent-mcp-servers.js';
+import type { A2aAgentsTable, A2aTaskCallsTable } from './a2a-agents.js';
 import type { ConversationsTable } from './conversations.js';
 import type { ThreadsTable } from './threads.js';
 import type { MessagesTable } from './messages.js';
@@ -60,6 +61,7 @@ export * from './mcp-oauth-credentials.js';
 export * from './mcp-oauth-flows.js';
 export * from './agents.js';
 export * from './agent-mcp-servers.js';
+export * from './a2a-agents.js';
 // agent-versions.ts registers its table with Knex itself.
 export * from './agent-versions.js';
 export * from './conversations.js';
@@ -108,6 +110,8 @@ declare module 'knex/types/tables.js' {
     mcp_oauth_flows: McpOAuthFlowsTable;
     agents: AgentsTable;
     agent_mcp_servers: AgentMcpServersTable;
+    a2a_agents: A2aAgentsTable;
+    a2a_task_calls: A2aTaskCallsTable;
     conversations: ConversationsTable;
     threads: ThreadsTable;
     messages: MessagesTable;
