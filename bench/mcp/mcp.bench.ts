@@ -93,7 +93,7 @@ function answered(result: { content?: unknown; isError?: unknown }): void {
 async function turn(d: Door, conversationId: string, text: string): Promise<void> {
   const args = { name: 'bench-agent', arguments: { message: text, conversation_id: conversationId } };
   if (d === 'v2') return answered(await v2.callTool(args));
-  if (d === 'v1') return answered(await v1.callTool(args));
+  if (d === 'v1') return answered((await v1.callTool(args)) as { content?: unknown; isError?: unknown });
   const res = await fetch(`${platform.url}/api/agent-server/converse${q}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

@@ -9,7 +9,7 @@ import {
   type RequestStateCodec,
   type ServerContext,
 } from '@modelcontextprotocol/server';
-import { ConflictError } from '../../../core/errors.js';
+import { AppError, ConflictError, ValidationError } from '../../../core/errors.js';
 import type { ExposedAgentsRepository } from '../../../core/repositories/exposed-agents.repository.js';
 import type { AppDeps } from '../../deps.js';
 import type { ConverseService } from '../../services/converse.service.js';
@@ -71,9 +71,30 @@ export function buildServer(services: McpDoorServices, ctx: McpRequestContext): 
     const tool = (await tools()).find((t) => t.name === request.params.name);
     if (!tool)
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${request.params.name}`);
-    return callTool(services, server, tool, request, c);
+    return callTool(services, server, tool, request, c).catch(asProtocolError);
   });
   return server;
+}
+
+/**
+ * What the services refuse, as JSON-RPC errors with their reason: bad input
+ * (-32602, naming the field), a conflict or a service that cannot be reached
+ * (-32603 with the reason: the SDK would otherwise send only the status's
+ * word). Anything else goes on to the SDK's own internal error.
+ */
+function asProtocolError(err: unknown): never {
+  if (!(err instanceof AppError) || !err.expose) throw err;
+  if (err instanceof ValidationError)
+    throw new ProtocolError(
+      ProtocolErrorCode.InvalidParams,
+      err.fields.map((f) => `${f.field}: ${f.message}`).join('; '),
+    );
+  const reason = err.details.reason ?? err.details.temporal;
+  const message = typeof reason === 'string' ? reason : err.message;
+  throw new ProtocolError(
+    err.status < 500 ? ProtocolErrorCode.InvalidParams : ProtocolErrorCode.InternalError,
+    message,
+  );
 }
 
 /** Sends the step as progress when the caller asked for it (a progressToken in `_meta`). */
