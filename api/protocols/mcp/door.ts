@@ -24,8 +24,11 @@ export const MCP_BASE = '/api/mcp/:project_id';
 
 export const MCP_TAG = 'MCP server (agents as tools)';
 
-/** A 2025-11-25 session nobody used for this long is ended (its client opens a new one). */
-const SESSION_IDLE_MS = 30 * 60_000;
+/**
+ * A 2025-11-25 session nobody used for this long is ended (its client opens a
+ * new one): at least half an hour, and longer than a call may wait for its turn.
+ */
+const sessionIdleMs = (converseWaitMs: number) => Math.max(30 * 60_000, converseWaitMs + 5 * 60_000);
 
 const JSON_TYPE = /^application\/(.+\+)?json$/i;
 
@@ -54,7 +57,7 @@ class McpEndpoint {
     this.legacy = new LegacySessions(
       (authInfo, request) =>
         Promise.resolve(buildServer(services, { era: 'legacy', authInfo, requestInfo: request })),
-      SESSION_IDLE_MS,
+      sessionIdleMs(deps.config.session.converseWaitTimeoutMs),
       onerror,
     );
     this.node = toNodeHandler({ fetch: (request, opts) => this.route(request, opts) }, { onerror });
