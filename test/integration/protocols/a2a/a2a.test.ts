@@ -13,7 +13,11 @@ import {
   type Client,
 } from '@a2a-js/sdk/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startEverythingServer, type RunningMcp } from '../../../fixtures/mcp-servers.js';
+import {
+  startAskingMcpServer,
+  startEverythingServer,
+  type RunningMcp,
+} from '../../../fixtures/mcp-servers.js';
 import { startTestApi, type TestApi } from '../../../helpers/api.js';
 import { uniqueName } from '../../../helpers/factories.js';
 import { sentMessages, useSessionWorld } from '../../sessions/session-harness.js';
@@ -277,6 +281,61 @@ describe('A2A: agents as A2A agents through the official client', () => {
       expect(done.status!.state).toBe(TaskState.TASK_STATE_COMPLETED);
       expect(answerOf(done)).toBe('echoed it');
       await expect(tools.sendMessage(send('again', { taskId: paused.id }))).rejects.toThrow(/ended/);
+    });
+  });
+
+  describe("an MCP server's question is INPUT_REQUIRED", () => {
+    let asking: Awaited<ReturnType<typeof startAskingMcpServer>>;
+    beforeAll(async () => {
+      asking = await startAskingMcpServer();
+    });
+    afterAll(async () => {
+      await asking?.stop();
+    });
+
+    it('streamed: the stream ends on the question; a streamed answer on the task goes on to COMPLETED', async () => {
+      const server = await world.fx.api.request<{ id: string }>(
+        'POST',
+        `/api/agent-server/mcp-servers?project_id=${world.fx.projectId}`,
+        { name: uniqueName('asking'), endpoint: asking.url },
+      );
+      const agent = await world.fx.agent({
+        expose: { a2a: true },
+        mcp_servers: [{ mcp_server_id: server.body.data.id }],
+      });
+      const booking = await new ClientFactory().createFromUrl(`${base}${agent.id}/`);
+      world.fx.vendor.script(
+        { reply: { tool_calls: [{ name: 'book_seat', arguments: {} }] } },
+        { reply: { text: 'booked' } },
+      );
+      const first: StreamResponse[] = [];
+      for await (const ev of booking.sendMessageStream(send('book me a seat'))) first.push(ev);
+      const task = first[0]!.payload!;
+      if (task.$case !== 'task') throw new Error('the stream starts with the task');
+      const waiting = first.at(-1)!.payload!;
+      if (waiting.$case !== 'statusUpdate') throw new Error('the stream ends with a status');
+      expect(waiting.value.status!.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+      const question = waiting.value.status!.message!.parts.find(
+        (p) => p.content?.$case === 'data',
+      )!.content!;
+      expect(question.$case === 'data' && question.value).toMatchObject({
+        reason: 'input',
+        details: { message: 'Which seat would you like?', requested_schema: { required: ['seat'] } },
+      });
+
+      const second: StreamResponse[] = [];
+      for await (const ev of booking.sendMessageStream(
+        send([{ data: { action: 'accept', content: { seat: '12A' } } }], { taskId: task.value.id }),
+      ))
+        second.push(ev);
+      // The task as it stands once answered (it may have completed already), then its updates to the end.
+      const done = second.at(-1)!.payload!;
+      const state =
+        done.$case === 'statusUpdate' || done.$case === 'task' ? done.value.status!.state : undefined;
+      expect(state).toBe(TaskState.TASK_STATE_COMPLETED);
+      const final = await booking.getTask({ tenant: '', id: task.value.id });
+      expect(answerOf(final)).toBe('booked');
+      expect(asking.heard.at(-1)).toMatchObject({ action: 'accept', content: { seat: '12A' } });
     });
   });
 
