@@ -13,6 +13,7 @@ import { ExposedAgentsRepository } from '../../../core/repositories/exposed-agen
 import type { AppDeps } from '../../deps.js';
 import { ApiRouter } from '../../http/api-router.js';
 import { ConverseService } from '../../services/converse.service.js';
+import { RunCancelService } from '../../services/run-cancel.service.js';
 import { RunEventsHub } from '../../services/run-events-hub.js';
 import { approvalCodec } from './approval.js';
 import { mcpAuth } from './auth.js';
@@ -51,6 +52,7 @@ class McpEndpoint {
       converse: new ConverseService(deps, new RunEventsHub(deps.db, deps.changes)),
       agents: new ExposedAgentsRepository(deps.db),
       codec: approvalCodec(deps.config.secretsKey!),
+      cancels: new RunCancelService(deps),
     };
     const onerror = (err: Error) => deps.logger.warn({ err }, 'MCP door: request refused or failed');
     this.modern = createMcpHandler((ctx) => buildServer(services, ctx), { legacy: 'reject', onerror });

@@ -1,6 +1,7 @@
 import {
   ProtocolError,
   ProtocolErrorCode,
+  SdkError,
   Server,
   type CallToolRequest,
   type CallToolResult,
@@ -13,6 +14,7 @@ import { AppError, ConflictError, ValidationError } from '../../../core/errors.j
 import type { ExposedAgentsRepository } from '../../../core/repositories/exposed-agents.repository.js';
 import type { AppDeps } from '../../deps.js';
 import type { ConverseService } from '../../services/converse.service.js';
+import type { RunCancelService } from '../../services/run-cancel.service.js';
 import {
   approvalAnswer,
   approvalQuestion,
@@ -38,6 +40,7 @@ export interface McpDoorServices {
   converse: ConverseService;
   agents: ExposedAgentsRepository;
   codec: RequestStateCodec<ApprovalState>;
+  cancels: RunCancelService;
 }
 
 const SERVER_INFO = { name: 'agent-server', title: "The project's agents", version: '1.0.0' };
@@ -95,6 +98,27 @@ function asProtocolError(err: unknown): never {
     err.status < 500 ? ProtocolErrorCode.InvalidParams : ProtocolErrorCode.InternalError,
     message,
   );
+}
+
+/**
+ * Whether the call's end means the caller gave the turn up. On 2025-11-25 a
+ * client cancels with `notifications/cancelled` (the signal's reason is its
+ * reason), and a dropped stream is not a cancellation (the SDK's closed
+ * connection); a 2026-07-28 client cancels by ending its request, so any end
+ * of it is.
+ */
+function callerCancelled(c: ServerContext): boolean {
+  if (c.mcpReq.envelope !== undefined) return true;
+  return !(c.mcpReq.signal.reason instanceof SdkError);
+}
+
+/** Cancels the turn, keeping what it produced (`interrupt`); a turn that ended meanwhile is left. */
+async function cancelTurn(services: McpDoorServices, projectId: string, runId: string): Promise<void> {
+  try {
+    await services.cancels.cancel(runId, projectId, 'interrupt');
+  } catch (err) {
+    if (!(err instanceof ConflictError)) throw err;
+  }
 }
 
 /** Sends the step as progress when the caller asked for it (a progressToken in `_meta`). */
@@ -186,12 +210,13 @@ async function callTool(
     runId = started.runId;
   }
   const paused = async () => (await converse.view(runId, door.projectId)).status.startsWith('awaiting_');
-  await followTurn(converse, runId, 0, {
+  const followed = await followTurn(converse, runId, 0, {
     timeoutMs: deps.config.session.converseWaitTimeoutMs,
     signal: c.mcpReq.signal,
     onStep: progressSender(c),
     stillPaused: paused,
   });
+  if (followed === 'aborted' && callerCancelled(c)) await cancelTurn(services, door.projectId, runId);
   const view = await converse.view(runId, door.projectId);
   if (view.status === 'awaiting_approval' && ask)
     return approvalQuestion(view, tool.agent.name, services.codec, c);

@@ -12,7 +12,7 @@ import { startEverythingServer, type RunningMcp } from '../../fixtures/mcp-serve
 import { createSchema } from '../../helpers/factories/content.js';
 import { uniqueName } from '../../helpers/factories.js';
 import { noTemporal } from '../../helpers/services.js';
-import { sentMessages, useSessionWorld, type RunData } from '../sessions/session-harness.js';
+import { sentMessages, useSessionWorld, waitFor, type RunData } from '../sessions/session-harness.js';
 import { connectV1, connectV2, type CallResult, type McpTestClient, type Progress } from './mcp-clients.js';
 
 const CLIENTS = [
@@ -115,6 +115,40 @@ describe.skipIf(noTemporal())('MCP door: agents as tools', () => {
       const res = await client.call(structured.name, { message: 'meaning?' });
       expect(res.structuredContent).toEqual({ answer: '42' });
       expect(res.content[0]!.text).toBe('{"answer":"42"}');
+    });
+
+    it('a caller that cancels the call cancels the turn (what it produced kept)', async () => {
+      const name = plain.name.replace(/[^A-Za-z0-9_.-]/g, '_');
+      world.fx.vendor.script({ reply: { text: 'a long answer never finished' }, hold: true });
+      const conversationId = `mcp-cancel-${revision}-${Date.now()}`;
+      const controller = new AbortController();
+      const call = client.call(
+        name,
+        { message: 'take your time', conversation_id: conversationId },
+        undefined,
+        controller.signal,
+      );
+      await world.fx.vendor.whenHeld();
+      controller.abort('the user gave up');
+      await expect(call).rejects.toThrow();
+      const runs = async () =>
+        (
+          await world.fx.api.request<Array<{ status: string; source: string }>>(
+            'GET',
+            `/api/agent-server/conversations/${conversationId}/runs?project_id=${world.fx.projectId}`,
+          )
+        ).body.data;
+      const cancelled = await waitFor(
+        async () => {
+          const [r] = await runs();
+          return r?.status === 'cancelled' ? r : undefined;
+        },
+        20_000,
+        'the turn cancelled',
+      );
+      expect(cancelled.source).toBe('mcp');
+      world.fx.vendor.release();
+      world.fx.vendor.rearm();
     });
 
     it('bad input: an unknown tool is a JSON-RPC error, bad arguments a tool error naming the field', async () => {

@@ -26,7 +26,12 @@ export interface Progress {
 export interface McpTestClient {
   revision: string | undefined;
   listTools(): Promise<Array<Record<string, unknown>>>;
-  call(name: string, args: Record<string, unknown>, onProgress?: (p: Progress) => void): Promise<CallResult>;
+  call(
+    name: string,
+    args: Record<string, unknown>,
+    onProgress?: (p: Progress) => void,
+    signal?: AbortSignal,
+  ): Promise<CallResult>;
   sessionId: string | undefined;
   close(): Promise<void>;
 }
@@ -58,9 +63,10 @@ export async function connectV1(
       return transport.sessionId;
     },
     listTools: async () => (await client.listTools()).tools,
-    call: async (name, args, onProgress) =>
+    call: async (name, args, onProgress, signal) =>
       (await client.callTool({ name, arguments: args }, undefined, {
         timeout: 60_000,
+        ...(signal ? { signal } : {}),
         ...(onProgress ? { onprogress: onProgress, resetTimeoutOnProgress: true } : {}),
       })) as CallResult,
     close: async () => {
@@ -90,10 +96,14 @@ export async function connectV2(
     revision: client.getNegotiatedProtocolVersion(),
     sessionId: undefined,
     listTools: async () => (await client.listTools()).tools,
-    call: async (name, args, onProgress) =>
+    call: async (name, args, onProgress, signal) =>
       (await client.callTool(
         { name, arguments: args },
-        { timeout: 60_000, ...(onProgress ? { onprogress: onProgress, resetTimeoutOnProgress: true } : {}) },
+        {
+          timeout: 60_000,
+          ...(signal ? { signal } : {}),
+          ...(onProgress ? { onprogress: onProgress, resetTimeoutOnProgress: true } : {}),
+        },
       )) as CallResult,
     close: () => client.close(),
   };
