@@ -18,6 +18,8 @@ export interface SubAgentCallInput {
   parentRunId: string;
   step: number;
   callId: string;
+  /** The caller's tool heartbeat timeout: how soon a wait on a dead worker moves on (30 s when absent). */
+  heartbeatTimeoutMs?: number;
 }
 
 /** What the call did: the sub-agent's run and how it ended, or why none ran (answered to the model). */

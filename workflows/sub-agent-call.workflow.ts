@@ -16,12 +16,14 @@ const { startSubAgentTurn, answerSubAgentCall, cancelSubAgentRun } = proxyActivi
 });
 
 /* A sub-agent's turn may wait for a person for days; a dead worker's wait moves on after the heartbeat timeout. */
-const { awaitRunEnd } = proxyActivities<TurnActivities>({
-  ...activityDefaults.persistence,
-  startToCloseTimeout: '30 days',
-  heartbeatTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
-});
+function waits(heartbeatTimeoutMs: number | undefined) {
+  return proxyActivities<TurnActivities>({
+    ...activityDefaults.persistence,
+    startToCloseTimeout: '30 days',
+    heartbeatTimeout: heartbeatTimeoutMs ?? '30 seconds',
+    retry: { initialInterval: '1 second', maximumInterval: '30 seconds' },
+  });
+}
 
 /**
  * One call of a sub-agent's tool, a child of the calling session's
@@ -51,7 +53,7 @@ export async function subAgentCallWorkflow(input: SubAgentCallInput): Promise<Su
   const stopping = condition(() => cancel !== undefined || ended).then(() =>
     cancel && !ended ? cancelSubAgentRun({ runId, action: cancel }) : undefined,
   );
-  const { status } = await awaitRunEnd(runId);
+  const { status } = await waits(input.heartbeatTimeoutMs).awaitRunEnd(runId);
   ended = true;
   if (cancel) await stopping;
   await answerSubAgentCall({ ...input, childRunId: runId });

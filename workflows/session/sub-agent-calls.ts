@@ -28,7 +28,11 @@ type Answer = (args: { runId: string; step: number; answers: ToolAnswer[] }) => 
 export class SubAgentCalls {
   private made = 0;
 
-  constructor(private readonly answerToolCalls: Answer) {}
+  constructor(
+    private readonly answerToolCalls: Answer,
+    /** The session's tool heartbeat timeout, which the call's wait for the sub-agent's run uses too. */
+    private readonly heartbeatTimeoutMs: number | undefined,
+  ) {}
 
   /** A new turn: its count starts again. */
   reset(): void {
@@ -58,7 +62,12 @@ export class SubAgentCalls {
         `not run: this turn has made its ${max} sub-agent calls (SUB_AGENT_MAX_FANOUT); answer with what you have`,
       );
     this.made++;
-    const input: SubAgentCallInput = { parentRunId: runId, step, callId: call.id };
+    const input: SubAgentCallInput = {
+      parentRunId: runId,
+      step,
+      callId: call.id,
+      ...(this.heartbeatTimeoutMs !== undefined ? { heartbeatTimeoutMs: this.heartbeatTimeoutMs } : {}),
+    };
     // Started outside the turn's scope: the turn's cancel reaches the child as a signal saying how.
     const child: ChildWorkflowHandle<(i: SubAgentCallInput) => Promise<SubAgentCallResult>> =
       await CancellationScope.nonCancellable(() =>

@@ -122,7 +122,11 @@ export class TurnRunner {
       input: AnswerWait<InputAnswer>;
     },
   ) {
-    this.subAgents = new SubAgentCalls(activities.answerToolCalls);
+    const heartbeat = (activities.toolCallOptions as { heartbeatTimeout?: unknown }).heartbeatTimeout;
+    this.subAgents = new SubAgentCalls(
+      activities.answerToolCalls,
+      typeof heartbeat === 'number' ? heartbeat : undefined,
+    );
   }
 
   /**

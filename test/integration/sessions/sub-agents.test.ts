@@ -7,7 +7,10 @@
  * errors the model hears; cancelling the caller cancels the sub-agent's run.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSubAgentActivities } from '../../../activities/turns/sub-agent-activities.js';
+import { loadConfig } from '../../../core/config.js';
 import { createDb, type Db } from '../../../core/db/knex.js';
+import { createLogger } from '../../../core/logger.js';
 import { BudgetsRepository } from '../../../core/repositories/budgets.repository.js';
 import { uniqueName } from '../../helpers/factories.js';
 import { createModel } from '../../helpers/factories/config.js';
@@ -124,6 +127,21 @@ describe('sub-agents', () => {
       output: { content: 'it is 42' },
     });
     expect(child.conversation_id).not.toBe(parent.conversation_id);
+
+    // The call's start repeated (a retried activity, a repeated child workflow) finds the same run.
+    const activities = createSubAgentActivities({
+      config: loadConfig({ ...world.fx.env, PORT: '0' }),
+      db,
+      logger: createLogger('error'),
+      temporal: world.client,
+    });
+    const callId = String(parent.tool_calls[0]!.id);
+    const again = await activities.startSubAgentTurn({ parentRunId: parent.run_id, step: 1, callId });
+    expect(again).toEqual({ kind: 'started', runId: child.run_id });
+    const linked: Array<{ id: string }> = await db('runs')
+      .where({ parent_run_id: parent.run_id })
+      .select('id');
+    expect(linked).toEqual([{ id: child.run_id }]);
 
     // The sub-agent's spans are in the caller's trace, nested under it.
     expect(parent.trace_id).toBeTruthy();
