@@ -43,7 +43,7 @@ describe.skipIf(noTemporal())('run sources', () => {
     const first = await fx.converse({ agent_id: agentId, message: 'hi' });
     fx.vendor.script({ error: { status: 400, message: 'the scripted model refuses' } });
     const second = await fx.converse({ agent_id: agentId, message: 'again' });
-    restRuns = [first.body.data, second.body.data] as SourcedRun[];
+    restRuns = [first.body.data, second.body.data] as unknown as SourcedRun[];
     // One run through the Agent Protocol (a stateless wait).
     fx.vendor.script({ reply: { text: 'from langgraph', usage: { input: 7, output: 3 } } });
     const res = await fetch(`${fx.api.url}/api/langgraph/${fx.projectId}/runs/wait`, {
