@@ -16,7 +16,7 @@ import { uniqueName } from '../../helpers/factories.js';
 import { createModel } from '../../helpers/factories/config.js';
 import { databaseUrl } from '../../helpers/services.js';
 import type { Script } from '../../fixtures/vendors/scripted-server.js';
-import { useSessionWorld, waitFor, type RunData } from './session-harness.js';
+import { killHard, spawnWorker, useSessionWorld, waitFor, type RunData } from './session-harness.js';
 
 interface RunView extends RunData {
   source: string;
@@ -387,4 +387,43 @@ describe('sub-agents', () => {
     expect((await view(childId)).status).toBe('completed');
     expect((await view(String(events[0]!.data.run_id))).output?.content).toBe('paid: helped on budget');
   }, 60_000);
+
+  it('a worker killed while the sub-agent answers: another takes the call over, still one run', async () => {
+    const slow = await agent('steady');
+    const caller = await agent('asker', [slow.id]);
+    respond([
+      {
+        system: caller.system,
+        first: { reply: { tool_calls: [{ name: slow.tool, arguments: { message: 'keep going' } }] } },
+        then: (r) => ({ reply: { text: `survived: ${r[0]}` } }),
+      },
+      { system: slow.system, first: { reply: { text: 'still here' }, hold: true } },
+    ]);
+    // Only a worker of its own process runs the call when it is killed.
+    await world.stopWorker();
+    const doomed = await spawnWorker(world.fx.env);
+    try {
+      const stream = world.fx.stream({
+        agent_id: caller.id,
+        message: 'go',
+        conversation_id: uniqueName('conv'),
+      });
+      await world.fx.vendor.whenHeld();
+      await killHard(doomed.child);
+      world.fx.vendor.release();
+      await world.restartWorker();
+      const events = await stream;
+      expect(events.at(-1)).toMatchObject({ event: 'run.completed' });
+      const runId = String(events[0]!.data.run_id);
+      expect((await view(runId)).output?.content).toBe('survived: still here');
+      const children: Array<{ id: string; status: string }> = await db('runs')
+        .where({ parent_run_id: runId })
+        .select('id', 'status');
+      expect(children).toHaveLength(1);
+      expect(children[0]!.status).toBe('completed');
+    } finally {
+      await killHard(doomed.child);
+      await world.restartWorker();
+    }
+  }, 120_000);
 });
