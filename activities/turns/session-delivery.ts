@@ -48,6 +48,8 @@ export interface TurnRequest {
   traceId?: string | null;
   /** The door the turn belongs to (default `api`) and what its client asked beside the message. */
   door?: RunDoor | undefined;
+  /** The person the turn acts for (per-user MCP authorization). */
+  endUserId?: string | null | undefined;
   /** Where the turn came from (default: `langgraph` for that door, else `rest`). */
   source?: RunSource | undefined;
   protocol?: RunProtocolRequest | undefined;
@@ -100,6 +102,7 @@ export async function storeTurnRun(db: Db, t: TurnRequest): Promise<StoredTurn> 
         overrides: t.overrides,
         ...(t.door ? { door: t.door } : {}),
         ...(t.source ? { source: t.source } : {}),
+        ...(t.endUserId ? { end_user_id: t.endUserId } : {}),
         ...(t.protocol ? { protocol: t.protocol } : {}),
       });
       if (run) return { run, namespace };

@@ -117,6 +117,7 @@ export function createSubAgentActivities(deps: TurnActivityDeps) {
           content: args.message,
           context: parent.context ?? undefined,
           traceId: parent.trace_id,
+          endUserId: parent.end_user_id,
           source: 'sub_agent',
         });
       } catch (err) {

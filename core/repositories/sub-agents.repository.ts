@@ -39,6 +39,8 @@ export interface ParentRunRow {
   thread_id: string;
   /** The conversation's context, which the sub-agent's conversation starts with. */
   context: Record<string, unknown> | null;
+  /** The person the calling turn acts for: the sub-agent's turn acts for them too (per-user MCP authorization). */
+  end_user_id: string | null;
 }
 
 export class SubAgentsRepository {
@@ -84,6 +86,7 @@ export class SubAgentsRepository {
         'r.status',
         'r.tools',
         'r.budget_scopes',
+        'r.end_user_id',
         'r.thread_id',
         'c.context',
       );

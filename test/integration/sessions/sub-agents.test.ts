@@ -91,6 +91,7 @@ describe('sub-agents', () => {
       agent_id: lead.id,
       message: 'what is the answer?',
       conversation_id: uniqueName('conv'),
+      end_user_id: 'alice@example.com',
     });
     expect(res.body.data.error).toBeNull();
     expect(res.body.data).toMatchObject({
@@ -127,6 +128,9 @@ describe('sub-agents', () => {
       output: { content: 'it is 42' },
     });
     expect(child.conversation_id).not.toBe(parent.conversation_id);
+    // The sub-agent's turn acts for the caller's person (their own MCP authorizations).
+    const [childRow] = await db('runs').where({ id: child.run_id }).select('end_user_id');
+    expect(childRow).toEqual({ end_user_id: 'alice@example.com' });
 
     // The call's start repeated (a retried activity, a repeated child workflow) finds the same run.
     const activities = createSubAgentActivities({
