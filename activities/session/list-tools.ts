@@ -2,6 +2,7 @@
 import type { McpToolListing } from '../tools/mcp-tools.js';
 import { listAgentMcpTools } from '../tools/mcp-tools.js';
 import { MEMORY_TOOL_NAMES } from '../tools/memory-tools.js';
+import { withA2aTools } from '../tools/a2a-tools.js';
 import { publicBaseUrl } from '../../core/mcp/oauth/index.js';
 import { TurnsRepository } from '../../core/repositories/turns.repository.js';
 import { subAgentToolNames } from './sub-agents.js';
@@ -72,8 +73,9 @@ export function createListToolsActivities(deps: SessionDeps) {
           },
           timeoutMs: plan.authorization_timeout_ms ?? DEFAULT_PERSON_WAIT_MS,
         };
-      const record = runToolsRecord(sandboxState(plan), listing, plan.memory_tools, plan.sub_agents);
-      await new TurnsRepository(db).recordTools(runId, record, listingWarnings(listing));
+      const mcpRecord = runToolsRecord(sandboxState(plan), listing, plan.memory_tools, plan.sub_agents);
+      const { record, warnings } = await withA2aTools(deps, plan, mcpRecord, config.session.mcpListTimeoutMs);
+      await new TurnsRepository(db).recordTools(runId, record, [...listingWarnings(listing), ...warnings]);
       return {
         offered: record.offered.length,
         failedServers: listing.servers.filter((s) => s.error).length,

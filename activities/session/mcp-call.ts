@@ -26,6 +26,7 @@ import { heartbeating, loadTurnRun } from './turn-run.js';
 import type { SessionDeps, TurnPlan } from './types.js';
 import { DEFAULT_PERSON_WAIT_MS } from './list-tools.js';
 import { CallQuestions } from './mcp-questions.js';
+import { runA2aCall } from './a2a-call.js';
 
 /** A call that waits for someone: the server's authorization, or a person's answer to its question. */
 type CallWait = Extract<McpToolOutcome, { kind: 'awaiting_authorization' | 'awaiting_input' }>;
@@ -193,7 +194,7 @@ export function createMcpCallActivities(deps: SessionDeps) {
         throw ApplicationFailure.nonRetryable(`step ${step} has no call ${callId}`, 'tool_call_not_found');
       const store = resultStore(events, runId, plan.thread_id, step, call);
       const offered = tools?.offered.find(
-        (t) => t.name === call.name && (t.kind === 'mcp' || t.kind === 'memory'),
+        (t) => t.name === call.name && (t.kind === 'mcp' || t.kind === 'memory' || t.kind === 'a2a'),
       );
       if (!offered || (offered.kind === 'mcp' && !offered.server_id)) {
         await store(`tool "${call.name}" is not available to this agent`, true);
@@ -211,6 +212,7 @@ export function createMcpCallActivities(deps: SessionDeps) {
         return { is_error: replayed.is_error };
       }
       if (offered.kind === 'memory') return memoryCall(runId, step, call, args, plan, store);
+      if (offered.kind === 'a2a') return runA2aCall(deps, { runId, step, call, args, plan, offered, store });
       // Listed as offered (`server__tool`) or by the tool's own name.
       const listed = plan.non_idempotent_tools ?? [];
       const nonIdempotent = listed.includes(call.name) || (!!offered.tool && listed.includes(offered.tool));

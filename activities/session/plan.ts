@@ -16,6 +16,7 @@ import { TurnsRepository, type TurnStartRow } from '../../core/repositories/turn
 import { metrics } from '../../core/telemetry/metrics.js';
 import { agentSkills, skillsPromptSection } from '../skills/skills.js';
 import { resolveSubAgents } from './sub-agents.js';
+import { hasA2aAgents } from '../tools/a2a-tools.js';
 import { runToolsRecord, sandboxState } from './tools.js';
 import type { PlanModel, SessionDeps, TurnPlan } from './types.js';
 
@@ -164,6 +165,7 @@ function turnPlan(
     input_timeout_ms: agent.input_timeout_ms ?? null,
     authorization_timeout_ms: agent.authorization_timeout_ms ?? null,
     memory_tools: Boolean(agent.memory_tools),
+    a2a_agents: agent.a2a_agents ?? [],
   };
 }
 
@@ -217,7 +219,7 @@ export async function pinPlan(
     agentVersion: run.j_agent?.version ?? null,
     warnings: [...run.warnings, ...warnings],
     // Without MCP servers the tools are known now; with them, `listTools` records them.
-    ...(plan.mcp_servers.length
+    ...(plan.mcp_servers.length || hasA2aAgents(plan)
       ? {}
       : { tools: runToolsRecord(sandboxState(plan), undefined, plan.memory_tools, plan.sub_agents) }),
   });

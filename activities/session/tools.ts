@@ -49,7 +49,7 @@ export interface RunTools {
      * `memory`: the project's memory store (agent `memory_tools`), run by `runMcpTool` like an MCP call;
      * `sub_agent`: another agent of the project (agent `sub_agents`), run in a conversation of its own.
      */
-    kind: 'mcp' | 'sandbox' | 'memory' | 'sub_agent';
+    kind: 'mcp' | 'sandbox' | 'memory' | 'sub_agent' | 'a2a';
     description?: string;
     input_schema: Record<string, unknown>;
     requires_approval: boolean;

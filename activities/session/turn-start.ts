@@ -11,6 +11,7 @@ import type { ModelStepResult } from '../../workflows/session.definitions.js';
 import { nonRetryable } from './failures.js';
 import { needsSummary } from './history.js';
 import { pinPlan, resolvePlan } from './plan.js';
+import { hasA2aAgents } from '../tools/a2a-tools.js';
 import { metrics } from '../../core/telemetry/metrics.js';
 import { closeRun } from './run-outcome.js';
 import type { SessionDeps, TurnPlan } from './types.js';
@@ -56,8 +57,8 @@ export async function startStep(
     // A retry of the first step after its plan was pinned.
     if (await needsSummary(history, plan, runId)) return ended('summarize');
   }
-  if (plan.mcp_servers.length && !row.tools) {
-    // The MCP servers' tools are listed once per turn, in their own activity.
+  if ((plan.mcp_servers.length || hasA2aAgents(plan)) && !row.tools) {
+    // The MCP servers' and remote A2A agents' tools are listed once per turn, in their own activity.
     await pinning;
     return ended('list_tools');
   }

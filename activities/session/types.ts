@@ -12,6 +12,7 @@ import type { SkillSummary } from '../skills/skills.js';
 import type { AgentMcpEntry } from '../tools/mcp-tools.js';
 import type { SummarizerType } from './context.js';
 import type { SubAgentOffer } from './sub-agents.js';
+import type { A2aAgentEntry } from '../../core/db/tables/index.js';
 
 export interface SessionDeps {
   config: Config;
@@ -72,4 +73,6 @@ export interface TurnPlan {
   skills: SkillSummary[];
   /** The agents it may call as tools, and the limits (absent: none; and on plans pinned before). */
   sub_agents?: SubAgentOffer;
+  /** The remote A2A agents it may call as tools (absent on plans pinned before). */
+  a2a_agents?: A2aAgentEntry[];
 }

@@ -8,6 +8,7 @@ import { docsRoutes } from './docs.routes.js';
 import { evalRoutes } from './evals.routes.js';
 import { healthRoutes } from './health.routes.js';
 import { mcpServerRoutes } from './mcp-servers.routes.js';
+import { a2aAgentRoutes } from './a2a-agents.routes.js';
 import { oauthRoutes } from './oauth.routes.js';
 import { modelRoutes } from './models.routes.js';
 import { projectRoutes } from './projects.routes.js';
@@ -39,6 +40,7 @@ export function buildRouters(deps: AppDeps): ApiRouter[] {
     virtualKeyUsageRoutes(deps),
     modelRoutes(deps),
     mcpServerRoutes(deps),
+    a2aAgentRoutes(deps),
     oauthRoutes(deps),
     agentRoutes(deps),
     skillRoutes(deps),

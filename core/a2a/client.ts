@@ -1,0 +1,126 @@
+/**
+ * Our client of remote A2A agents (the official @a2a-js/sdk): the agent card
+ * from its URL, a client over the card's JSON-RPC or REST interface, every
+ * request (the card's included) through the egress policy with the agent's
+ * configured headers. Used by the `/a2a-agents` inspect route and by the
+ * session's A2A tools (activities/tools/a2a-tools.ts).
+ */
+import type { AgentCard, Part } from '@a2a-js/sdk';
+import {
+  ClientFactory,
+  ClientFactoryOptions,
+  DefaultAgentCardResolver,
+  JsonRpcTransportFactory,
+  RestTransportFactory,
+  type Client,
+} from '@a2a-js/sdk/client';
+import { egressFetch } from '../security/egress-agent.js';
+import { findEgressDenial } from '../security/egress-policy.js';
+
+/** Where a remote agent is and what to send it. */
+export interface A2aConnection {
+  cardUrl: string;
+  headers: Record<string, string>;
+}
+
+/** Thrown when the card cannot be fetched or read, or the remote cannot be reached: says why, without headers. */
+export class A2aConnectionError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'A2aConnectionError';
+  }
+}
+
+/** fetch through the egress policy, with the agent's headers under the SDK's own (its A2A-Version wins). */
+function fetchWith(headers: Record<string, string>, signal?: AbortSignal): typeof fetch {
+  return ((input: string | URL, init?: RequestInit) => {
+    const merged = new Headers(headers);
+    new Headers(init?.headers).forEach((v, k) => merged.set(k, v));
+    const signals = [init?.signal, signal].filter((s): s is AbortSignal => Boolean(s));
+    return egressFetch(input, {
+      ...init,
+      headers: merged,
+      ...(signals.length ? { signal: AbortSignal.any(signals) } : {}),
+    });
+  }) as typeof fetch;
+}
+
+function factory(conn: A2aConnection, signal?: AbortSignal): ClientFactory {
+  const fetchImpl = fetchWith(conn.headers, signal);
+  return new ClientFactory(
+    ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
+      transports: [new JsonRpcTransportFactory({ fetchImpl }), new RestTransportFactory({ fetchImpl })],
+      cardResolver: new DefaultAgentCardResolver({ fetchImpl }),
+    }),
+  );
+}
+
+/** Why a connection failed, in words the API and the model may see. */
+export function connectionFailure(err: unknown, what: string): A2aConnectionError {
+  const denied = findEgressDenial(err);
+  if (denied) return new A2aConnectionError(`${what}: ${denied.message}`, { cause: err });
+  const message = err instanceof Error ? err.message : String(err);
+  return new A2aConnectionError(`${what}: ${message}`, { cause: err });
+}
+
+/** Fetches the card and builds a client over it; A2aConnectionError when either fails. */
+export async function connectA2a(
+  conn: A2aConnection,
+  opts: { timeoutMs: number; signal?: AbortSignal },
+): Promise<{ client: Client; card: AgentCard }> {
+  const f = factory(conn, opts.signal);
+  let card: AgentCard;
+  try {
+    const resolver = f.options.cardResolver!;
+    card = await withTimeout(resolver.resolve(conn.cardUrl, ''), opts.timeoutMs, 'the agent card');
+  } catch (err) {
+    throw connectionFailure(err, `could not read the agent card at ${safeUrl(conn.cardUrl)}`);
+  }
+  try {
+    return { client: await f.createFromAgentCard(card), card };
+  } catch (err) {
+    throw connectionFailure(err, 'the agent card offers no interface this client speaks (JSON-RPC, REST)');
+  }
+}
+
+async function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      p,
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`${what} did not arrive within ${ms} ms`)), ms);
+      }),
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The URL without credentials or query (they may hold a key). */
+export function safeUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.origin}${u.pathname}`;
+  } catch {
+    return '(invalid URL)';
+  }
+}
+
+/**
+ * The readable content of parts: texts joined as they are (a streamed
+ * artifact arrives as chunks of one text), data as JSON and files by name
+ * or URL, each on a line of its own.
+ */
+export function partsText(parts: Part[] | undefined): string {
+  let out = '';
+  for (const p of parts ?? []) {
+    const c = p.content;
+    if (!c) continue;
+    if (c.$case === 'text') out += c.value;
+    else if (c.$case === 'data') out += `\n${JSON.stringify(c.value)}\n`;
+    else if (c.$case === 'url') out += `\n[file ${p.filename || c.value}](${c.value})\n`;
+    else out += `\n[file ${p.filename || 'without a name'}, ${p.mediaType || 'binary'}]\n`;
+  }
+  return out.trim();
+}

@@ -1,0 +1,217 @@
+/**
+ * Remote A2A agents as tools, on the real stack (API, PostgreSQL, Temporal,
+ * a worker process; the scripted model vendor) against a real A2A server
+ * built with the official SDK (test/fixtures/a2a-agents.ts): registering
+ * and inspecting it, bad input refused naming the field, an agent whose
+ * model calls a skill and answers with its result (at once, streamed, and
+ * after the remote asked for input), and a worker killed mid-call: the
+ * call resumes the same remote task and the message is sent once.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { uniqueName } from '../../helpers/factories.js';
+import { databaseUrl, noTemporal } from '../../helpers/services.js';
+import { createDb } from '../../../core/db/knex.js';
+import { startA2aTestAgent, type A2aTestAgent } from '../../fixtures/a2a-agents.js';
+import { killHard, sessionEnv, spawnWorker, startFixture, type Fixture } from './session-harness.js';
+
+type Worker = Awaited<ReturnType<typeof spawnWorker>>;
+type ToolCallView = { name: string; output?: string; is_error?: boolean };
+type ChatBody = { messages?: Array<{ role: string; content: unknown }> };
+
+const A2A = '/api/agent-server/a2a-agents';
+
+describe.skipIf(noTemporal())('remote A2A agents as tools', () => {
+  let fx: Fixture;
+  let remote: A2aTestAgent;
+  let worker: Worker | undefined;
+  // A dead worker's call is retried elsewhere within seconds.
+  const env = sessionEnv({ SESSION_TOOL_HEARTBEAT_TIMEOUT_MS: '3000' });
+  const token = 'Bearer remote-secret-token-1234567890';
+
+  beforeAll(async () => {
+    fx = await startFixture(env);
+    remote = await startA2aTestAgent();
+    worker = await spawnWorker(env);
+  }, 90_000);
+  afterAll(async () => {
+    if (worker) await killHard(worker.child);
+    await remote?.close();
+    await fx?.close();
+  });
+
+  async function register(cardUrl = remote.cardUrl, name = uniqueName('remote')) {
+    const res = await fx.api.request<{ id: string; name: string; headers: Record<string, string> }>(
+      'POST',
+      `${A2A}?project_id=${fx.projectId}`,
+      { name, card_url: cardUrl, headers: { Authorization: token } },
+    );
+    expect(res.status, res.text).toBe(200);
+    return res.body.data;
+  }
+
+  const toolCalls = async (runId: string) =>
+    (await fx.api.request<{ tool_calls: ToolCallView[] }>('GET', `/api/agent-server/runs/${runId}`)).body.data
+      .tool_calls;
+
+  it('registers, shows headers redacted, inspects the card, refuses bad input naming the field', async () => {
+    const created = await register();
+    expect(created.headers).toEqual({ Authorization: '[redacted]' });
+    const inspected = await fx.api.request<{
+      skills: Array<{ id: string; tool: string }>;
+      streaming: boolean;
+    }>('POST', `${A2A}/${created.id}/inspect`);
+    expect(inspected.status, inspected.text).toBe(200);
+    expect(inspected.body.data.streaming).toBe(true);
+    expect(inspected.body.data.skills.map((s) => s.id)).toEqual(['answer', 'stream', 'ask', 'hold']);
+    expect(inspected.body.data.skills[0]!.tool).toBe(
+      `${created.name.replace(/[^a-zA-Z0-9_-]/g, '_')}__answer`,
+    );
+    // The card was fetched with the configured header.
+    expect(remote.authorizations).toContain(token);
+
+    const bad = await fx.api.request('POST', `${A2A}?project_id=${fx.projectId}`, {
+      name: uniqueName('remote'),
+      card_url: 'not a url',
+      colour: 'blue',
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toBe(true);
+    const fields = (bad.body.errorDetails as { fields: Array<{ field: string }> }).fields.map((f) => f.field);
+    expect(fields).toEqual(expect.arrayContaining(['card_url', 'colour']));
+
+    const unknown = await fx.api.request('POST', `/api/agent-server/agents?project_id=${fx.projectId}`, {
+      name: uniqueName('agent'),
+      model_id: fx.modelId,
+      prompt_id: (await fx.agent()).promptId,
+      a2a_agents: [{ a2a_agent_id: '00000000-0000-4000-8000-000000000000' }],
+    });
+    expect(unknown.status).toBe(400);
+    expect(JSON.stringify(unknown.body.errorDetails)).toContain('a2a_agents.0.a2a_agent_id');
+
+    const missing = await fx.api.request('GET', `${A2A}/00000000-0000-4000-8000-000000000000`);
+    expect(missing.status).toBe(404);
+
+    const unreachable = await register('http://127.0.0.1:9/.well-known/agent-card.json');
+    const failed = await fx.api.request<unknown>('POST', `${A2A}/${unreachable.id}/inspect`);
+    expect(failed.status).toBe(502);
+    expect(JSON.stringify(failed.body.errorDetails)).toContain('could not read the agent card');
+
+    // Listed by an agent: not deleted (409), then deleted once the agent lets go.
+    const agent = await fx.agent({ a2a_agents: [{ a2a_agent_id: created.id }] });
+    expect((await fx.api.request('DELETE', `${A2A}/${created.id}`)).status).toBe(409);
+    await fx.api.request('PATCH', `/api/agent-server/agents/${agent.id}`, { a2a_agents: [] });
+    expect((await fx.api.request('DELETE', `${A2A}/${created.id}`)).status).toBe(200);
+  }, 60_000);
+
+  it('a card without skills is one delegate tool', async () => {
+    const bare = await startA2aTestAgent({ skills: false });
+    try {
+      const created = await register(bare.cardUrl);
+      const res = await fx.api.request<{ skills: Array<{ id: string; tool: string }> }>(
+        'POST',
+        `${A2A}/${created.id}/inspect`,
+      );
+      expect(res.body.data.skills.map((s) => s.id)).toEqual(['delegate']);
+      expect(res.body.data.skills[0]!.tool).toMatch(/__delegate$/);
+    } finally {
+      await bare.close();
+    }
+  });
+
+  /** An agent listing the remote; the model calls `skill` with `message`, then answers with what it heard. */
+  async function callSkill(skill: string, message: string) {
+    fx.vendor.reset();
+    const created = await register();
+    const tool = `${created.name.replace(/[^a-zA-Z0-9_-]/g, '_')}__${skill}`;
+    fx.vendor.respond = (body) => {
+      const last = (body as ChatBody).messages?.at(-1);
+      if (last?.role === 'tool') return { reply: { text: `remote said: ${String(last.content)}` } };
+      return { reply: { tool_calls: [{ name: tool, arguments: { message } }] } };
+    };
+    const agent = await fx.agent({ a2a_agents: [{ a2a_agent_id: created.id }] });
+    return { agent, tool };
+  }
+
+  it("calls a remote skill and answers with its result; the remote got the message once, with the agent's headers", async () => {
+    const before = remote.messages.length;
+    const { agent, tool } = await callSkill('answer', 'hello');
+    const res = await fx.converse({ agent_id: agent.id, message: 'ask the remote' });
+    expect(res.body.data.status, res.text).toBe('completed');
+    expect(res.body.data.output?.content).toBe('remote said: answer to hello');
+    const calls = await toolCalls(res.body.data.run_id);
+    expect(calls).toEqual([
+      expect.objectContaining({ name: tool, output: 'answer to hello', is_error: false }),
+    ]);
+    expect(remote.messages.length - before).toBe(1);
+    expect(remote.authorizations.at(-1)).toBe(token);
+  }, 60_000);
+
+  it('follows a streamed task to its end', async () => {
+    const { agent } = await callSkill('stream', 'you');
+    const res = await fx.converse({ agent_id: agent.id, message: 'stream it' });
+    expect(res.body.data.status, res.text).toBe('completed');
+    expect(res.body.data.output?.content).toBe('remote said: streamed answer to you');
+  }, 60_000);
+
+  it('a remote asking for input: the model hears the question and answers it on the same task', async () => {
+    fx.vendor.reset();
+    const created = await register();
+    const tool = `${created.name.replace(/[^a-zA-Z0-9_-]/g, '_')}__ask`;
+    fx.vendor.respond = (body) => {
+      const tools = ((body as ChatBody).messages ?? []).filter((m) => m.role === 'tool');
+      if (tools.length === 0)
+        return { reply: { tool_calls: [{ name: tool, arguments: { message: 'weather?' } }] } };
+      const said = String(tools.at(-1)!.content);
+      const taskId = /"task_id": "([^"]+)"/.exec(said)?.[1];
+      if (tools.length === 1 && taskId)
+        return { reply: { tool_calls: [{ name: tool, arguments: { message: 'Paris', task_id: taskId } }] } };
+      return { reply: { text: `remote said: ${said}` } };
+    };
+    const agent = await fx.agent({ a2a_agents: [{ a2a_agent_id: created.id }] });
+    const res = await fx.converse({ agent_id: agent.id, message: 'what is the weather' });
+    expect(res.body.data.status, res.text).toBe('completed');
+    const calls = await toolCalls(res.body.data.run_id);
+    expect(calls[0]!.output).toContain('Which city?');
+    expect(calls[0]!.is_error).toBe(false);
+    expect(res.body.data.output?.content).toBe('remote said: the weather in Paris is fine');
+  }, 60_000);
+
+  it('a worker killed mid-call: another worker follows the same remote task; the message is sent once', async () => {
+    if (worker) await killHard(worker.child);
+    worker = undefined;
+    const doomed = await spawnWorker(env);
+    let survivor: Worker | undefined;
+    try {
+      const { agent, tool } = await callSkill('hold', 'slowly');
+      const before = remote.messages.length;
+      const held = remote.whenHeld();
+      let heldTask = '';
+      const answer = fx.converse({ agent_id: agent.id, message: 'take your time' });
+      heldTask = await held;
+      survivor = await spawnWorker(env);
+      await killHard(doomed.child);
+      // Past the heartbeat timeout, the survivor's attempt follows the task; then the remote finishes.
+      await new Promise((r) => setTimeout(r, 5_000));
+      remote.release();
+      const res = await answer;
+      expect(res.body.data.status, res.text).toBe('completed');
+      expect(res.body.data.output?.content).toBe('remote said: held answer to slowly');
+      const calls = await toolCalls(res.body.data.run_id);
+      expect(calls).toEqual([expect.objectContaining({ name: tool, is_error: false })]);
+      expect(remote.messages.length - before).toBe(1);
+      // The call remembered the remote task it started, which is the one that answered.
+      const db = createDb(databaseUrl());
+      try {
+        const rows = await db('a2a_task_calls').where({ run_id: res.body.data.run_id });
+        expect(rows).toEqual([
+          expect.objectContaining({ task_id: heldTask, message_id: remote.messages.at(-1) }),
+        ]);
+      } finally {
+        await db.destroy();
+      }
+    } finally {
+      await killHard(doomed.child);
+      if (survivor) await killHard(survivor.child);
+    }
+  }, 120_000);
+});
