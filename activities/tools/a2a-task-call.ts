@@ -92,10 +92,16 @@ export async function runA2aTask(db: Db, call: A2aTaskCall): Promise<A2aTaskResu
       const found = await findTaskOf(client, row.message_id, call.signal);
       if (found) await remember(found.id, found.contextId);
     }
-    if (!taskId) {
-      const direct = await send(client, call, row.message_id, streaming, remember);
-      if (direct) return { output: partsText(direct.parts) || '(an empty answer)', isError: false };
-    } else if (streaming) await followStream(client, taskId, call);
+    // A stream is read until the call's deadline at most; then the task is read (and cancelled) below.
+    const bounded = { ...call, signal: AbortSignal.any([call.signal, AbortSignal.timeout(call.timeoutMs)]) };
+    try {
+      if (!taskId) {
+        const direct = await send(client, bounded, row.message_id, streaming, remember);
+        if (direct) return { output: partsText(direct.parts) || '(an empty answer)', isError: false };
+      } else if (streaming) await followStream(client, taskId, bounded);
+    } catch (err) {
+      if (call.signal.aborted || !bounded.signal.aborted || !taskId) throw err;
+    }
     const task = await untilSettled(client, taskId!, call, deadline);
     if (!task) return timedOut(taskId!, call);
     return answerOf(task, call);

@@ -119,9 +119,9 @@ describe.skipIf(noTemporal())('remote A2A agents as tools', () => {
   });
 
   /** An agent listing the remote; the model calls `skill` with `message`, then answers with what it heard. */
-  async function callSkill(skill: string, message: string) {
+  async function callSkill(skill: string, message: string, cardUrl = remote.cardUrl) {
     fx.vendor.reset();
-    const created = await register();
+    const created = await register(cardUrl);
     const tool = `${created.name.replace(/[^a-zA-Z0-9_-]/g, '_')}__${skill}`;
     fx.vendor.respond = (body) => {
       const last = (body as ChatBody).messages?.at(-1);
@@ -151,6 +151,19 @@ describe.skipIf(noTemporal())('remote A2A agents as tools', () => {
     const res = await fx.converse({ agent_id: agent.id, message: 'stream it' });
     expect(res.body.data.status, res.text).toBe('completed');
     expect(res.body.data.output?.content).toBe('remote said: streamed answer to you');
+  }, 60_000);
+
+  it('a remote that does not stream: the task is sent without waiting and read until it ends', async () => {
+    const plain = await startA2aTestAgent({ streaming: false });
+    try {
+      const { agent } = await callSkill('stream', 'polling', plain.cardUrl);
+      const res = await fx.converse({ agent_id: agent.id, message: 'no stream' });
+      expect(res.body.data.status, res.text).toBe('completed');
+      expect(res.body.data.output?.content).toBe('remote said: streamed answer to polling');
+      expect(plain.messages).toHaveLength(1);
+    } finally {
+      await plain.close();
+    }
   }, 60_000);
 
   it('a remote asking for input: the model hears the question and answers it on the same task', async () => {
