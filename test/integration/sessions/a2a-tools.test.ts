@@ -11,6 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { uniqueName } from '../../helpers/factories.js';
 import { databaseUrl, noTemporal } from '../../helpers/services.js';
 import { createDb } from '../../../core/db/knex.js';
+import { SendMessageRequest } from '@a2a-js/sdk';
+import { ClientFactory } from '@a2a-js/sdk/client';
+import { callMessageId, runA2aTask } from '../../../activities/tools/a2a-task-call.js';
 import { startA2aTestAgent, type A2aTestAgent } from '../../fixtures/a2a-agents.js';
 import { killHard, sessionEnv, spawnWorker, startFixture, type Fixture } from './session-harness.js';
 
@@ -49,6 +52,7 @@ describe.skipIf(noTemporal())('remote A2A agents as tools', () => {
     return res.body.data;
   }
 
+  let lastRunId = '';
   const toolCalls = async (runId: string) =>
     (await fx.api.request<{ tool_calls: ToolCallView[] }>('GET', `/api/agent-server/runs/${runId}`)).body.data
       .tool_calls;
@@ -87,6 +91,10 @@ describe.skipIf(noTemporal())('remote A2A agents as tools', () => {
     });
     expect(unknown.status).toBe(400);
     expect(JSON.stringify(unknown.body.errorDetails)).toContain('a2a_agents.0.a2a_agent_id');
+
+    const openapi = await fx.api.request<unknown>('GET', '/api/agent-server/openapi.json');
+    const paths = Object.keys((openapi.body as unknown as { paths: Record<string, unknown> }).paths);
+    expect(paths).toEqual(expect.arrayContaining([A2A, `${A2A}/{id}`, `${A2A}/{id}/inspect`]));
 
     const missing = await fx.api.request('GET', `${A2A}/00000000-0000-4000-8000-000000000000`);
     expect(missing.status).toBe(404);
@@ -144,7 +152,54 @@ describe.skipIf(noTemporal())('remote A2A agents as tools', () => {
     ]);
     expect(remote.messages.length - before).toBe(1);
     expect(remote.authorizations.at(-1)).toBe(token);
+    lastRunId = res.body.data.run_id;
   }, 60_000);
+
+  it('a retry that never heard the task id finds the task holding its message (ListTasks) and sends nothing', async () => {
+    // An earlier attempt sent the message and died before the answer named the task.
+    const callKey = '9:call_lost';
+    const messageId = callMessageId(lastRunId, callKey);
+    const client = await new ClientFactory().createFromUrl(remote.cardUrl, '');
+    await client.sendMessage(
+      SendMessageRequest.fromJSON({
+        message: {
+          messageId,
+          role: 'ROLE_USER',
+          parts: [{ text: 'lost' }],
+          metadata: { skill_id: 'answer' },
+        },
+      }),
+    );
+    const db = createDb(databaseUrl());
+    try {
+      const created = await register();
+      const before = remote.messages.length;
+      const result = await runA2aTask(db, {
+        conn: { cardUrl: remote.cardUrl, headers: {} },
+        a2aAgentId: created.id,
+        toolName: 'remote__answer',
+        skillId: 'answer',
+        runId: lastRunId,
+        callKey,
+        text: 'lost',
+        retried: true,
+        timeoutMs: 10_000,
+        pollMs: 100,
+        signal: new AbortController().signal,
+        onState: () => undefined,
+      });
+      expect(result).toMatchObject({
+        output: 'answer to lost',
+        isError: false,
+        state: 'TASK_STATE_COMPLETED',
+      });
+      expect(remote.messages.length).toBe(before);
+      const row = await db('a2a_task_calls').where({ run_id: lastRunId, call_key: callKey }).first();
+      expect(row).toMatchObject({ message_id: messageId, task_id: result.task_id });
+    } finally {
+      await db.destroy();
+    }
+  });
 
   it('follows a streamed task to its end', async () => {
     const { agent } = await callSkill('stream', 'you');
