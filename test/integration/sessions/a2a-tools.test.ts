@@ -52,7 +52,6 @@ describe.skipIf(noTemporal())('remote A2A agents as tools', () => {
     return res.body.data;
   }
 
-  let lastRunId = '';
   const toolCalls = async (runId: string) =>
     (await fx.api.request<{ tool_calls: ToolCallView[] }>('GET', `/api/agent-server/runs/${runId}`)).body.data
       .tool_calls;
@@ -152,11 +151,13 @@ describe.skipIf(noTemporal())('remote A2A agents as tools', () => {
     ]);
     expect(remote.messages.length - before).toBe(1);
     expect(remote.authorizations.at(-1)).toBe(token);
-    lastRunId = res.body.data.run_id;
   }, 60_000);
 
   it('a retry that never heard the task id finds the task holding its message (ListTasks) and sends nothing', async () => {
-    // An earlier attempt sent the message and died before the answer named the task.
+    // A run of its own (the row belongs to one); an earlier attempt of its call sent the
+    // message and died before the answer named the task.
+    const { agent } = await callSkill('answer', 'first');
+    const lastRunId = (await fx.converse({ agent_id: agent.id, message: 'go' })).body.data.run_id;
     const callKey = '9:call_lost';
     const messageId = callMessageId(lastRunId, callKey);
     const client = await new ClientFactory().createFromUrl(remote.cardUrl, '');
@@ -200,6 +201,42 @@ describe.skipIf(noTemporal())('remote A2A agents as tools', () => {
       await db.destroy();
     }
   });
+
+  it('filters skills, and a skill requiring approval is sent only once a person approves it', async () => {
+    fx.vendor.reset();
+    const created = await register();
+    const prefix = created.name.replace(/[^a-zA-Z0-9_-]/g, '_');
+    fx.vendor.script(
+      { reply: { tool_calls: [{ name: `${prefix}__answer`, arguments: { message: 'approved' } }] } },
+      { reply: { text: 'done' } },
+    );
+    const agent = await fx.agent({
+      a2a_agents: [
+        { a2a_agent_id: created.id, tool_filters: ['answer', 'nope'], tools_requiring_approval: ['answer'] },
+      ],
+    });
+    const before = remote.messages.length;
+    const res = await fx.converse({ agent_id: agent.id, message: 'go' });
+    expect(res.body.data.status, res.text).toBe('awaiting_approval');
+    expect(res.body.data.warnings).toEqual(
+      expect.arrayContaining([expect.stringContaining('name skills it does not list: nope')]),
+    );
+    const offered = (fx.vendor.received[0]!.body.tools as Array<{ function: { name: string } }>).map(
+      (t) => t.function.name,
+    );
+    expect(offered).toEqual([`${prefix}__answer`]);
+    expect(remote.messages.length).toBe(before);
+    const pending = (res.body.data as unknown as { pending_approvals: Array<{ id: string }> })
+      .pending_approvals;
+    const done = await fx.api.request<{ status: string; tool_calls: ToolCallView[] }>(
+      'POST',
+      `/api/agent-server/runs/${res.body.data.run_id}/approvals`,
+      { approved_call_ids: [pending[0]!.id], wait: true },
+    );
+    expect(done.body.data.status, done.text).toBe('completed');
+    expect(done.body.data.tool_calls).toEqual([expect.objectContaining({ output: 'answer to approved' })]);
+    expect(remote.messages.length).toBe(before + 1);
+  }, 60_000);
 
   it('follows a streamed task to its end', async () => {
     const { agent } = await callSkill('stream', 'you');
