@@ -41,6 +41,12 @@ export interface A2aTaskCall {
   signal: AbortSignal;
   /** Each state the remote task reaches (heartbeat details, progress). */
   onState: (state: string) => void;
+  /**
+   * Set when answering a question: the status message that asked it. Until
+   * the remote has taken the answer, its task still shows that question,
+   * which is not an outcome.
+   */
+  staleQuestionId?: string;
 }
 
 export interface A2aTaskResult {
@@ -97,6 +103,7 @@ export async function runA2aTask(db: Db, call: A2aTaskCall): Promise<A2aTaskResu
     try {
       if (!taskId) {
         const direct = await send(client, bounded, row.message_id, streaming, remember);
+        call.staleQuestionId = bounded.staleQuestionId;
         if (direct) return { output: partsText(direct.parts) || '(an empty answer)', isError: false };
       } else if (streaming) await followStream(client, taskId, bounded);
     } catch (err) {
@@ -124,6 +131,7 @@ async function request(
   if (call.continueTaskId) {
     const task = await client.getTask({ tenant: '', id: call.continueTaskId }, { signal: call.signal });
     contextId = task.contextId;
+    call.staleQuestionId = task.status?.message?.messageId || undefined;
   }
   return SendMessageRequest.fromJSON({
     message: {
@@ -201,7 +209,8 @@ async function untilSettled(
   for (;;) {
     const task = await client.getTask({ tenant: '', id: taskId }, { signal: call.signal });
     call.onState(stateName(task.status?.state));
-    if (settled(task)) return task;
+    const stale = call.staleQuestionId && task.status?.message?.messageId === call.staleQuestionId;
+    if (settled(task) && !stale) return task;
     if (Date.now() >= deadline) {
       await client.cancelTask({ tenant: '', id: taskId, metadata: undefined }).catch(() => undefined);
       return undefined;

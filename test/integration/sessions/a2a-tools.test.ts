@@ -258,9 +258,10 @@ describe.skipIf(noTemporal())('remote A2A agents as tools', () => {
     }
   }, 60_000);
 
-  it('a remote asking for input: the model hears the question and answers it on the same task', async () => {
+  /** The model asks `ask`, hears the question, answers it with the task id it was given. */
+  async function askAndAnswer(cardUrl: string) {
     fx.vendor.reset();
-    const created = await register();
+    const created = await register(cardUrl);
     const tool = `${created.name.replace(/[^a-zA-Z0-9_-]/g, '_')}__ask`;
     fx.vendor.respond = (body) => {
       const tools = ((body as ChatBody).messages ?? []).filter((m) => m.role === 'tool');
@@ -279,6 +280,19 @@ describe.skipIf(noTemporal())('remote A2A agents as tools', () => {
     expect(calls[0]!.output).toContain('Which city?');
     expect(calls[0]!.is_error).toBe(false);
     expect(res.body.data.output?.content).toBe('remote said: the weather in Paris is fine');
+  }
+
+  it('a remote asking for input: the model hears the question and answers it on the same task', async () => {
+    await askAndAnswer(remote.cardUrl);
+  }, 60_000);
+
+  it('the same with a remote that does not stream: the answer is awaited, not the question read back', async () => {
+    const plain = await startA2aTestAgent({ streaming: false });
+    try {
+      await askAndAnswer(plain.cardUrl);
+    } finally {
+      await plain.close();
+    }
   }, 60_000);
 
   it('a worker killed mid-call: another worker follows the same remote task; the message is sent once', async () => {
