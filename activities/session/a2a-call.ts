@@ -12,6 +12,8 @@ import { A2AError } from '@a2a-js/sdk/errors';
 import type { ToolCall } from '../../core/llm/types.js';
 import { A2aAgentsRepository } from '../../core/repositories/a2a-agents.repository.js';
 import { RunEventsRepository } from '../../core/repositories/run-events.repository.js';
+import { metrics } from '../../core/telemetry/metrics.js';
+import { errorName } from '../../core/telemetry/metrics/genai.js';
 import type { McpToolOutcome } from '../../workflows/session.definitions.js';
 import { runA2aTask } from '../tools/a2a-task-call.js';
 import { errorText, TOOL_ATTEMPTS, type StoreResult } from './tool-results.js';
@@ -58,6 +60,8 @@ export async function runA2aCall(deps: SessionDeps, at: A2aCallAt): Promise<McpT
   }
   let state = 'SENDING';
   const stop = heartbeating(() => ({ a2a_state: state }));
+  const started = performance.now();
+  const seconds = () => (performance.now() - started) / 1000;
   try {
     const result = await runA2aTask(deps.db, {
       conn: {
@@ -80,9 +84,11 @@ export async function runA2aCall(deps: SessionDeps, at: A2aCallAt): Promise<McpT
       },
     });
     const { output, isError, ...extras } = result;
+    metrics().session.toolCall('a2a', seconds(), isError ? 'tool_error' : undefined);
     await store(output, isError, { server: offered.server_name, tool: offered.tool, a2a: extras });
     return { is_error: isError };
   } catch (err) {
+    metrics().session.toolCall('a2a', seconds(), errorName(err));
     if (ctx.cancellationSignal.aborted) throw err;
     // The remote answered with an error (a refusal): retrying cannot help. Anything else may be an outage.
     if (!(err instanceof A2AError) && ctx.info.attempt < TOOL_ATTEMPTS) throw err;

@@ -4,7 +4,7 @@ import { errorTypeLabel } from './genai.js';
 const TURN_BUCKETS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800, 3600];
 const TOOL_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
 
-export type ToolKind = 'mcp' | 'sandbox' | 'memory';
+export type ToolKind = 'mcp' | 'sandbox' | 'memory' | 'a2a';
 
 /**
  * Agent turns and their tool calls, recorded by the worker where the outcome
