@@ -3,7 +3,14 @@ import { a2aToolName, cardSkills, type A2aSkillInfo } from '../../core/a2a/skill
 import { redactHeaders, type SecretBox } from '../../core/crypto/secrets.js';
 import type { Db } from '../../core/db/knex.js';
 import type { DbA2aAgent } from '../../core/db/tables/index.js';
-import { BadGatewayError, ConflictError, NotFoundError, isUniqueViolation } from '../../core/errors.js';
+import {
+  AppError,
+  BadGatewayError,
+  ConflictError,
+  NotFoundError,
+  STATUS_MESSAGES,
+  isUniqueViolation,
+} from '../../core/errors.js';
 import { A2aAgentsRepository } from '../../core/repositories/a2a-agents.repository.js';
 import type { A2aAgentCreateBody, A2aAgentUpdateBody } from '../schemas/a2a-agents.schemas.js';
 import type { Page } from '../schemas/common.schemas.js';
@@ -148,6 +155,9 @@ export class A2aAgentsService {
         skills: cardSkills(card).map((s) => ({ ...s, tool: a2aToolName(conn.name, s.id) })),
       };
     } catch (err) {
+      // The server's egress policy refuses the address: a 4xx, retrying cannot help.
+      if (err instanceof A2aConnectionError && err.egressDenied)
+        throw new AppError(403, STATUS_MESSAGES[403]!, { reason: err.message });
       if (err instanceof A2aConnectionError) throw new BadGatewayError({ reason: err.message });
       throw err;
     }

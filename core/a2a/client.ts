@@ -25,7 +25,12 @@ export interface A2aConnection {
 
 /** Thrown when the card cannot be fetched or read, or the remote cannot be reached: says why, without headers. */
 export class A2aConnectionError extends Error {
-  constructor(message: string, options?: { cause?: unknown }) {
+  constructor(
+    message: string,
+    options?: { cause?: unknown },
+    /** The server's egress policy refused the address: retrying cannot help. */
+    readonly egressDenied = false,
+  ) {
     super(message, options);
     this.name = 'A2aConnectionError';
   }
@@ -58,7 +63,7 @@ function factory(conn: A2aConnection, signal?: AbortSignal): ClientFactory {
 /** Why a connection failed, in words the API and the model may see. */
 export function connectionFailure(err: unknown, what: string): A2aConnectionError {
   const denied = findEgressDenial(err);
-  if (denied) return new A2aConnectionError(`${what}: ${denied.message}`, { cause: err });
+  if (denied) return new A2aConnectionError(`${what}: ${denied.message}`, { cause: err }, true);
   const message = err instanceof Error ? err.message : String(err);
   return new A2aConnectionError(`${what}: ${message}`, { cause: err });
 }

@@ -103,6 +103,12 @@ describe.skipIf(noTemporal())('remote A2A agents as tools', () => {
     expect(failed.status).toBe(502);
     expect(JSON.stringify(failed.body.errorDetails)).toContain('could not read the agent card');
 
+    // The egress policy refuses the metadata address: 403 saying why, retrying cannot help.
+    const metadata = await register('http://169.254.169.254/.well-known/agent-card.json');
+    const refused = await fx.api.request<unknown>('POST', `${A2A}/${metadata.id}/inspect`);
+    expect(refused.status).toBe(403);
+    expect(JSON.stringify(refused.body.errorDetails)).toContain('EGRESS_DENY');
+
     // Listed by an agent: not deleted (409), then deleted once the agent lets go.
     const agent = await fx.agent({ a2a_agents: [{ a2a_agent_id: created.id }] });
     expect((await fx.api.request('DELETE', `${A2A}/${created.id}`)).status).toBe(409);
