@@ -373,6 +373,63 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/agent-server/a2a-agents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a project's A2A agents */
+        get: operations["getApiAgentServerA2aAgents"];
+        put?: never;
+        /** Register a remote A2A agent */
+        post: operations["postApiAgentServerA2aAgents"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agent-server/a2a-agents/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get an A2A agent */
+        get: operations["getApiAgentServerA2aAgentsId"];
+        put?: never;
+        post?: never;
+        /** Delete an A2A agent (409 while an agent lists it) */
+        delete: operations["deleteApiAgentServerA2aAgentsId"];
+        options?: never;
+        head?: never;
+        /**
+         * Update an A2A agent
+         * @description `headers` replaces the whole map; a value sent back as "[redacted]" keeps the stored one.
+         */
+        patch: operations["patchApiAgentServerA2aAgentsId"];
+        trace?: never;
+    };
+    "/api/agent-server/a2a-agents/{id}/inspect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Fetch the agent card and list its skills as the tools they become (502 saying why when it cannot) */
+        post: operations["postApiAgentServerA2aAgentsIdInspect"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/oauth/callback": {
         parameters: {
             query?: never;
@@ -5489,6 +5546,492 @@ export interface operations {
             };
         };
     };
+    getApiAgentServerA2aAgents: {
+        parameters: {
+            query: {
+                project_id: string;
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** Format: uuid */
+                            id?: string;
+                            /** Format: uuid */
+                            project_id?: string;
+                            name?: string;
+                            card_url?: string;
+                            /** @description sensitive values come back as "[redacted]", as for MCP servers */
+                            headers?: Record<string, never>;
+                            /** Format: date-time */
+                            created_at?: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                        }[];
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postApiAgentServerA2aAgents: {
+        parameters: {
+            query: {
+                project_id: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    /**
+                     * Format: uri
+                     * @description where the agent card is served, e.g. https://agent.example/.well-known/agent-card.json
+                     */
+                    card_url: string;
+                    /**
+                     * @description sent with every request to the agent, the card included (e.g. Authorization)
+                     * @default {}
+                     */
+                    headers?: {
+                        "/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/"?: string;
+                    } & {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** Format: uuid */
+                            id?: string;
+                            /** Format: uuid */
+                            project_id?: string;
+                            name?: string;
+                            card_url?: string;
+                            /** @description sensitive values come back as "[redacted]", as for MCP servers */
+                            headers?: Record<string, never>;
+                            /** Format: date-time */
+                            created_at?: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                        };
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getApiAgentServerA2aAgentsId: {
+        parameters: {
+            query?: {
+                project_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** Format: uuid */
+                            id?: string;
+                            /** Format: uuid */
+                            project_id?: string;
+                            name?: string;
+                            card_url?: string;
+                            /** @description sensitive values come back as "[redacted]", as for MCP servers */
+                            headers?: Record<string, never>;
+                            /** Format: date-time */
+                            created_at?: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                        };
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteApiAgentServerA2aAgentsId: {
+        parameters: {
+            query?: {
+                project_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: Record<string, never>;
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    patchApiAgentServerA2aAgentsId: {
+        parameters: {
+            query?: {
+                project_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name?: string;
+                    /**
+                     * Format: uri
+                     * @description where the agent card is served, e.g. https://agent.example/.well-known/agent-card.json
+                     */
+                    card_url?: string;
+                    headers?: {
+                        "/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/"?: string;
+                    } & {
+                        [key: string]: string;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** Format: uuid */
+                            id?: string;
+                            /** Format: uuid */
+                            project_id?: string;
+                            name?: string;
+                            card_url?: string;
+                            /** @description sensitive values come back as "[redacted]", as for MCP servers */
+                            headers?: Record<string, never>;
+                            /** Format: date-time */
+                            created_at?: string;
+                            /** Format: date-time */
+                            updated_at?: string;
+                        };
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postApiAgentServerA2aAgentsIdInspect: {
+        parameters: {
+            query?: {
+                project_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** @description the card's name */
+                            name?: string;
+                            description?: string;
+                            version?: string;
+                            /** @description the remote streams its tasks (SendStreamingMessage) */
+                            streaming?: boolean;
+                            /** @description a card without skills is offered as one tool, `<name>__delegate` */
+                            skills?: {
+                                id?: string;
+                                name?: string;
+                                description?: string;
+                                examples?: string[];
+                                /** @description the tool name an agent listing this remote agent is offered */
+                                tool?: string;
+                            }[];
+                        };
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     getOauthCallback: {
         parameters: {
             query?: {
@@ -5682,6 +6225,20 @@ export interface operations {
                                 /** @description what the model is told the sub-agent does (default: that agent's own description) */
                                 description?: string | null;
                             }[];
+                            a2a_agents?: {
+                                /** Format: uuid */
+                                a2a_agent_id: string;
+                                /**
+                                 * @description skill ids offered to the model ("delegate" for a card without skills); empty = all
+                                 * @default []
+                                 */
+                                tool_filters: string[];
+                                /**
+                                 * @description skill ids whose call waits for approval
+                                 * @default []
+                                 */
+                                tools_requiring_approval: string[];
+                            }[];
                             /**
                              * Format: uuid
                              * @description The agent this one was copied from through the Agent Protocol (its graph); null for an agent made here
@@ -5836,6 +6393,21 @@ export interface operations {
                         /** @description what the model is told the sub-agent does (default: that agent's own description) */
                         description?: string | null;
                     }[];
+                    /** @description remote A2A agents (/a2a-agents) the model may call: a tool per skill (`<name>__<skill id>`), or `<name>__delegate` for a card without skills */
+                    a2a_agents?: {
+                        /** Format: uuid */
+                        a2a_agent_id: string;
+                        /**
+                         * @description skill ids offered to the model ("delegate" for a card without skills); empty = all
+                         * @default []
+                         */
+                        tool_filters?: string[];
+                        /**
+                         * @description skill ids whose call waits for approval
+                         * @default []
+                         */
+                        tools_requiring_approval?: string[];
+                    }[];
                     /** @description offer the tools memory_save and memory_search over the project's memory store (the Agent Protocol's `/store`); memories default to the namespace ["memories", <agent id>]; default false */
                     memory_tools?: boolean;
                 };
@@ -5940,6 +6512,20 @@ export interface operations {
                                 agent_id: string;
                                 /** @description what the model is told the sub-agent does (default: that agent's own description) */
                                 description?: string | null;
+                            }[];
+                            a2a_agents?: {
+                                /** Format: uuid */
+                                a2a_agent_id: string;
+                                /**
+                                 * @description skill ids offered to the model ("delegate" for a card without skills); empty = all
+                                 * @default []
+                                 */
+                                tool_filters: string[];
+                                /**
+                                 * @description skill ids whose call waits for approval
+                                 * @default []
+                                 */
+                                tools_requiring_approval: string[];
                             }[];
                             /**
                              * Format: uuid
@@ -6094,6 +6680,21 @@ export interface operations {
                         agent_id: string;
                         /** @description what the model is told the sub-agent does (default: that agent's own description) */
                         description?: string | null;
+                    }[];
+                    /** @description remote A2A agents (/a2a-agents) the model may call: a tool per skill (`<name>__<skill id>`), or `<name>__delegate` for a card without skills */
+                    a2a_agents?: {
+                        /** Format: uuid */
+                        a2a_agent_id: string;
+                        /**
+                         * @description skill ids offered to the model ("delegate" for a card without skills); empty = all
+                         * @default []
+                         */
+                        tool_filters?: string[];
+                        /**
+                         * @description skill ids whose call waits for approval
+                         * @default []
+                         */
+                        tools_requiring_approval?: string[];
                     }[];
                     /** @description offer the tools memory_save and memory_search over the project's memory store (the Agent Protocol's `/store`); memories default to the namespace ["memories", <agent id>]; default false */
                     memory_tools?: boolean;
@@ -6265,6 +6866,20 @@ export interface operations {
                                 /** @description what the model is told the sub-agent does (default: that agent's own description) */
                                 description?: string | null;
                             }[];
+                            a2a_agents?: {
+                                /** Format: uuid */
+                                a2a_agent_id: string;
+                                /**
+                                 * @description skill ids offered to the model ("delegate" for a card without skills); empty = all
+                                 * @default []
+                                 */
+                                tool_filters: string[];
+                                /**
+                                 * @description skill ids whose call waits for approval
+                                 * @default []
+                                 */
+                                tools_requiring_approval: string[];
+                            }[];
                             /**
                              * Format: uuid
                              * @description The agent this one was copied from through the Agent Protocol (its graph); null for an agent made here
@@ -6424,6 +7039,20 @@ export interface operations {
                                 agent_id: string;
                                 /** @description what the model is told the sub-agent does (default: that agent's own description) */
                                 description?: string | null;
+                            }[];
+                            a2a_agents?: {
+                                /** Format: uuid */
+                                a2a_agent_id: string;
+                                /**
+                                 * @description skill ids offered to the model ("delegate" for a card without skills); empty = all
+                                 * @default []
+                                 */
+                                tool_filters: string[];
+                                /**
+                                 * @description skill ids whose call waits for approval
+                                 * @default []
+                                 */
+                                tools_requiring_approval: string[];
                             }[];
                             /**
                              * Format: uuid
@@ -6657,6 +7286,21 @@ export interface operations {
                         /** @description what the model is told the sub-agent does (default: that agent's own description) */
                         description?: string | null;
                     }[];
+                    /** @description remote A2A agents (/a2a-agents) the model may call: a tool per skill (`<name>__<skill id>`), or `<name>__delegate` for a card without skills */
+                    a2a_agents?: {
+                        /** Format: uuid */
+                        a2a_agent_id: string;
+                        /**
+                         * @description skill ids offered to the model ("delegate" for a card without skills); empty = all
+                         * @default []
+                         */
+                        tool_filters?: string[];
+                        /**
+                         * @description skill ids whose call waits for approval
+                         * @default []
+                         */
+                        tools_requiring_approval?: string[];
+                    }[];
                     /** @description offer the tools memory_save and memory_search over the project's memory store (the Agent Protocol's `/store`); memories default to the namespace ["memories", <agent id>]; default false */
                     memory_tools?: boolean;
                 };
@@ -6761,6 +7405,20 @@ export interface operations {
                                 agent_id: string;
                                 /** @description what the model is told the sub-agent does (default: that agent's own description) */
                                 description?: string | null;
+                            }[];
+                            a2a_agents?: {
+                                /** Format: uuid */
+                                a2a_agent_id: string;
+                                /**
+                                 * @description skill ids offered to the model ("delegate" for a card without skills); empty = all
+                                 * @default []
+                                 */
+                                tool_filters: string[];
+                                /**
+                                 * @description skill ids whose call waits for approval
+                                 * @default []
+                                 */
+                                tools_requiring_approval: string[];
                             }[];
                             /**
                              * Format: uuid
@@ -7012,6 +7670,20 @@ export interface operations {
                                 agent_id: string;
                                 /** @description what the model is told the sub-agent does (default: that agent's own description) */
                                 description?: string | null;
+                            }[];
+                            a2a_agents?: {
+                                /** Format: uuid */
+                                a2a_agent_id: string;
+                                /**
+                                 * @description skill ids offered to the model ("delegate" for a card without skills); empty = all
+                                 * @default []
+                                 */
+                                tool_filters: string[];
+                                /**
+                                 * @description skill ids whose call waits for approval
+                                 * @default []
+                                 */
+                                tools_requiring_approval: string[];
                             }[];
                             /**
                              * Format: uuid

@@ -41,6 +41,10 @@ export type Provider = Row<'getApiAgentServerProviders'>;
 export type Model = Row<'getApiAgentServerModels'>;
 export type JsonSchemaDoc = Row<'getApiAgentServerSchemas'>;
 export type McpServer = Row<'getApiAgentServerMcpServers'>;
+export type A2aAgent = Row<'getApiAgentServerA2aAgents'>;
+export type A2aAgentBody = Body<'postApiAgentServerA2aAgents'>;
+/** What POST /a2a-agents/{id}/inspect found on the card. */
+export type A2aInspection = Data<'postApiAgentServerA2aAgentsIdInspect'>;
 /** Whether the project holds OAuth credentials for an MCP server. */
 export type McpAuthorization = NonNullable<McpServer['authorization']>;
 /** What POST /mcp-servers/{id}/authorize answers: a URL for a person to open, or that it is already done. */

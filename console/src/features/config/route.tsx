@@ -4,6 +4,7 @@ import { RouteError } from '../../app/route-error.js';
 import { AgentsPage } from './agents/agents-page.js';
 import { KeysPage } from './keys/keys-page.js';
 import { McpPage } from './mcp/mcp-page.js';
+import { A2aPage } from './a2a/a2a-page.js';
 import { ModelsPage } from './models/models-page.js';
 import { ProjectsPage } from './projects/projects-page.js';
 import { ProvidersPage } from './providers/providers-page.js';
@@ -15,6 +16,7 @@ const TABS = [
   { path: 'models', label: 'Models', page: <ModelsPage /> },
   { path: 'schemas', label: 'Schemas', page: <SchemasPage /> },
   { path: 'mcp-servers', label: 'MCP servers', page: <McpPage /> },
+  { path: 'a2a-agents', label: 'A2A agents', page: <A2aPage /> },
   { path: 'agents', label: 'Agents', page: <AgentsPage /> },
   { path: 'virtual-keys', label: 'Virtual keys', page: <KeysPage /> },
   { path: 'webhooks', label: 'Webhooks', page: <WebhooksPage /> },
