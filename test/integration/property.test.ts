@@ -317,11 +317,23 @@ describe('every create/update route under random input', () => {
   const encodeAll = (s: string) =>
     [...Buffer.from(s, 'utf8')].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('');
 
+  /** The MCP server and A2A doors answer JSON-RPC, errors included. */
+  const speaksJsonRpc = (route: RegisteredRoute) => /^\/api\/(mcp|a2a)\//.test(route.fullPath);
+
   /**
    * Each door's own shape: the envelope on the configuration API, `{detail}`
-   * on the Agent Protocol's errors (its answers are the protocol's objects).
+   * on the Agent Protocol's errors (its answers are the protocol's objects),
+   * a JSON-RPC error object on the MCP and A2A doors.
    */
   function expectShape(route: RegisteredRoute, res: { status: number; body: unknown }, where: string) {
+    if (speaksJsonRpc(route)) {
+      if (res.status >= 400)
+        expect(res.body, where).toMatchObject({
+          jsonrpc: '2.0',
+          error: { code: expect.any(Number), message: expect.any(String) },
+        });
+      return;
+    }
     if (route.raw) {
       if (res.status >= 400) expect(res.body, where).toHaveProperty('detail');
       return;
@@ -445,7 +457,13 @@ describe('every create/update route under random input', () => {
           // A lone surrogate cannot travel in a URL (it arrives as U+FFFD); a NUL can.
           if (text.includes('\u0000')) {
             refused++;
-            if (route.raw) {
+            if (speaksJsonRpc(route)) {
+              // JSON-RPC's doors: a 400 whose error message names the value.
+              expect(res.status, what).toBe(400);
+              expect((res.body as unknown as { error: { message: string } }).error.message, what).toContain(
+                name,
+              );
+            } else if (route.raw) {
               // The Agent Protocol refuses input with FastAPI's 422 and the field's place.
               expect(res.status, what).toBe(422);
               const detail = (res.body as unknown as { detail: Array<{ loc: string[] }> }).detail;

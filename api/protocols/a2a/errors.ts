@@ -73,12 +73,16 @@ export const rpcError = (id: string | number | null, code: number, message: stri
   error: { code, message },
 });
 
-/** An error before the method ran (credentials, Host, body, path) as JSON-RPC's code and the HTTP status. */
-function httpRpcError(caught: unknown): { status: number; code: number; message: string } {
+/**
+ * An error before the method ran (credentials, Host, body, path) as JSON-RPC's
+ * code and the HTTP status. Bad input to a JSON-RPC POST is answered 200, as
+ * JSON-RPC over HTTP does; to a GET (the card), 400.
+ */
+function httpRpcError(caught: unknown, method: string): { status: number; code: number; message: string } {
   if (caught instanceof ValidationError) {
     const parse = caught.fields.some((f) => f.type === 'body.parse');
     return {
-      status: 200,
+      status: method === 'POST' ? 200 : 400,
       code: parse ? PARSE_ERROR : INVALID_REQUEST,
       message: parse ? 'Parse error: the body is not valid JSON' : fieldsOf(caught),
     };
@@ -114,7 +118,7 @@ function httpRpcError(caught: unknown): { status: number; code: number; message:
  * reads it from any status. 5xx never show internals; they are logged.
  */
 export function a2aErrorResponse(ctx: Context, caught: unknown): void {
-  const { status, code, message } = httpRpcError(caught);
+  const { status, code, message } = httpRpcError(caught, ctx.method);
   ctx.status = status;
   if (status === 401) ctx.set('WWW-Authenticate', 'Bearer');
   ctx.body = rpcError(null, code, message);
