@@ -6,8 +6,8 @@
 import { Part, TaskState } from '@a2a-js/sdk';
 import { ContentTypeNotSupportedError } from '@a2a-js/sdk/errors';
 import { describe, expect, it } from 'vitest';
-import { converseContent, partsOf } from '../../api/protocols/a2a/parts.js';
-import { runStatuses, taskState, toTask } from '../../api/protocols/a2a/task-view.js';
+import { converseContent } from '../../api/protocols/a2a/parts.js';
+import { partsOf, runStatuses, taskState, toTask } from '../../core/a2a/task-view.js';
 import { RUN_STATUSES } from '../../core/db/tables/index.js';
 import { ValidationError } from '../../core/errors.js';
 import type { RunView } from '../../core/runs/run-view.js';

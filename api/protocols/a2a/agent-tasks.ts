@@ -32,7 +32,7 @@ import { toA2aError } from './errors.js';
 import { converseContent } from './parts.js';
 import type { A2aServices } from './services.js';
 import { STREAM_END, TaskStream } from './task-stream.js';
-import { runStatuses, toTask, type TaskOptions } from './task-view.js';
+import { runStatuses, toTask, type TaskOptions } from '../../../core/a2a/task-view.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const DEFAULT_PAGE = 50;

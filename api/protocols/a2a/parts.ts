@@ -5,13 +5,6 @@ import { converseMessage } from '../../schemas/converse.schemas.js';
 
 type Content = string | Array<Record<string, unknown>>;
 
-const text = (value: string): Part => ({
-  content: { $case: 'text', value },
-  metadata: undefined,
-  filename: '',
-  mediaType: '',
-});
-
 /**
  * One A2A part as a converse content part: text as text, structured data as
  * its JSON text (the model reads it), an image (by URL or inline bytes) as an
@@ -58,37 +51,3 @@ export function converseContent(parts: Part[]): Content {
   if (error) throw ValidationError.field('message.parts', `message.parts: ${error.message}`, 'any.invalid');
   return content;
 }
-
-/** Our stored user message (text, or content parts) as A2A parts. */
-export function partsOf(content: unknown): Part[] {
-  if (typeof content === 'string') return [text(content)];
-  if (!Array.isArray(content)) return [];
-  return (content as Array<Record<string, unknown>>).map((p) => {
-    if (p.type === 'image_url') {
-      const raw = (p.image_url as { url?: unknown } | undefined)?.url;
-      const url = typeof raw === 'string' ? raw : '';
-      return {
-        content: { $case: 'url', value: url },
-        metadata: undefined,
-        filename: '',
-        mediaType: 'image/*',
-      };
-    }
-    return text(typeof p.text === 'string' ? p.text : JSON.stringify(p));
-  });
-}
-
-/** An answer as A2A parts: its text, and its structured value when the agent has a schema. */
-export function answerParts(output: { content: string; structured?: unknown }): Part[] {
-  const parts = [text(output.content)];
-  if (output.structured !== undefined)
-    parts.push({
-      content: { $case: 'data', value: output.structured },
-      metadata: undefined,
-      filename: '',
-      mediaType: 'application/json',
-    });
-  return parts;
-}
-
-export { text as textPart };

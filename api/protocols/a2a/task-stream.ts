@@ -1,8 +1,7 @@
 import { TaskState, type StreamResponse, type Task, type TaskStatus } from '@a2a-js/sdk';
 import type { RunEvent } from '../../../core/repositories/run-events.repository.js';
 import type { RunView } from '../../../core/runs/run-view.js';
-import { ANSWER_ARTIFACT, answerArtifact, taskStatus } from './task-view.js';
-import { textPart } from './parts.js';
+import { ANSWER_ARTIFACT, answerArtifact, taskStatus, textPart } from '../../../core/a2a/task-view.js';
 
 /** The run's events that end an A2A stream: the run ended, or waits for someone. */
 export const STREAM_END: ReadonlySet<string> = new Set([

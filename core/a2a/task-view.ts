@@ -1,7 +1,59 @@
-import { Role, TaskState, type Artifact, type Message, type Task, type TaskStatus } from '@a2a-js/sdk';
-import type { RunStatus } from '../../../core/db/tables/index.js';
-import type { RunView } from '../../../core/runs/run-view.js';
-import { answerParts, partsOf, textPart } from './parts.js';
+/**
+ * A run as an A2A task (statuses as task states, the user message and the
+ * answer as history, the answer as the artifact): pure, so the A2A door
+ * (api/protocols/a2a/) and the worker's push notifications (the webhook
+ * deliveries of a task's push configs) say the same task.
+ */
+import {
+  Role,
+  TaskState,
+  type Artifact,
+  type Message,
+  type Part,
+  type Task,
+  type TaskStatus,
+} from '@a2a-js/sdk';
+import type { RunStatus } from '../db/tables/index.js';
+import type { RunView } from '../runs/run-view.js';
+
+export const textPart = (value: string): Part => ({
+  content: { $case: 'text', value },
+  metadata: undefined,
+  filename: '',
+  mediaType: '',
+});
+
+/** Our stored user message (text, or content parts) as A2A parts. */
+export function partsOf(content: unknown): Part[] {
+  if (typeof content === 'string') return [textPart(content)];
+  if (!Array.isArray(content)) return [];
+  return (content as Array<Record<string, unknown>>).map((p) => {
+    if (p.type === 'image_url') {
+      const raw = (p.image_url as { url?: unknown } | undefined)?.url;
+      const url = typeof raw === 'string' ? raw : '';
+      return {
+        content: { $case: 'url', value: url },
+        metadata: undefined,
+        filename: '',
+        mediaType: 'image/*',
+      };
+    }
+    return textPart(typeof p.text === 'string' ? p.text : JSON.stringify(p));
+  });
+}
+
+/** An answer as A2A parts: its text, and its structured value when the agent has a schema. */
+export function answerParts(output: { content: string; structured?: unknown }): Part[] {
+  const parts = [textPart(output.content)];
+  if (output.structured !== undefined)
+    parts.push({
+      content: { $case: 'data', value: output.structured },
+      metadata: undefined,
+      filename: '',
+      mediaType: 'application/json',
+    });
+  return parts;
+}
 
 /** The artifact a task's answer is in (streamed into, then sent whole). */
 export const ANSWER_ARTIFACT = 'answer';
