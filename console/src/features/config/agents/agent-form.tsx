@@ -6,6 +6,7 @@ import { ResourceForm, useFields, type ItemFormProps } from '../../../components
 import { CronsSection } from './crons-section.js';
 import { bodyOf, contextParses, draftOf, type AgentDraft } from './draft.js';
 import { useAgentWarnings, WARNED_IN, Warnings } from './guardrails.js';
+import { AccessSection, SubAgentsSection } from './links-section.js';
 import { McpSection } from './mcp-section.js';
 import { ContextSection, MemorySection } from './memory-section.js';
 import { uploadSkill, useSaveAgent } from './queries.js';
@@ -42,6 +43,8 @@ const PLACED = [
   'authorization_timeout_ms',
   'memory_tools',
   'context',
+  'expose',
+  'sub_agents',
 ];
 
 /**
@@ -121,6 +124,12 @@ function AgentFormBody({
       </Fieldset>
       <Fieldset legend="MCP servers">
         <McpSection {...props} />
+      </Fieldset>
+      <Fieldset legend="Access">
+        <AccessSection {...props} agentId={current?.id} />
+      </Fieldset>
+      <Fieldset legend="Sub-agents">
+        <SubAgentsSection {...props} agentId={current?.id} />
       </Fieldset>
       <Fieldset legend="Sandbox">
         <SandboxSection {...props} />

@@ -1,6 +1,11 @@
 import type { Agent, AgentBody, BudgetPeriod, PromptLabel } from '../../../api/types.js';
 export type Num = number | string;
 
+export interface SubAgentDraft {
+  agent_id: string;
+  description: string;
+}
+
 export interface McpDraft {
   mcp_server_id: string | null;
   tool_filters: string[];
@@ -38,6 +43,10 @@ export interface AgentDraft {
   memory_tools: boolean;
   /** Template variable defaults, as JSON text (empty: none). */
   context: string;
+  /** Served as a tool of the project's MCP server, and as an A2A agent. */
+  expose: { mcp: boolean; a2a: boolean };
+  /** Other agents of the project the model may hand a task to; an empty description keeps theirs. */
+  sub_agents: SubAgentDraft[];
 }
 
 const num = (v: number | null | undefined): Num => v ?? '';
@@ -84,6 +93,11 @@ export function draftOf(a?: Agent): AgentDraft {
     authorization_timeout_ms: num(a?.authorization_timeout_ms),
     memory_tools: a?.memory_tools ?? false,
     context: a?.context && Object.keys(a.context).length ? JSON.stringify(a.context, null, 2) : '',
+    expose: { mcp: a?.expose?.mcp ?? false, a2a: a?.expose?.a2a ?? false },
+    sub_agents: (a?.sub_agents ?? []).map((s) => ({
+      agent_id: s.agent_id,
+      description: s.description ?? '',
+    })),
   };
 }
 
@@ -164,6 +178,12 @@ export function bodyOf(d: AgentDraft): Partial<AgentBody> {
     authorization_timeout_ms: orNull(d.authorization_timeout_ms),
     memory_tools: d.memory_tools,
     context: contextOf(d.context),
+    expose: { mcp: d.expose.mcp, a2a: d.expose.a2a },
+    sub_agents: d.sub_agents.map((s) =>
+      s.description.trim() === ''
+        ? { agent_id: s.agent_id }
+        : { agent_id: s.agent_id, description: s.description.trim() },
+    ),
   };
   if (d.max_iterations !== '') body.max_iterations = Number(d.max_iterations);
   return body;
