@@ -4,6 +4,7 @@ import { Link } from 'react-router';
 import type { Run } from '../../api/types.js';
 import { fmtCost, fmtDate, fmtDuration, fmtInt, statusColour } from './format.js';
 import { RunDetails } from './run-details.js';
+import { RunSource } from './run-source.js';
 
 /** Model steps of a turn: each tool round is one, and the final answer one more. */
 export function runSteps(run: Run): number {
@@ -73,7 +74,10 @@ export function RunsTable({ runs }: { runs: Run[] }) {
                     <Text size="sm">{fmtDate(run.created_at)}</Text>
                   </Table.Td>
                   <Table.Td>
-                    <RunStatus status={run.status} />
+                    <Group gap={4} wrap="nowrap">
+                      <RunStatus status={run.status} />
+                      <RunSource source={run.source} />
+                    </Group>
                   </Table.Td>
                   <Table.Td>
                     <Text size="sm">{run.agent_name ?? run.agent_id ?? '—'}</Text>

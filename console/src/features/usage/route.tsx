@@ -17,6 +17,7 @@ import {
   type GroupBy,
   type Window,
 } from './queries.js';
+import { RunsBySource } from './run-stats.js';
 import { UsageTotals } from './totals.js';
 
 const RANGES: Record<string, { label: string; bucket: Bucket; hours: number }> = {
@@ -146,6 +147,7 @@ export function Component() {
           )}
         </Paper>
       )}
+      <RunsBySource start={w.start} />
     </Stack>
   );
 }
