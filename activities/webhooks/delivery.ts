@@ -6,7 +6,9 @@
 import type { SecretBox } from '../../core/crypto/secrets.js';
 import type { Db } from '../../core/db/knex.js';
 import type { Logger } from '../../core/logger.js';
+import { A2aPushConfigsRepository } from '../../core/repositories/a2a-push-configs.repository.js';
 import { WebhooksRepository } from '../../core/repositories/webhooks.repository.js';
+import { pushHeaders } from '../../core/webhooks/a2a-push.js';
 import { sendWebhook } from '../../core/webhooks/send.js';
 import { signedHeaders } from '../../core/webhooks/signing.js';
 
@@ -21,22 +23,35 @@ export type AttemptOutcome = 'delivered' | 'failed' | 'stopped';
 
 export function createWebhookDeliveryActivities(deps: WebhookDeliveryDeps) {
   const hooks = new WebhooksRepository(deps.db);
+  const pushes = new A2aPushConfigsRepository(deps.db);
 
   /**
-   * Where the delivery goes and the secret it is signed with: its webhook's
+   * Where the delivery goes and its headers: signed with its webhook's secret
    * as they are now (a URL corrected meanwhile is used at the next attempt),
-   * or its run's one-off URL and the secret made for it.
+   * or its run's one-off URL's; an A2A push config's with its token.
    */
   async function targetOf(delivery: {
+    id: string;
+    payload: string;
     webhook_id: string | null;
+    push_config_id: string | null;
     run_id: string | null;
-  }): Promise<{ url: string; secret: string } | undefined> {
+  }): Promise<{ url: string; headers: Record<string, string> } | undefined> {
+    const signed = (url: string, secret_enc: string) => ({
+      url,
+      headers: signedHeaders(deps.secrets.decrypt(secret_enc), delivery.id, delivery.payload),
+    });
     if (delivery.webhook_id) {
       const hook = await hooks.findById(delivery.webhook_id);
-      return hook?.enabled ? { url: hook.url, secret: deps.secrets.decrypt(hook.secret_enc) } : undefined;
+      return hook?.enabled ? signed(hook.url, hook.secret_enc) : undefined;
+    }
+    // An A2A push: the client's token and authentication, not our signature.
+    if (delivery.push_config_id) {
+      const push = await pushes.findByPk(delivery.push_config_id);
+      return push ? { url: push.url, headers: pushHeaders(deps.secrets, push) } : undefined;
     }
     const oneOff = delivery.run_id ? await hooks.findRunWebhook(delivery.run_id) : undefined;
-    return oneOff ? { url: oneOff.url, secret: deps.secrets.decrypt(oneOff.secret_enc) } : undefined;
+    return oneOff ? signed(oneOff.url, oneOff.secret_enc) : undefined;
   }
 
   return {
@@ -48,8 +63,7 @@ export function createWebhookDeliveryActivities(deps: WebhookDeliveryDeps) {
         await hooks.setStatus(delivery.id, 'failed');
         return 'stopped';
       }
-      const headers = signedHeaders(target.secret, delivery.id, delivery.payload);
-      const attempt = await sendWebhook(target.url, headers, delivery.payload, args.timeoutMs);
+      const attempt = await sendWebhook(target.url, target.headers, delivery.payload, args.timeoutMs);
       const delivered = attempt.error === null;
       await hooks.recordAttempt(delivery.id, target.url, attempt, delivered ? 'delivered' : 'pending');
       if (!delivered)

@@ -206,8 +206,11 @@ export class ConverseService {
       );
   }
 
-  /** Update-with-start: the first message starts the session; the Update id is the message id. */
-  private async deliver({ run, conversationId, namespace, agentName }: Accepted): Promise<void> {
+  /**
+   * Update-with-start: the first message starts the session; the Update id is the message id.
+   * Public for a caller that submitted with `hold` (it stores what the turn must find first).
+   */
+  async deliver({ run, conversationId, namespace, agentName }: Accepted): Promise<void> {
     const { config, temporal } = this.deps;
     const input: SessionInput = {
       projectId: run.project_id,

@@ -15,6 +15,7 @@ export const ENCRYPTED_COLUMNS: ReadonlyArray<{ table: string; columns: readonly
   { table: 'a2a_agents', columns: ['headers_enc'] },
   { table: 'webhooks', columns: ['secret_enc'] },
   { table: 'run_webhooks', columns: ['secret_enc'] },
+  { table: 'a2a_push_configs', columns: ['token_enc', 'credentials_enc'], key: 'pk' },
   { table: 'mcp_oauth_credentials', columns: ['client_info_enc', 'tokens_enc'] },
   // Flows live ten minutes, but one open across a rotation must still complete.
   { table: 'mcp_oauth_flows', columns: ['code_verifier_enc'], key: 'state_hash' },

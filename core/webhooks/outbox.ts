@@ -10,6 +10,7 @@ import type { DbWebhookDelivery, DbWebhookDeliveryInsert, RunStatus } from '../d
 import { RunsRepository } from '../repositories/runs.repository.js';
 import { WebhooksRepository } from '../repositories/webhooks.repository.js';
 import { toRunView } from '../runs/run-view.js';
+import { pushDeliveries } from './a2a-push.js';
 import type { WebhookEventType, WebhookPayload } from './events.js';
 
 export type RunWebhookEvent = Extract<WebhookEventType, `run.${string}`>;
@@ -36,7 +37,8 @@ export function runEventOf(status: RunStatus): RunWebhookEvent | undefined {
 
 /**
  * The deliveries of a run's event (`key` tells its pauses apart): the
- * project's enabled webhooks subscribed to it and the run's one-off URL.
+ * project's enabled webhooks subscribed to it, the run's one-off URL, and
+ * the push configs of an A2A task (their body is the A2A task).
  * Returns those not attempted yet, to be started.
  */
 export async function recordRunDeliveries(
@@ -50,14 +52,15 @@ export async function recordRunDeliveries(
   const row = await new RunsRepository(db).findView(runId);
   // Only what the run's status says now: a retried close of a run cancelled meanwhile announces no completion.
   if (!row || runEventOf(row.status) !== type) return [];
-  const [subscribed, oneOff] = await Promise.all([
-    hooks.subscribed(row.project_id, type),
-    hooks.findRunWebhook(runId),
-  ]);
-  if (subscribed.length === 0 && !oneOff) return [];
-  const payload: WebhookPayload = { type, timestamp: new Date().toISOString(), data: toRunView(row, config) };
   const eventKey = `${runId}/${type}/${key}`;
   const base = { project_id: row.project_id, run_id: runId, event_type: type, event_key: eventKey };
+  const [subscribed, oneOff, pushes] = await Promise.all([
+    hooks.subscribed(row.project_id, type),
+    hooks.findRunWebhook(runId),
+    pushDeliveries(db, config, row, base),
+  ]);
+  if (subscribed.length === 0 && !oneOff && pushes.length === 0) return [];
+  const payload: WebhookPayload = { type, timestamp: new Date().toISOString(), data: toRunView(row, config) };
   const body = JSON.stringify(payload);
   const rows: DbWebhookDeliveryInsert[] = subscribed.map((w) => ({
     ...base,
@@ -66,6 +69,7 @@ export async function recordRunDeliveries(
     payload: body,
   }));
   if (oneOff) rows.push({ ...base, webhook_id: null, url: oneOff.url, payload: body });
+  rows.push(...pushes);
   await hooks.insertDeliveries(rows);
   return hooks.unattempted(runId, eventKey);
 }

@@ -32,7 +32,8 @@ export async function sendWebhook(
   try {
     const res = await request(url, {
       method: 'POST',
-      headers: { ...headers, 'content-type': 'application/json', 'user-agent': 'agent-server-webhooks' },
+      // The caller's content type wins (an A2A push is application/a2a+json).
+      headers: { 'content-type': 'application/json', 'user-agent': 'agent-server-webhooks', ...headers },
       body,
       signal,
       dispatcher: egressAgent(Math.min(timeoutMs, 10_000)),

@@ -2,7 +2,11 @@ import {
   Role,
   type AgentCard,
   type CancelTaskRequest,
+  type DeleteTaskPushNotificationConfigRequest,
+  type GetTaskPushNotificationConfigRequest,
   type GetTaskRequest,
+  type ListTaskPushNotificationConfigsRequest,
+  type ListTaskPushNotificationConfigsResponse,
   type ListTasksRequest,
   type ListTasksResponse,
   type Message,
@@ -14,7 +18,6 @@ import {
 } from '@a2a-js/sdk';
 import {
   ExtendedAgentCardNotConfiguredError,
-  PushNotificationNotSupportedError,
   TaskNotCancelableError,
   TaskNotFoundError,
   UnsupportedOperationError,
@@ -30,6 +33,7 @@ import { messageId as messageIdSchema } from '../../schemas/converse.schemas.js'
 import { answerWait } from './answers.js';
 import { toA2aError } from './errors.js';
 import { converseContent } from './parts.js';
+import { pushConfigOf, pushConfigRow } from './push-configs.js';
 import type { A2aServices } from './services.js';
 import { STREAM_END, TaskStream } from './task-stream.js';
 import { runStatuses, toTask, type TaskOptions } from '../../../core/a2a/task-view.js';
@@ -148,20 +152,60 @@ export class AgentTasks implements A2ARequestHandler {
     return this.guard(() => this.list(params));
   }
 
-  createTaskPushNotificationConfig(): Promise<TaskPushNotificationConfig> {
-    return Promise.reject(new PushNotificationNotSupportedError());
+  /** Sets a push config on the task: its updates (when it ends or waits) are POSTed to the URL. */
+  createTaskPushNotificationConfig(params: TaskPushNotificationConfig): Promise<TaskPushNotificationConfig> {
+    return this.guard(async () => {
+      const run = await this.run(params.taskId);
+      const box = this.services.deps.secrets;
+      return pushConfigOf(box, await this.services.pushes.upsert(pushConfigRow(box, params, run)));
+    });
   }
 
-  getTaskPushNotificationConfig(): Promise<TaskPushNotificationConfig> {
-    return Promise.reject(new PushNotificationNotSupportedError());
+  getTaskPushNotificationConfig(
+    params: GetTaskPushNotificationConfigRequest,
+  ): Promise<TaskPushNotificationConfig> {
+    return this.guard(async () => {
+      const run = await this.run(params.taskId);
+      const row = await this.services.pushes.find(run.id, params.id);
+      if (!row)
+        throw ValidationError.field('id', `id: no push config "${params.id}" on the task`, 'any.invalid');
+      return pushConfigOf(this.services.deps.secrets, row);
+    });
   }
 
-  listTaskPushNotificationConfigs(): Promise<never> {
-    return Promise.reject(new PushNotificationNotSupportedError());
+  listTaskPushNotificationConfigs(
+    params: ListTaskPushNotificationConfigsRequest,
+  ): Promise<ListTaskPushNotificationConfigsResponse> {
+    return this.guard(async () => {
+      const run = await this.run(params.taskId);
+      const { pageSize, offset } = this.page(params.pageSize || DEFAULT_PAGE, params.pageToken);
+      const rows = await this.services.pushes.list(run.id, pageSize + 1, offset);
+      const configs = rows.slice(0, pageSize).map((r) => pushConfigOf(this.services.deps.secrets, r));
+      return { configs, nextPageToken: rows.length > pageSize ? String(offset + pageSize) : '' };
+    });
   }
 
-  deleteTaskPushNotificationConfig(): Promise<void> {
-    return Promise.reject(new PushNotificationNotSupportedError());
+  /** Deletes the config: its deliveries not yet made are dropped with it. */
+  deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest): Promise<void> {
+    return this.guard(async () => {
+      const run = await this.run(params.taskId);
+      if (!(await this.services.pushes.delete(run.id, params.id)))
+        throw ValidationError.field('id', `id: no push config "${params.id}" on the task`, 'any.invalid');
+    });
+  }
+
+  /** A page's size and offset (the token a previous page answered), checked. */
+  private page(pageSize: number, pageToken: string | undefined): { pageSize: number; offset: number } {
+    if (pageSize < 1 || pageSize > MAX_PAGE)
+      throw ValidationError.field('pageSize', `pageSize must be between 1 and ${MAX_PAGE}`, 'number.range');
+    const offset = pageToken ? Number(pageToken) : 0;
+    if (!Number.isInteger(offset) || offset < 0)
+      throw ValidationError.field(
+        'pageToken',
+        'pageToken must be one a previous list answered',
+        'any.invalid',
+      );
+    return { pageSize, offset };
   }
 
   /** A task of this agent (a run it answered), or TaskNotFound. */
@@ -197,12 +241,22 @@ export class AgentTasks implements A2ARequestHandler {
     if (!message) throw ValidationError.field('message', 'message is required', 'any.required');
     if (message.role !== Role.ROLE_USER)
       throw ValidationError.field('message.role', 'message.role must be ROLE_USER', 'any.only');
-    if (params.configuration?.taskPushNotificationConfig) throw new PushNotificationNotSupportedError();
-    if (message.taskId) return this.answer(message);
+    const push = params.configuration?.taskPushNotificationConfig;
+    return message.taskId ? this.answer(message, push) : this.submit(message, push);
+  }
+
+  /**
+   * The push config given with the message, stored for its task before the
+   * task's run starts (`hold`), so its first event finds it.
+   */
+  private async submit(message: Message, push: TaskPushNotificationConfig | undefined): Promise<Started> {
     const content = converseContent(message.parts);
     if (message.messageId) check(messageIdSchema, message.messageId, 'message.messageId');
     if (message.contextId) check(conversationIdSchema, message.contextId, 'message.contextId');
-    const { run } = await this.services.converse.submit(
+    const prefix = 'configuration.taskPushNotificationConfig.';
+    // Checked before the run exists: a bad config must not leave a task that never starts.
+    if (push) pushConfigRow(this.services.deps.secrets, push, { id: '', project_id: '' }, prefix);
+    const accepted = await this.services.converse.submit(
       this.agent.project_id,
       {
         agent_id: this.agent.id,
@@ -211,12 +265,24 @@ export class AgentTasks implements A2ARequestHandler {
         ...(message.messageId ? { message_id: message.messageId } : {}),
       },
       this.scope.traceId,
-      { source: 'a2a' },
+      { source: 'a2a', ...(push ? { hold: true } : {}) },
     );
+    const { run } = accepted;
+    if (push) {
+      await this.storePush(push, run);
+      if (!isTerminal(run.status)) await this.services.converse.deliver(accepted);
+    }
     return { runId: run.id, afterSeq: 0, content };
   }
 
-  private async answer(message: Message): Promise<Started> {
+  private async storePush(push: TaskPushNotificationConfig, run: { id: string; project_id: string }) {
+    const box = this.services.deps.secrets;
+    await this.services.pushes.upsert(
+      pushConfigRow(box, push, run, 'configuration.taskPushNotificationConfig.'),
+    );
+  }
+
+  private async answer(message: Message, push?: TaskPushNotificationConfig): Promise<Started> {
     const run = await this.run(message.taskId);
     const view = await this.view(run.id);
     if (message.contextId && message.contextId !== view.conversation_id)
@@ -233,6 +299,7 @@ export class AgentTasks implements A2ARequestHandler {
       throw new UnsupportedOperationError({
         message: 'the task is working and waits for nothing: follow it with SubscribeToTask',
       });
+    if (push) await this.storePush(push, run);
     await answerWait(this.services, run, message);
     return { runId: run.id, afterSeq: run.last_event_seq };
   }
@@ -268,16 +335,7 @@ export class AgentTasks implements A2ARequestHandler {
   }
 
   private async list(params: ListTasksRequest): Promise<ListTasksResponse> {
-    const pageSize = params.pageSize ?? DEFAULT_PAGE;
-    if (pageSize < 1 || pageSize > MAX_PAGE)
-      throw ValidationError.field('pageSize', `pageSize must be between 1 and ${MAX_PAGE}`, 'number.range');
-    const offset = params.pageToken ? Number(params.pageToken) : 0;
-    if (!Number.isInteger(offset) || offset < 0)
-      throw ValidationError.field(
-        'pageToken',
-        'pageToken must be one a previous ListTasks answered',
-        'any.invalid',
-      );
+    const { pageSize, offset } = this.page(params.pageSize ?? DEFAULT_PAGE, params.pageToken);
     if (params.statusTimestampAfter)
       throw new UnsupportedOperationError({
         message: 'statusTimestampAfter is not supported: filter by contextId or status',

@@ -7,8 +7,8 @@ export const a2aPath = (agentId: string): string => `/api/a2a/${agentId}`;
 const SCHEME = 'bearer';
 
 /**
- * The agent's card: who it is, its one JSON-RPC interface, streaming (no push
- * notifications: see README), and how to authenticate: ADMIN_TOKEN as an HTTP
+ * The agent's card: who it is, its one JSON-RPC interface, streaming, push
+ * notifications (webhook deliveries of the task's push configs), and how to authenticate: ADMIN_TOKEN as an HTTP
  * bearer token, or nothing when the server runs without one.
  */
 export function agentCard(agent: A2aAgentRow, baseUrl: string, tokenRequired: boolean): AgentCard {
@@ -26,7 +26,7 @@ export function agentCard(agent: A2aAgentRow, baseUrl: string, tokenRequired: bo
     ],
     provider: undefined,
     version: String(agent.version),
-    capabilities: { streaming: true, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    capabilities: { streaming: true, pushNotifications: true, extensions: [], extendedAgentCard: false },
     securitySchemes: tokenRequired
       ? {
           [SCHEME]: {

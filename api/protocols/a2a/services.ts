@@ -1,3 +1,4 @@
+import { A2aPushConfigsRepository } from '../../../core/repositories/a2a-push-configs.repository.js';
 import { A2aTasksRepository } from '../../../core/repositories/a2a-tasks.repository.js';
 import { ConversationsRepository } from '../../../core/repositories/conversations.repository.js';
 import { RunsRepository } from '../../../core/repositories/runs.repository.js';
@@ -16,6 +17,7 @@ export interface A2aServices {
   runs: RunsRepository;
   tasks: A2aTasksRepository;
   conversations: ConversationsRepository;
+  pushes: A2aPushConfigsRepository;
 }
 
 export function a2aServices(deps: AppDeps): A2aServices {
@@ -28,5 +30,6 @@ export function a2aServices(deps: AppDeps): A2aServices {
     runs: new RunsRepository(deps.db),
     tasks: new A2aTasksRepository(deps.db),
     conversations: new ConversationsRepository(deps.db),
+    pushes: new A2aPushConfigsRepository(deps.db),
   };
 }

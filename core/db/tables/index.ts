@@ -38,6 +38,7 @@ import type { TraceRollupsTable } from './trace-rollups.js';
 import type { GatewayResponsesTable } from './gateway-responses.js';
 import type { GatewayBudgetLeasesTable } from './gateway-budget-leases.js';
 import type { WebhooksTable } from './webhooks.js';
+import type { A2aPushConfigsTable } from './a2a-push-configs.js';
 import type { RunWebhooksTable } from './webhooks-runs.js';
 import type { WebhookDeliveriesTable } from './webhooks-deliveries.js';
 import type { DatasetRowsTable, DatasetsTable } from './datasets.js';
@@ -82,6 +83,7 @@ export * from './gateway-budget-leases.js';
 export * from './webhooks.js';
 export * from './webhooks-runs.js';
 export * from './webhooks-deliveries.js';
+export * from './a2a-push-configs.js';
 export * from './datasets.js';
 // evals.ts registers its tables with Knex itself.
 export * from './evals.js';
@@ -130,6 +132,7 @@ declare module 'knex/types/tables.js' {
     webhooks: WebhooksTable;
     run_webhooks: RunWebhooksTable;
     webhook_deliveries: WebhookDeliveriesTable;
+    a2a_push_configs: A2aPushConfigsTable;
     datasets: DatasetsTable;
     dataset_rows: DatasetRowsTable;
     budget_reservations: BudgetReservationsTable;

@@ -19,8 +19,10 @@ export type WebhookAttempt = {
 export type DbWebhookDelivery = {
   id: string;
   project_id: string;
-  /** null: the run's one-off URL. */
+  /** null: the run's one-off URL, or an A2A push (push_config_id). */
   webhook_id: string | null;
+  /** An A2A task's push config (a2a_push_configs.pk): sent with its token, not signed. */
+  push_config_id: string | null;
   run_id: string | null;
   event_type: string;
   event_key: string;
@@ -36,7 +38,7 @@ export type DbWebhookDelivery = {
 export type DbWebhookDeliveryInsert = Pick<
   DbWebhookDelivery,
   'project_id' | 'webhook_id' | 'run_id' | 'event_type' | 'event_key' | 'url' | 'payload'
->;
+> & { push_config_id?: string | null };
 export type DbWebhookDeliveryUpdate = {
   url?: string;
   status?: WebhookDeliveryStatus;

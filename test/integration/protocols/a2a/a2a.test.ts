@@ -75,7 +75,7 @@ describe('A2A: agents as A2A agents through the official client', () => {
     const card = (await res.json()) as Record<string, unknown>;
     expect(card).toMatchObject({
       description: 'Answers questions',
-      capabilities: { streaming: true, pushNotifications: false },
+      capabilities: { streaming: true, pushNotifications: true },
       supportedInterfaces: [{ url: `${base}${agentId}`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' }],
       skills: [{ description: 'Answers questions' }],
     });
@@ -365,7 +365,7 @@ describe('A2A: agents as A2A agents through the official client', () => {
       taskId: randomUUID(),
       url: 'https://x.test/hook',
     });
-    expect(push.body).toMatchObject({ error: { code: -32003 } });
+    expect(push.body).toMatchObject({ error: { code: -32001 } });
     const version = await rpc('GetTask', { id: randomUUID() }, { 'a2a-version': '' });
     expect(version.body).toMatchObject({ error: { code: -32009 } });
     const badPage = await rpc('ListTasks', { pageSize: 1000 });
