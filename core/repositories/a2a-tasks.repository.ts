@@ -1,4 +1,5 @@
 import type { Db } from '../db/knex.js';
+import { STATUS_TIME_SQL } from './runs.repository.js';
 import { AgentsTableName, MessagesTableName, RunsTableName, type RunStatus } from '../db/tables/index.js';
 
 /** An agent as its A2A card and door need it. */
@@ -16,6 +17,8 @@ export interface A2aTaskFilter {
   agentId: string;
   conversationPk?: string;
   statuses?: RunStatus[];
+  /** Status timestamp after this: see RunFilter.statusAfter. */
+  statusAfter?: Date;
 }
 
 /**
@@ -45,11 +48,12 @@ export class A2aTasksRepository {
 
   /** How many runs match (ListTasks' totalSize). */
   async count(filter: A2aTaskFilter): Promise<number> {
-    const q = this.db(RunsTableName)
+    const q = this.db(`${RunsTableName} as r`)
       .where({ project_id: filter.projectId, agent_id: filter.agentId })
       .count<Array<{ n: string }>>({ n: '*' });
     if (filter.conversationPk !== undefined) q.where('conversation_pk', filter.conversationPk);
     if (filter.statuses?.length) q.whereIn('status', filter.statuses);
+    if (filter.statusAfter) q.whereRaw(`${STATUS_TIME_SQL} > ?`, [filter.statusAfter]);
     const [row] = await q;
     return Number(row?.n ?? 0);
   }

@@ -89,7 +89,15 @@ export interface RunFilter {
   start?: Date;
   /** Created before. */
   end?: Date;
+  /**
+   * Whose status timestamp (finished, else started, else created: runs keep
+   * no time of their last status change) is after this (A2A's statusTimestampAfter).
+   */
+  statusAfter?: Date;
 }
+
+/** The time a run's status is said to date from: when it finished, else started, else was created. */
+export const STATUS_TIME_SQL = 'coalesce(r.finished_at, r.started_at, r.created_at)';
 
 const VIEW_COLUMNS = [
   'r.id',
@@ -189,6 +197,7 @@ export class RunsRepository {
     if (filter.sources?.length) q.whereIn('r.source', filter.sources);
     if (filter.start) q.where('r.created_at', '>=', filter.start);
     if (filter.end) q.where('r.created_at', '<', filter.end);
+    if (filter.statusAfter) q.whereRaw(`${STATUS_TIME_SQL} > ?`, [filter.statusAfter]);
     return (await q
       .orderBy([
         { column: 'r.created_at', order: 'desc' },

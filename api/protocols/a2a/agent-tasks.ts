@@ -336,10 +336,13 @@ export class AgentTasks implements A2ARequestHandler {
 
   private async list(params: ListTasksRequest): Promise<ListTasksResponse> {
     const { pageSize, offset } = this.page(params.pageSize ?? DEFAULT_PAGE, params.pageToken);
-    if (params.statusTimestampAfter)
-      throw new UnsupportedOperationError({
-        message: 'statusTimestampAfter is not supported: filter by contextId or status',
-      });
+    const after = params.statusTimestampAfter ? new Date(params.statusTimestampAfter) : undefined;
+    if (after && Number.isNaN(after.getTime()))
+      throw ValidationError.field(
+        'statusTimestampAfter',
+        'statusTimestampAfter must be an ISO 8601 timestamp',
+        'date.base',
+      );
     const { projectId, agentId } = { projectId: this.agent.project_id, agentId: this.agent.id };
     let conversationPk: string | undefined;
     if (params.contextId) {
@@ -353,6 +356,7 @@ export class AgentTasks implements A2ARequestHandler {
       agentId,
       ...(conversationPk ? { conversationPk } : {}),
       ...(statuses ? { statuses } : {}),
+      ...(after ? { statusAfter: after } : {}),
     };
     if (statuses && !statuses.length) return { tasks: [], nextPageToken: '', pageSize, totalSize: 0 };
     const [rows, total] = await Promise.all([

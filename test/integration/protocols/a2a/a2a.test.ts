@@ -148,6 +148,20 @@ describe('A2A: agents as A2A agents through the official client', () => {
     });
     expect(page2.tasks.map((t) => t.id)).toEqual([first.id]);
     expect(page2.nextPageToken).toBe('');
+    // statusTimestampAfter: the tasks whose status timestamp (finished, else started, else created) is later.
+    const later = await client.listTasks({
+      tenant: '',
+      contextId: first.contextId,
+      status: TaskState.TASK_STATE_UNSPECIFIED,
+      pageSize: 10,
+      pageToken: '',
+      // The timestamp answered is to the millisecond; the stored one finer.
+      statusTimestampAfter: new Date(Date.parse(first.status!.timestamp!) + 1).toISOString(),
+    });
+    expect(later.tasks.map((t) => t.id)).toEqual([second.id]);
+    expect(later.totalSize).toBe(1);
+    const badTime = await rpc('ListTasks', { statusTimestampAfter: 'yesterday' });
+    expect(badTime.body).toMatchObject({ error: { code: -32602, message: /statusTimestampAfter/ } });
   });
 
   it('SendStreamingMessage: the task, its answer as artifact chunks, then COMPLETED with the whole answer', async () => {
