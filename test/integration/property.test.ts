@@ -346,6 +346,9 @@ describe('every create/update route under random input', () => {
     expect(typeof body.errorDetails, where).toBe('object');
   }
 
+  /** Routes whose answer depends on a remote server (an MCP server's authorization, an inspect). */
+  const REACHES_REMOTE = /\/(authorize|inspect)$/;
+
   it("never answers 5xx, always its door's shape, and a rejection writes nothing", async () => {
     const routes = buildRouters(api.server.deps)
       .flatMap((r) => r.routes)
@@ -359,7 +362,10 @@ describe('every create/update route under random input', () => {
           const res = await api.request(route.method.toUpperCase(), `${path}${query}`, body);
           seen.set(res.status, (seen.get(res.status) ?? 0) + 1);
           const where = `${route.method} ${path}${query} ${JSON.stringify(body).slice(0, 200)} → ${res.status} ${res.text.slice(0, 300)}`;
-          expect(res.status, where).toBeLessThan(500);
+          // Routes that reach the remote the row names (the fixtures' addresses answer nothing) may say so: 502.
+          if (res.status === 502 && REACHES_REMOTE.test(route.fullPath))
+            expect(JSON.stringify(res.body), where).toMatch(/"reason":"[^"]+"/);
+          else expect(res.status, where).toBeLessThan(500);
           expectShape(route, res, where);
           if (res.status >= 400) expect(await fingerprint(), where).toBe(before);
         }),
