@@ -27,11 +27,10 @@
  * takes a CPU profile of the API over BENCH_AP_PROFILE_TURNS (200) turns per
  * door and compares where the time goes.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import { Client } from '@langchain/langgraph-sdk';
-import { openaiSpec } from '../../test/fixtures/vendors/openai.js';
+import { startAnsweringVendor } from '../lib/answering-vendor.js';
+import { median, pct, signed } from '../lib/stats.js';
 import { blockRatios } from '../lib/abba.js';
 import { benchAgent, startPlatform } from '../lib/platform.js';
 import { doorSpans, rootNames } from './door-spans.js';
@@ -53,35 +52,12 @@ const USERS = 20;
 const SETTLE_MS = 20;
 const ANSWER = 'Hello there, this is the scripted answer.';
 
-const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
-const pct = (xs: number[], p: number) =>
-  sorted(xs)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
-const median = (xs: number[]) => {
-  const s = sorted(xs);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 const ms = (x: number, digits = 1) => `${x.toFixed(digits)} ms`;
-const signed = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(2)} ms`;
 const sleep = (n: number) => new Promise((r) => setTimeout(r, n));
 
 // ---- The scripted model, in this process: a text answer at once ----
-const vendor = createServer((req: IncomingMessage, res: ServerResponse) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => {
-    const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { model: string; stream?: boolean };
-    const reply = { text: ANSWER, usage: { input: 50, output: 9 } };
-    if (!body.stream) {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(openaiSpec.json(reply, body.model)));
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    res.end(openaiSpec.sse(reply, body.model, body).join(''));
-  });
-});
-await new Promise<void>((r) => vendor.listen(0, '127.0.0.1', r));
-const vendorUrl = `http://127.0.0.1:${(vendor.address() as AddressInfo).port}`;
+const vendor = await startAnsweringVendor(ANSWER);
+const vendorUrl = vendor.url;
 
 // ---- Platform: Temporal dev server, Postgres, API and worker processes ----
 const platform = await startPlatform(

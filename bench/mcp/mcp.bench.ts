@@ -18,8 +18,6 @@
  * BENCH_QUICK=1 for a smoke run; BENCH_MCP_ROUNDS (12), BENCH_MCP_TURNS (10).
  */
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import {
   Client as ClientV2,
@@ -27,7 +25,8 @@ import {
 } from '@modelcontextprotocol/client';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { openaiSpec } from '../../test/fixtures/vendors/openai.js';
+import { startAnsweringVendor } from '../lib/answering-vendor.js';
+import { median, pct, signed } from '../lib/stats.js';
 import { benchAgent, startPlatform } from '../lib/platform.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
@@ -38,34 +37,11 @@ const TURNS = env('BENCH_MCP_TURNS', 10, 3);
 const WARM_ROUNDS = QUICK ? 1 : 2;
 const ANSWER = 'Hello there, this is the scripted answer.';
 
-const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
-const pct = (xs: number[], p: number) =>
-  sorted(xs)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))]!;
-const median = (xs: number[]) => {
-  const s = sorted(xs);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
 const ms = (x: number) => `${x.toFixed(1)} ms`;
-const signed = (x: number) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(2)} ms`;
 
 // ---- The scripted model, in this process: a text answer at once ----
-const vendor = createServer((req: IncomingMessage, res: ServerResponse) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => {
-    const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { model: string; stream?: boolean };
-    const reply = { text: ANSWER, usage: { input: 50, output: 9 } };
-    if (!body.stream) {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify(openaiSpec.json(reply, body.model)));
-      return;
-    }
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-    res.end(openaiSpec.sse(reply, body.model, body).join(''));
-  });
-});
-await new Promise<void>((r) => vendor.listen(0, '127.0.0.1', r));
-const vendorUrl = `http://127.0.0.1:${(vendor.address() as AddressInfo).port}`;
+const vendor = await startAnsweringVendor(ANSWER);
+const vendorUrl = vendor.url;
 
 const platform = await startPlatform('mcp', { OTEL_SDK_DISABLED: process.env.OTEL_SDK_DISABLED ?? 'false' });
 const { q, agentId, projectId } = await benchAgent(platform, vendorUrl, {
