@@ -6,6 +6,7 @@ import { ResourceForm, useFields, type ItemFormProps } from '../../../components
 import { CronsSection } from './crons-section.js';
 import { bodyOf, contextParses, draftOf, type AgentDraft } from './draft.js';
 import { useAgentWarnings, WARNED_IN, Warnings } from './guardrails.js';
+import { A2aSection } from './a2a-section.js';
 import { AccessSection, SubAgentsSection } from './links-section.js';
 import { McpSection } from './mcp-section.js';
 import { ContextSection, MemorySection } from './memory-section.js';
@@ -45,6 +46,7 @@ const PLACED = [
   'context',
   'expose',
   'sub_agents',
+  'a2a_agents',
 ];
 
 /**
@@ -124,6 +126,9 @@ function AgentFormBody({
       </Fieldset>
       <Fieldset legend="MCP servers">
         <McpSection {...props} />
+      </Fieldset>
+      <Fieldset legend="A2A agents">
+        <A2aSection {...props} />
       </Fieldset>
       <Fieldset legend="Access">
         <AccessSection {...props} agentId={current?.id} />

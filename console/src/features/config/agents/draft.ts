@@ -12,6 +12,13 @@ export interface McpDraft {
   tools_requiring_approval: string[];
 }
 
+/** A remote A2A agent on the agent; the filters hold skill ids of its card. */
+export interface A2aDraft {
+  a2a_agent_id: string | null;
+  tool_filters: string[];
+  tools_requiring_approval: string[];
+}
+
 /** The agent form's state: every field of agent creation, as the inputs hold it. */
 export interface AgentDraft {
   name: string;
@@ -47,6 +54,8 @@ export interface AgentDraft {
   expose: { mcp: boolean; a2a: boolean };
   /** Other agents of the project the model may hand a task to; an empty description keeps theirs. */
   sub_agents: SubAgentDraft[];
+  /** Remote A2A agents the model may call, a tool per skill. */
+  a2a_agents: A2aDraft[];
 }
 
 const num = (v: number | null | undefined): Num => v ?? '';
@@ -97,6 +106,11 @@ export function draftOf(a?: Agent): AgentDraft {
     sub_agents: (a?.sub_agents ?? []).map((s) => ({
       agent_id: s.agent_id,
       description: s.description ?? '',
+    })),
+    a2a_agents: (a?.a2a_agents ?? []).map((r) => ({
+      a2a_agent_id: r.a2a_agent_id,
+      tool_filters: r.tool_filters ?? [],
+      tools_requiring_approval: r.tools_requiring_approval ?? [],
     })),
   };
 }
@@ -184,6 +198,14 @@ export function bodyOf(d: AgentDraft): Partial<AgentBody> {
         ? { agent_id: s.agent_id }
         : { agent_id: s.agent_id, description: s.description.trim() },
     ),
+    // An entry whose agent is not chosen yet is left out, as an MCP server's is.
+    a2a_agents: d.a2a_agents
+      .filter((r) => r.a2a_agent_id)
+      .map((r) => ({
+        a2a_agent_id: r.a2a_agent_id!,
+        tool_filters: r.tool_filters,
+        tools_requiring_approval: r.tools_requiring_approval,
+      })),
   };
   if (d.max_iterations !== '') body.max_iterations = Number(d.max_iterations);
   return body;
