@@ -212,7 +212,17 @@ export function createMcpCallActivities(deps: SessionDeps) {
         return { is_error: replayed.is_error };
       }
       if (offered.kind === 'memory') return memoryCall(runId, step, call, args, plan, store);
-      if (offered.kind === 'a2a') return runA2aCall(deps, { runId, step, call, args, plan, offered, store });
+      if (offered.kind === 'a2a')
+        return runA2aCall(deps, {
+          runId,
+          step,
+          call,
+          args,
+          plan,
+          offered,
+          store,
+          endUserId: run.end_user_id ?? null,
+        });
       // Listed as offered (`server__tool`) or by the tool's own name.
       const listed = plan.non_idempotent_tools ?? [];
       const nonIdempotent = listed.includes(call.name) || (!!offered.tool && listed.includes(offered.tool));

@@ -42,10 +42,11 @@ export function oauthRoutes(deps: AppDeps): ApiRouter {
         method: 'get',
         path: '/callback',
         public: true,
-        summary: 'Where an authorization server sends a person back after authorizing an MCP server',
+        summary:
+          'Where an authorization server sends a person back after authorizing an MCP server or A2A agent',
         description:
-          'Completes the authorization started by POST /api/agent-server/mcp-servers/{id}/authorize (or by a ' +
-          'run that met a server needing authorization): `state` names the flow (single use, 10 minutes), `iss` ' +
+          'Completes the authorization started by POST /api/agent-server/mcp-servers/{id}/authorize or ' +
+          '/a2a-agents/{id}/authorize (or by a run that met one needing authorization): `state` names the flow (single use, 10 minutes), `iss` ' +
           '(RFC 9207) must name its authorization server, `code` is exchanged with PKCE. Answers a small HTML page; ' +
           '400 for an unknown, used or expired state or a wrong issuer.',
         request: { query: callbackQuery },
@@ -63,7 +64,7 @@ export function oauthRoutes(deps: AppDeps): ApiRouter {
             .catch((err: unknown) =>
               deps.logger.warn(
                 { err: err instanceof Error ? err.message : String(err), serverId },
-                "could not wake the runs waiting for this MCP server's authorization",
+                'could not wake the runs waiting for this authorization',
               ),
             );
         }

@@ -1,5 +1,6 @@
 import Joi from 'joi';
-import { headers } from './mcp-servers.schemas.js';
+import type { McpOAuthConfig } from '../../core/mcp/oauth/index.js';
+import { authorizationView, headers, oauthSettings, perUserTokens } from './mcp-servers.schemas.js';
 import {
   idParams,
   name,
@@ -23,6 +24,13 @@ export const a2aAgentCreate = {
     headers: headers
       .default({})
       .description('sent with every request to the agent, the card included (e.g. Authorization)'),
+    oauth: oauthSettings
+      .allow(null)
+      .description(
+        "OAuth 2 with the authorization server the agent card's oauth2 scheme names (docs/a2a-agents.md); " +
+          'an empty object uses the defaults (authorization_code, the scopes the card lists)',
+      ),
+    per_user_tokens: perUserTokens.default(false),
   }).required(),
 };
 export const a2aAgentList = { query: Joi.object({ ...projectQuery, ...pagination }) };
@@ -30,7 +38,15 @@ export const a2aAgentGet = { params: idParams, query: Joi.object(optionalProject
 export const a2aAgentUpdate = {
   params: idParams,
   query: Joi.object(optionalProjectQuery),
-  body: Joi.object({ name, card_url: cardUrl, headers }).min(1).required(),
+  body: Joi.object({
+    name,
+    card_url: cardUrl,
+    headers,
+    oauth: oauthSettings.allow(null),
+    per_user_tokens: perUserTokens,
+  })
+    .min(1)
+    .required(),
 };
 export const a2aAgentDelete = a2aAgentGet;
 export const a2aAgentInspect = a2aAgentGet;
@@ -39,6 +55,8 @@ export interface A2aAgentCreateBody {
   name: string;
   card_url: string;
   headers: Record<string, string>;
+  oauth?: McpOAuthConfig | null;
+  per_user_tokens: boolean;
 }
 export type A2aAgentUpdateBody = Partial<A2aAgentCreateBody>;
 
@@ -50,6 +68,11 @@ export const a2aAgentResponse = Joi.object({
   headers: Joi.object()
     .pattern(Joi.string(), Joi.string())
     .description('sensitive values come back as "[redacted]", as for MCP servers'),
+  oauth: oauthSettings
+    .allow(null)
+    .description('the OAuth settings; client_secret comes back as "[redacted]"'),
+  per_user_tokens: Joi.boolean(),
+  authorization: authorizationView,
   created_at: timestamp,
   updated_at: timestamp,
 });
@@ -71,3 +94,15 @@ export const a2aInspectResponse = Joi.object({
     .items(skill)
     .description('a card without skills is offered as one tool, `<name>__delegate`'),
 });
+
+export const a2aAgentAuthorize = {
+  params: idParams,
+  query: Joi.object(optionalProjectQuery),
+  body: Joi.object({
+    end_user_id: Joi.string().min(1).max(256).description('only for an agent with per_user_tokens'),
+  }).default({}),
+};
+export const a2aAgentDeauthorize = {
+  params: idParams,
+  query: Joi.object({ ...optionalProjectQuery, end_user_id: Joi.string().min(1).max(256) }),
+};

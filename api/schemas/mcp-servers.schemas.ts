@@ -51,7 +51,7 @@ export const oauthSettings = Joi.object({
   .when(Joi.object({ grant: Joi.valid('client_credentials').required() }).unknown(), {
     then: Joi.object({ client_id: Joi.required(), client_secret: Joi.required() }),
   });
-const perUserTokens = Joi.boolean().description(
+export const perUserTokens = Joi.boolean().description(
   'each end user authorizes on their own (POST …/authorize with end_user_id) instead of the project once',
 );
 
@@ -95,11 +95,11 @@ export interface McpServerCreateBody {
 }
 export type McpServerUpdateBody = Partial<McpServerCreateBody>;
 
-const mcpAuthorizationView = Joi.object({
+export const authorizationView = Joi.object({
   status: Joi.string()
     .valid('not_configured', 'unauthorized', 'authorized')
     .description(
-      "the project's own credentials: not_configured (the server never asked for authorization and has no OAuth " +
+      "the project's own credentials: not_configured (the remote never asked for authorization and has no OAuth " +
         'settings), unauthorized (POST …/authorize to start), authorized',
     ),
   scopes: Joi.array().items(Joi.string()),
@@ -125,7 +125,7 @@ export const mcpServerResponse = Joi.object({
     .allow(null)
     .description('the OAuth settings; client_secret comes back as "[redacted]"'),
   per_user_tokens: Joi.boolean(),
-  authorization: mcpAuthorizationView,
+  authorization: authorizationView,
   protocol_version: Joi.string()
     .allow(null)
     .description(

@@ -23,6 +23,8 @@ import {
   type McpOAuthConfig,
   type McpOAuthProvider,
 } from '../../core/mcp/oauth/index.js';
+import { a2aOAuthProvider } from '../../core/a2a/oauth.js';
+import { A2aAgentsRepository } from '../../core/repositories/a2a-agents.repository.js';
 import { McpOAuthRepository } from '../../core/repositories/mcp-oauth.repository.js';
 import { McpServersRepository } from '../../core/repositories/mcp-servers.repository.js';
 import { egressFetch } from '../../core/security/egress-agent.js';
@@ -206,7 +208,8 @@ export class McpOAuthService {
     await this.oauth.deleteCredentials(row.id, owner);
   }
 
-  private async revoke(creds: DbMcpOAuthCredentials, config: McpOAuthConfig | null): Promise<void> {
+  /** Revokes the credentials' tokens where the authorization server offers revocation (RFC 7009). */
+  async revoke(creds: DbMcpOAuthCredentials, config: McpOAuthConfig | null): Promise<void> {
     const endpoint = creds.discovery?.authorizationServerMetadata?.revocation_endpoint;
     if (typeof endpoint !== 'string' || !creds.tokens_enc) return;
     const tokens = this.secrets.decryptJson<{ access_token?: string; refresh_token?: string }>(
@@ -262,14 +265,24 @@ export class McpOAuthService {
     if (q.error)
       return refused('Authorization refused', `The authorization server answered: ${q.error.slice(0, 100)}.`);
     if (!q.code) return refused('Authorization failed', 'The authorization server sent no code.');
-    const row = await this.servers.findById(flow.server_id);
-    if (!row) return refused('Authorization failed', 'The MCP server no longer exists.');
-    const provider = mcpOAuthProvider(this.deps, row, flow.end_user_id, flow);
+    const owner = flow.a2a_agent_id
+      ? await new A2aAgentsRepository(this.db).findById(flow.a2a_agent_id)
+      : await this.servers.findById(flow.server_id!);
+    if (!owner)
+      return refused(
+        'Authorization failed',
+        flow.a2a_agent_id ? 'The A2A agent no longer exists.' : 'The MCP server no longer exists.',
+      );
+    const provider =
+      'card_url' in owner
+        ? a2aOAuthProvider(this.deps, owner, null, flow)
+        : mcpOAuthProvider(this.deps, owner, flow.end_user_id, flow);
+    const serverUrl = 'card_url' in owner ? owner.card_url : owner.endpoint;
     try {
       // `iss` (RFC 9207) is checked by the SDK against the metadata's issuer, normalised; required
       // when the metadata advertises authorization_response_iss_parameter_supported.
       await auth(provider, {
-        serverUrl: row.endpoint,
+        serverUrl,
         authorizationCode: q.code,
         ...(q.iss !== undefined ? { iss: q.iss } : {}),
         fetchFn: oauthFetch,
@@ -280,7 +293,7 @@ export class McpOAuthService {
           'Authorization failed',
           'The answer does not come from the authorization server this authorization was started with (iss).',
         );
-      const secrets = [q.code, ...connectionSecrets({ endpoint: row.endpoint, headers: {}, auth: provider })];
+      const secrets = [q.code, ...connectionSecrets({ endpoint: serverUrl, headers: {}, auth: provider })];
       return refused(
         'Authorization failed',
         `The authorization server did not give a token: ${describeFailure(err, secrets).slice(0, 300)}`,
@@ -291,7 +304,7 @@ export class McpOAuthService {
       status: 200,
       title: 'Authorized',
       message: 'Authorized — you can close this window.',
-      authorized: { serverId: row.id, endUserId: flow.end_user_id || null },
+      authorized: { serverId: owner.id, endUserId: flow.end_user_id || null },
     };
   }
 }

@@ -1,7 +1,7 @@
 import { listMcpTools, type McpServerConnection, type McpToolInfo } from '../../core/mcp/mcp-client.js';
 import { protocolMemory } from '../../core/mcp/protocol-revision.js';
 import { McpAuthorizationRequired, McpConnectionError } from '../../core/mcp/errors.js';
-import { mcpOAuthProvider, oauthConfigOf, type McpOAuthConfig } from '../../core/mcp/oauth/index.js';
+import { mcpOAuthProvider, type McpOAuthConfig } from '../../core/mcp/oauth/index.js';
 import { McpOAuthRepository } from '../../core/repositories/mcp-oauth.repository.js';
 import { redactHeaders, type SecretBox } from '../../core/crypto/secrets.js';
 import type { Db } from '../../core/db/knex.js';
@@ -20,6 +20,7 @@ import type { DbMcpServer } from '../../core/db/tables/index.js';
 import { McpServersRepository } from '../../core/repositories/mcp-servers.repository.js';
 import type { Page } from '../schemas/common.schemas.js';
 import type { McpServerCreateBody, McpServerUpdateBody } from '../schemas/mcp-servers.schemas.js';
+import { authorizationView, keptHeaders, OAuthSettings, type AuthorizationView } from './remote-settings.js';
 import { assertInProject, requireProject } from './project-scope.js';
 
 export interface McpServer {
@@ -38,19 +39,15 @@ export interface McpServer {
 }
 
 /** The project's own OAuth credentials for a server, as the API shows them (never a token). */
-export interface McpAuthorizationView {
-  status: 'not_configured' | 'unauthorized' | 'authorized';
-  scopes?: string[];
-  expires_at?: string | null;
-}
+export type McpAuthorizationView = AuthorizationView;
 
-const REDACTED = '[redacted]';
 const nameTaken = () =>
   new ConflictError({ field: 'name', reason: 'an MCP server with this name already exists in the project' });
 
 export class McpServersService {
   private readonly repo: McpServersRepository;
   private readonly oauthRepo: McpOAuthRepository;
+  private readonly oauth: OAuthSettings;
 
   constructor(
     private readonly db: Db,
@@ -60,31 +57,14 @@ export class McpServersService {
   ) {
     this.repo = new McpServersRepository(db);
     this.oauthRepo = new McpOAuthRepository(db);
+    this.oauth = new OAuthSettings(secrets);
   }
 
   private headersOf(row: DbMcpServer): Record<string, string> {
     return row.headers_enc ? this.secrets.decryptJson<Record<string, string>>(row.headers_enc) : {};
   }
 
-  private oauthOf(row: DbMcpServer): McpOAuthConfig | null {
-    return oauthConfigOf({ secrets: this.secrets }, row);
-  }
-
-  private async authorizationOf(row: DbMcpServer): Promise<McpAuthorizationView> {
-    const creds = await this.oauthRepo.credentials(row.id, '');
-    if (creds?.tokens_enc)
-      return {
-        status: 'authorized',
-        ...(creds.scopes ? { scopes: creds.scopes.split(' ').filter(Boolean) } : {}),
-        expires_at: creds.expires_at?.toISOString() ?? null,
-      };
-    const asked =
-      creds !== undefined || row.oauth_enc !== null || (await this.oauthRepo.anyCredentials(row.id));
-    return { status: asked ? 'unauthorized' : 'not_configured' };
-  }
-
   private async present(row: DbMcpServer): Promise<McpServer> {
-    const oauth = this.oauthOf(row);
     return {
       id: row.id,
       project_id: row.project_id,
@@ -93,12 +73,9 @@ export class McpServersService {
       endpoint: redactUrl(row.endpoint),
       headers: redactHeaders(this.headersOf(row)),
       transport: row.transport,
-      oauth: oauth && {
-        ...oauth,
-        ...(oauth.client_secret !== undefined ? { client_secret: REDACTED } : {}),
-      },
+      oauth: this.oauth.shown(row.oauth_enc),
       per_user_tokens: row.per_user_tokens,
-      authorization: await this.authorizationOf(row),
+      authorization: await authorizationView(this.oauthRepo, row.id, row.oauth_enc !== null),
       protocol_version: row.protocol?.version ?? null,
       created_at: row.created_at.toISOString(),
       updated_at: row.updated_at.toISOString(),
@@ -120,7 +97,7 @@ export class McpServersService {
         endpoint: body.endpoint,
         transport: body.transport,
         headers_enc: this.secrets.encryptJson(body.headers),
-        oauth_enc: body.oauth ? this.secrets.encryptJson(checkedOAuth(body.oauth)) : null,
+        oauth_enc: this.oauth.sealed(body.oauth),
         per_user_tokens: body.per_user_tokens,
       });
       return this.present(row);
@@ -141,19 +118,9 @@ export class McpServersService {
 
   async update(id: string, projectId: string | undefined, body: McpServerUpdateBody): Promise<McpServer> {
     const current = await this.row(id, projectId);
-    let headersEnc: string | undefined;
-    if (body.headers) {
-      // A client that read the server back and sends it again must not
-      // overwrite secrets with the redaction marker: keep the stored value.
-      const stored = this.headersOf(current);
-      const next = Object.fromEntries(
-        Object.entries(body.headers).map(([k, v]) => [
-          k,
-          v === REDACTED && stored[k] !== undefined ? stored[k] : v,
-        ]),
-      );
-      headersEnc = this.secrets.encryptJson(next);
-    }
+    const headersEnc = body.headers
+      ? this.secrets.encryptJson(keptHeaders(this.headersOf(current), body.headers))
+      : undefined;
     // Likewise an endpoint sent back as it was shown, its credentials redacted.
     const endpoint =
       body.endpoint === undefined ? undefined : keepRedactedUrl(body.endpoint, current.endpoint);
@@ -168,7 +135,7 @@ export class McpServersService {
         ...(endpoint !== undefined ? { endpoint } : {}),
         ...(body.transport !== undefined ? { transport: body.transport } : {}),
         ...(headersEnc !== undefined ? { headers_enc: headersEnc } : {}),
-        ...(body.oauth !== undefined ? { oauth_enc: this.nextOAuth(current, body.oauth) } : {}),
+        ...(body.oauth !== undefined ? { oauth_enc: this.oauth.next(current.oauth_enc, body.oauth) } : {}),
         ...(body.per_user_tokens !== undefined ? { per_user_tokens: body.per_user_tokens } : {}),
       });
       if (!row) throw new NotFoundError('mcp server');
@@ -177,22 +144,6 @@ export class McpServersService {
       if (isUniqueViolation(err)) throw nameTaken();
       throw err;
     }
-  }
-
-  /** `oauth` as sent on update: replaces the settings; a client_secret sent back as "[redacted]" keeps the stored one. */
-  private nextOAuth(current: DbMcpServer, sent: McpOAuthConfig | null): string | null {
-    if (sent === null) return null;
-    const stored = this.oauthOf(current);
-    const next = { ...sent };
-    if (next.client_secret === REDACTED) {
-      if (stored?.client_secret === undefined)
-        throw ValidationError.field(
-          'oauth.client_secret',
-          '"[redacted]" keeps a stored secret, and there is none',
-        );
-      next.client_secret = stored.client_secret;
-    }
-    return this.secrets.encryptJson(checkedOAuth(next));
   }
 
   async delete(id: string, projectId?: string): Promise<void> {
@@ -236,19 +187,4 @@ export class McpServersService {
       throw err;
     }
   }
-}
-
-/** Settings the joi schema cannot judge alone. */
-function checkedOAuth(config: McpOAuthConfig): McpOAuthConfig {
-  if (config.token_endpoint_auth_method === 'private_key_jwt')
-    throw ValidationError.field(
-      'oauth.token_endpoint_auth_method',
-      'private_key_jwt needs a signing key, which cannot be configured here; use client_secret_basic, client_secret_post or none',
-    );
-  if (config.client_secret && config.token_endpoint_auth_method === 'none')
-    throw ValidationError.field(
-      'oauth.token_endpoint_auth_method',
-      '"none" sends no client_secret: leave the secret out or choose client_secret_basic or client_secret_post',
-    );
-  return config;
 }

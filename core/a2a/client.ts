@@ -21,6 +21,13 @@ import { findEgressDenial } from '../security/egress-policy.js';
 export interface A2aConnection {
   cardUrl: string;
   headers: Record<string, string>;
+  /**
+   * Headers for the agent's interface, learnt from its card (an OAuth bearer
+   * token); what it throws (a person must authorize first) goes to the caller.
+   */
+  authorize?: (card: AgentCard) => Promise<Record<string, string>>;
+  /** Called (and awaited) when the interface answers 401: the credentials given were refused. */
+  refused?: () => Promise<void>;
 }
 
 /** Thrown when the card cannot be fetched or read, or the remote cannot be reached: says why, without headers. */
@@ -37,21 +44,31 @@ export class A2aConnectionError extends Error {
 }
 
 /** fetch through the egress policy, with the agent's headers under the SDK's own (its A2A-Version wins). */
-function fetchWith(headers: Record<string, string>, signal?: AbortSignal): typeof fetch {
-  return ((input: string | URL, init?: RequestInit) => {
+function fetchWith(
+  headers: Record<string, string>,
+  signal?: AbortSignal,
+  refused?: () => Promise<void>,
+): typeof fetch {
+  return (async (input: string | URL, init?: RequestInit) => {
     const merged = new Headers(headers);
     new Headers(init?.headers).forEach((v, k) => merged.set(k, v));
     const signals = [init?.signal, signal].filter((s): s is AbortSignal => Boolean(s));
-    return egressFetch(input, {
+    const res = await egressFetch(input, {
       ...init,
       headers: merged,
       ...(signals.length ? { signal: AbortSignal.any(signals) } : {}),
     });
+    if (res.status === 401 && refused) await refused();
+    return res;
   }) as typeof fetch;
 }
 
-function factory(conn: A2aConnection, signal?: AbortSignal): ClientFactory {
-  const fetchImpl = fetchWith(conn.headers, signal);
+function factory(
+  conn: A2aConnection,
+  signal?: AbortSignal,
+  extra: Record<string, string> = {},
+): ClientFactory {
+  const fetchImpl = fetchWith({ ...conn.headers, ...extra }, signal, conn.refused);
   return new ClientFactory(
     ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
       transports: [new JsonRpcTransportFactory({ fetchImpl }), new RestTransportFactory({ fetchImpl })],
@@ -68,19 +85,32 @@ export function connectionFailure(err: unknown, what: string): A2aConnectionErro
   return new A2aConnectionError(`${what}: ${message}`, { cause: err });
 }
 
-/** Fetches the card and builds a client over it; A2aConnectionError when either fails. */
+/** Fetches the agent card with the agent's headers; A2aConnectionError when it cannot be read. */
+export async function fetchA2aCard(
+  conn: A2aConnection,
+  opts: { timeoutMs: number; signal?: AbortSignal },
+): Promise<AgentCard> {
+  try {
+    // The card is public: neither learnt credentials nor their refusal apply to it.
+    const resolver = factory({ cardUrl: conn.cardUrl, headers: conn.headers }, opts.signal).options
+      .cardResolver!;
+    return await withTimeout(resolver.resolve(conn.cardUrl, ''), opts.timeoutMs, 'the agent card');
+  } catch (err) {
+    throw connectionFailure(err, `could not read the agent card at ${safeUrl(conn.cardUrl)}`);
+  }
+}
+
+/**
+ * Fetches the card and builds a client over it, with the headers
+ * `conn.authorize` learns from the card; A2aConnectionError when either fails.
+ */
 export async function connectA2a(
   conn: A2aConnection,
   opts: { timeoutMs: number; signal?: AbortSignal },
 ): Promise<{ client: Client; card: AgentCard }> {
-  const f = factory(conn, opts.signal);
-  let card: AgentCard;
-  try {
-    const resolver = f.options.cardResolver!;
-    card = await withTimeout(resolver.resolve(conn.cardUrl, ''), opts.timeoutMs, 'the agent card');
-  } catch (err) {
-    throw connectionFailure(err, `could not read the agent card at ${safeUrl(conn.cardUrl)}`);
-  }
+  const card = await fetchA2aCard(conn, opts);
+  const extra = conn.authorize ? await conn.authorize(card) : {};
+  const f = factory(conn, opts.signal, extra);
   try {
     return { client: await f.createFromAgentCard(card), card };
   } catch (err) {

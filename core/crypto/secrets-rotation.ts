@@ -12,7 +12,7 @@ import type { SecretBox } from './secrets.js';
 export const ENCRYPTED_COLUMNS: ReadonlyArray<{ table: string; columns: readonly string[]; key?: string }> = [
   { table: 'providers', columns: ['api_key_enc', 'headers_enc'] },
   { table: 'mcp_servers', columns: ['headers_enc', 'oauth_enc'] },
-  { table: 'a2a_agents', columns: ['headers_enc'] },
+  { table: 'a2a_agents', columns: ['headers_enc', 'oauth_enc'] },
   { table: 'webhooks', columns: ['secret_enc'] },
   { table: 'run_webhooks', columns: ['secret_enc'] },
   { table: 'a2a_push_configs', columns: ['token_enc', 'credentials_enc'], key: 'pk' },

@@ -6,26 +6,35 @@ import {
   type DbMcpOAuthCredentialsUpdate,
   type DbMcpOAuthFlow,
   type DbMcpOAuthFlowInsert,
+  type OAuthOwnerColumn,
 } from '../db/tables/index.js';
 
 /** How long a person has to complete an authorization once sent to the authorization server. */
 export const FLOW_TTL_MINUTES = 10;
 
-/** The credentials and authorization flows of MCP servers' OAuth; end user '' is the project's own. */
+/**
+ * The credentials and authorization flows of MCP servers' OAuth (or, with
+ * `a2a_agent_id`, remote A2A agents'); end user '' is the project's own.
+ */
 export class McpOAuthRepository {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly owner: OAuthOwnerColumn = 'server_id',
+  ) {}
+
+  private of(ownerId: string, endUserId?: string): Record<string, string> {
+    return endUserId === undefined
+      ? { [this.owner]: ownerId }
+      : { [this.owner]: ownerId, end_user_id: endUserId };
+  }
 
   async credentials(serverId: string, endUserId: string): Promise<DbMcpOAuthCredentials | undefined> {
-    return this.db(McpOAuthCredentialsTableName)
-      .where({ server_id: serverId, end_user_id: endUserId })
-      .first();
+    return this.db(McpOAuthCredentialsTableName).where(this.of(serverId, endUserId)).first();
   }
 
   /** Whether the server ever asked anyone for authorization (credentials or discovery stored for someone). */
   async anyCredentials(serverId: string): Promise<boolean> {
-    return (
-      (await this.db(McpOAuthCredentialsTableName).where({ server_id: serverId }).first('id')) !== undefined
-    );
+    return (await this.db(McpOAuthCredentialsTableName).where(this.of(serverId)).first('id')) !== undefined;
   }
 
   /** Creates the row or changes the given columns of it (one statement: two writers never collide). */
@@ -41,28 +50,30 @@ export class McpOAuthRepository {
         : {}),
     };
     await this.db(McpOAuthCredentialsTableName)
-      .insert({ server_id: serverId, end_user_id: endUserId, ...row })
-      .onConflict(['server_id', 'end_user_id'])
+      .insert({ ...this.of(serverId, endUserId), end_user_id: endUserId, ...row })
+      .onConflict([this.owner, 'end_user_id'])
       .merge({ ...row, updated_at: this.db.fn.now() });
   }
 
   async deleteCredentials(serverId: string, endUserId: string): Promise<boolean> {
-    const deleted = await this.db(McpOAuthCredentialsTableName)
-      .where({ server_id: serverId, end_user_id: endUserId })
-      .delete();
-    await this.db(McpOAuthFlowsTableName).where({ server_id: serverId, end_user_id: endUserId }).delete();
+    const deleted = await this.db(McpOAuthCredentialsTableName).where(this.of(serverId, endUserId)).delete();
+    await this.db(McpOAuthFlowsTableName).where(this.of(serverId, endUserId)).delete();
     return deleted > 0;
   }
 
   /** Records a flow; expired flows of the same server and end user are dropped on the way. */
-  async insertFlow(flow: Omit<DbMcpOAuthFlowInsert, 'expires_at'>): Promise<void> {
+  async insertFlow(
+    ownerId: string,
+    flow: Omit<DbMcpOAuthFlowInsert, 'expires_at' | OAuthOwnerColumn>,
+  ): Promise<void> {
     await this.db(McpOAuthFlowsTableName)
-      .where({ server_id: flow.server_id, end_user_id: flow.end_user_id })
+      .where(this.of(ownerId, flow.end_user_id))
       .whereNull('used_at')
       .where('expires_at', '<', this.db.fn.now())
       .delete();
     await this.db(McpOAuthFlowsTableName).insert({
       ...flow,
+      [this.owner]: ownerId,
       expires_at: this.db.raw(`now() + interval '${FLOW_TTL_MINUTES} minutes'`),
     });
   }
@@ -88,9 +99,7 @@ export class McpOAuthRepository {
 
   /** Completed authorizations that asked for `scope` since the server last accepted us. */
   async completedAttempts(serverId: string, endUserId: string, scope: string | null): Promise<number> {
-    const query = this.db(McpOAuthFlowsTableName)
-      .where({ server_id: serverId, end_user_id: endUserId })
-      .whereNotNull('used_at');
+    const query = this.db(McpOAuthFlowsTableName).where(this.of(serverId, endUserId)).whereNotNull('used_at');
     if (scope === null) void query.whereNull('scope');
     else void query.where({ scope });
     const [row] = await query.count<Array<{ count: string }>>({ count: '*' });
@@ -100,7 +109,7 @@ export class McpOAuthRepository {
   /** The server accepted us: the authorizations that led here are history, the next sequence starts at zero. */
   async forgetCompletedFlows(serverId: string, endUserId: string): Promise<void> {
     await this.db(McpOAuthFlowsTableName)
-      .where({ server_id: serverId, end_user_id: endUserId })
+      .where(this.of(serverId, endUserId))
       .whereNotNull('used_at')
       .delete();
   }

@@ -13,12 +13,18 @@ export type DbA2aAgent = {
   card_url: string;
   /** The headers sent with every request to it (the card's included), encrypted with SECRETS_KEY. */
   headers_enc: string | null;
+  /** The OAuth settings (pre-registered client, scopes, grant), encrypted JSON; null: none given. */
+  oauth_enc: string | null;
+  /** Each end user authorizes on their own instead of the project once. */
+  per_user_tokens: boolean;
   created_at: Date;
   updated_at: Date;
 };
 export type DbA2aAgentInsert = Pick<DbA2aAgent, 'project_id' | 'name' | 'card_url'> &
-  Partial<Pick<DbA2aAgent, 'headers_enc'>>;
-export type DbA2aAgentUpdate = Partial<Pick<DbA2aAgent, 'name' | 'card_url' | 'headers_enc'>>;
+  Partial<Pick<DbA2aAgent, 'headers_enc' | 'oauth_enc' | 'per_user_tokens'>>;
+export type DbA2aAgentUpdate = Partial<
+  Pick<DbA2aAgent, 'name' | 'card_url' | 'headers_enc' | 'oauth_enc' | 'per_user_tokens'>
+>;
 
 export type A2aAgentsTable = Knex.CompositeTableType<
   DbA2aAgent,

@@ -11,10 +11,15 @@ export type McpOAuthDiscovery = {
   authorizationServerMetadata?: Record<string, unknown>;
 };
 
-/** The OAuth credentials held for one MCP server and one end user ('' is the project's own). */
+/** Whose OAuth credentials and flows a row holds: an MCP server's or a remote A2A agent's. */
+export type OAuthOwnerColumn = 'server_id' | 'a2a_agent_id';
+
+/** The OAuth credentials held for one MCP server (or A2A agent) and one end user ('' is the project's own). */
 export type DbMcpOAuthCredentials = {
   id: string;
-  server_id: string;
+  /** Exactly one of server_id and a2a_agent_id is set. */
+  server_id: string | null;
+  a2a_agent_id: string | null;
   end_user_id: string;
   /** The client's registration (client_id, client_secret…), encrypted JSON. */
   client_info_enc: string | null;
@@ -27,12 +32,13 @@ export type DbMcpOAuthCredentials = {
   created_at: Date;
   updated_at: Date;
 };
-export type DbMcpOAuthCredentialsInsert = Pick<DbMcpOAuthCredentials, 'server_id' | 'end_user_id'> &
+export type DbMcpOAuthCredentialsInsert = Pick<DbMcpOAuthCredentials, 'end_user_id'> &
+  Partial<Pick<DbMcpOAuthCredentials, OAuthOwnerColumn>> &
   Partial<Pick<DbMcpOAuthCredentials, 'client_info_enc' | 'tokens_enc' | 'scopes' | 'expires_at'>> & {
     discovery?: McpOAuthDiscovery | string | null;
   };
 export type DbMcpOAuthCredentialsUpdate = Partial<
-  Omit<DbMcpOAuthCredentialsInsert, 'server_id' | 'end_user_id'>
+  Omit<DbMcpOAuthCredentialsInsert, OAuthOwnerColumn | 'end_user_id'>
 >;
 
 export type McpOAuthCredentialsTable = Knex.CompositeTableType<

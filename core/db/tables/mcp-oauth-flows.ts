@@ -7,7 +7,9 @@ export const McpOAuthFlowsTableName = 'mcp_oauth_flows';
 export type DbMcpOAuthFlow = {
   /** SHA-256 (hex) of the `state` sent: the state itself is never stored. */
   state_hash: string;
-  server_id: string;
+  /** Exactly one of server_id and a2a_agent_id is set. */
+  server_id: string | null;
+  a2a_agent_id: string | null;
   end_user_id: string;
   /** The PKCE code verifier, encrypted. */
   code_verifier_enc: string;
@@ -21,8 +23,9 @@ export type DbMcpOAuthFlow = {
 };
 export type DbMcpOAuthFlowInsert = Pick<
   DbMcpOAuthFlow,
-  'state_hash' | 'server_id' | 'end_user_id' | 'code_verifier_enc' | 'redirect_uri' | 'scope'
-> & { expires_at: Timestamp };
+  'state_hash' | 'end_user_id' | 'code_verifier_enc' | 'redirect_uri' | 'scope'
+> &
+  Partial<Pick<DbMcpOAuthFlow, 'server_id' | 'a2a_agent_id'>> & { expires_at: Timestamp };
 export type DbMcpOAuthFlowUpdate = { used_at?: Timestamp };
 
 export type McpOAuthFlowsTable = Knex.CompositeTableType<

@@ -13,7 +13,12 @@ import {
 } from '@modelcontextprotocol/client';
 import type { SecretBox } from '../../crypto/secrets.js';
 import type { Db } from '../../db/knex.js';
-import type { DbMcpOAuthCredentials, DbMcpOAuthFlow, McpOAuthDiscovery } from '../../db/tables/index.js';
+import type {
+  DbMcpOAuthCredentials,
+  DbMcpOAuthFlow,
+  McpOAuthDiscovery,
+  OAuthOwnerColumn,
+} from '../../db/tables/index.js';
 import { McpOAuthRepository } from '../../repositories/mcp-oauth.repository.js';
 import { oauthFetch } from './oauth-fetch.js';
 import { grantOf, type McpOAuthConfig } from './config.js';
@@ -73,13 +78,14 @@ export class McpOAuthProvider implements OAuthClientProvider {
 
   constructor(
     private readonly deps: McpOAuthDeps,
-    readonly server: { id: string; endpoint: string },
+    /** `owner`: whose credentials these are (an MCP server's unless said otherwise). */
+    readonly server: { id: string; endpoint: string; owner?: OAuthOwnerColumn },
     readonly endUserId: string,
     private readonly config: McpOAuthConfig | null,
     /** The flow a callback completes: its verifier and redirect URI are the ones to use. */
     private readonly flow?: DbMcpOAuthFlow,
   ) {
-    this.repo = new McpOAuthRepository(deps.db);
+    this.repo = new McpOAuthRepository(deps.db, server.owner);
   }
 
   get grant(): 'authorization_code' | 'client_credentials' {
@@ -219,9 +225,8 @@ export class McpOAuthProvider implements OAuthClientProvider {
       this.refusedScope = scope;
       return;
     }
-    await this.repo.insertFlow({
+    await this.repo.insertFlow(this.serverId, {
       state_hash: hashState(state),
-      server_id: this.serverId,
       end_user_id: this.endUserId,
       code_verifier_enc: this.deps.secrets.encrypt(this.pendingVerifier),
       redirect_uri: this.redirectUrl ?? oauthCallbackUrl(this.deps.publicUrl),
