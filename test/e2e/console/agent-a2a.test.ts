@@ -71,6 +71,7 @@ describe.skipIf(noTemporal() || noBrowser())('console: A2A agents on the agent f
     expect((await getAgent(agent.id)).a2a_agents).toEqual([
       { a2a_agent_id: billing.id, tool_filters: ['answer'], tools_requiring_approval: ['ask'] },
     ]);
+    await page.getByRole('row', { name: new RegExp(agent.name) }).getByText('0 MCP · 1 A2A').waitFor();
 
     // Opened again from a fresh page load (the dialog's close dropped ?edit from the address).
     await page.goto(`${stack.api.url}/console/config/agents?edit=${agent.id}`);

@@ -54,7 +54,9 @@ function Agents({ projectId }: { projectId: string }) {
           header: 'Tools',
           cell: (a) => (
             <Text size="sm">
-              {a.mcp_servers.length} MCP{a.sandbox.enabled ? ' · sandbox' : ''}
+              {a.mcp_servers.length} MCP
+              {a.a2a_agents.length ? ` · ${a.a2a_agents.length} A2A` : ''}
+              {a.sandbox.enabled ? ' · sandbox' : ''}
             </Text>
           ),
         },
