@@ -77,6 +77,14 @@ const expose = Joi.object({
     .default(false)
     .description("served as a tool of the project's MCP server (/api/mcp/{project_id})"),
   a2a: Joi.boolean().default(false).description('served as an A2A agent (/api/a2a/{agent_id})'),
+  mcp_message: Joi.string()
+    .min(1)
+    .max(10_000)
+    .allow(null)
+    .description(
+      'what a call through the MCP door without `message` sends (an agent whose work needs no words); ' +
+        'absent: `message` is required',
+    ),
 }).description('the doors other clients may call this agent through; both closed by default');
 
 const subAgent = Joi.object({

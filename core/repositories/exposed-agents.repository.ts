@@ -7,6 +7,8 @@ export interface ExposedAgent {
   description: string | null;
   /** The agent's answer schema (a JSON Schema), when it has one. */
   schema: Record<string, unknown> | null;
+  /** What an MCP call without `message` sends; null: `message` is required. */
+  mcpMessage: string | null;
 }
 
 /** The project and the agents it opens through a door; `project: false` when there is no such project. */
@@ -31,6 +33,7 @@ export class ExposedAgentsRepository {
       name: string | null;
       description: string | null;
       schema: Record<string, unknown> | null;
+      mcp_message: string | null;
     }> = await this.db('projects as p')
       .leftJoin('agents as a', (j) =>
         j.on('a.project_id', 'p.id').andOn(this.db.raw(`(a.expose ->> ?)::boolean`, [door])),
@@ -38,11 +41,24 @@ export class ExposedAgentsRepository {
       .leftJoin('schemas as s', 's.id', 'a.schema_id')
       .where('p.id', projectId)
       .orderBy([{ column: 'a.name' }, { column: 'a.id' }])
-      .select('p.id as project_id', 'a.id', 'a.name', 'a.description', 's.schema');
+      .select(
+        'p.id as project_id',
+        'a.id',
+        'a.name',
+        'a.description',
+        's.schema',
+        this.db.raw(`a.expose ->> 'mcp_message' as mcp_message`),
+      );
     if (rows.length === 0) return { project: false, agents: [] };
     const agents = rows
       .filter((r) => r.id !== null)
-      .map((r) => ({ id: r.id!, name: r.name!, description: r.description, schema: r.schema }));
+      .map((r) => ({
+        id: r.id!,
+        name: r.name!,
+        description: r.description,
+        schema: r.schema,
+        mcpMessage: r.mcp_message,
+      }));
     return { project: true, agents };
   }
 }

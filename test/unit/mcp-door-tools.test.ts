@@ -7,6 +7,7 @@ const agent = (id: string, name: string, schema: Record<string, unknown> | null 
   name,
   description: null,
   schema,
+  mcpMessage: null,
 });
 
 describe('agents as MCP tools', () => {
@@ -55,5 +56,23 @@ describe('agents as MCP tools', () => {
     expect(problem({ message: 'hi', conversation_id: 'a b' })).toMatch(/"conversation_id"/);
     expect(callArguments({ message: 'hi', conversation_id: 'x'.repeat(129) })).toHaveProperty('problem');
     expect(callArguments({ message: 'hi', extra: 1 })).toEqual({ problem: 'unknown argument "extra"' });
+  });
+
+  it('an agent with mcp_message: message optional, its default shown and used; a message given wins', () => {
+    const [tool] = agentTools([{ ...agent('e', 'report'), mcpMessage: 'Write the daily report.' }]);
+    const schema = toolDefinition(tool!).inputSchema as {
+      required?: string[];
+      properties: Record<string, { default?: string }>;
+    };
+    expect(schema.required).toBeUndefined();
+    expect(schema.properties.message!.default).toBe('Write the daily report.');
+    expect(callArguments({}, 'Write the daily report.')).toEqual({ message: 'Write the daily report.' });
+    expect(callArguments({ message: 'only sales' }, 'Write the daily report.')).toEqual({
+      message: 'only sales',
+    });
+    // Sent but empty is still the caller's mistake, not a call without a message.
+    expect(callArguments({ message: '' }, 'Write the daily report.')).toHaveProperty('problem');
+    const [plain] = agentTools([agent('f', 'plain')]);
+    expect((toolDefinition(plain!).inputSchema as { required?: string[] }).required).toEqual(['message']);
   });
 });

@@ -163,7 +163,7 @@ async function startTurn(
   tool: AgentTool,
   request: CallToolRequest,
 ): Promise<{ runId: string } | { refused: CallToolResult }> {
-  const args = callArguments(request.params.arguments);
+  const args = callArguments(request.params.arguments, tool.agent.mcpMessage);
   if ('problem' in args) return { refused: argumentError(args.problem) };
   const accepted = await services.converse.submit(
     door.projectId,

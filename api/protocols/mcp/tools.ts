@@ -58,6 +58,19 @@ export function agentTools(agents: ExposedAgent[]): AgentTool[] {
   });
 }
 
+/** The input schema: `message` optional, with its default, for an agent that has one. */
+function inputSchema(agent: ExposedAgent): Tool['inputSchema'] {
+  if (!agent.mcpMessage) return INPUT_SCHEMA as unknown as Tool['inputSchema'];
+  const { required: _required, ...rest } = INPUT_SCHEMA;
+  return {
+    ...rest,
+    properties: {
+      ...INPUT_SCHEMA.properties,
+      message: { ...INPUT_SCHEMA.properties.message, default: agent.mcpMessage },
+    },
+  };
+}
+
 /** The tool as tools/list shows it. */
 export function toolDefinition(tool: AgentTool): Tool {
   const { agent } = tool;
@@ -65,16 +78,18 @@ export function toolDefinition(tool: AgentTool): Tool {
     name: tool.name,
     title: agent.name,
     description: agent.description?.trim() || `Ask the agent "${agent.name}"`,
-    inputSchema: INPUT_SCHEMA as unknown as Tool['inputSchema'],
+    inputSchema: inputSchema(agent),
     ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
   };
 }
 
-/** The call's arguments, checked; a problem names the field. */
+/** The call's arguments, checked; a problem names the field. `defaultMessage`: the agent's, for a call without one. */
 export function callArguments(
   args: Record<string, unknown> | undefined,
+  defaultMessage?: string | null,
 ): { message: string; conversationId?: string } | { problem: string } {
-  const a = args ?? {};
+  const given = args ?? {};
+  const a = given.message === undefined && defaultMessage ? { ...given, message: defaultMessage } : given;
   const extra = Object.keys(a).filter((k) => !(k in INPUT_SCHEMA.properties));
   if (extra.length) return { problem: `unknown argument ${extra.map((k) => `"${k}"`).join(', ')}` };
   if (typeof a.message !== 'string' || a.message.trim() === '')

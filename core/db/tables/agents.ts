@@ -16,7 +16,12 @@ export type SandboxSettings = {
 };
 
 /** Which doors other clients may call the agent through (the MCP server, A2A); both closed by default. */
-export type AgentExposure = { mcp: boolean; a2a: boolean };
+/**
+ * The doors other clients may call the agent through; `mcp_message`: what a
+ * call through the MCP door without `message` sends (an agent whose work
+ * needs no words: a report, a check), none by default.
+ */
+export type AgentExposure = { mcp: boolean; a2a: boolean; mcp_message?: string | null };
 
 /** An agent of the same project this one may hand a task to: the model sees it as a tool. */
 export type SubAgentEntry = { agent_id: string; description?: string | null };

@@ -6,12 +6,12 @@
  * (`test_simple_text`, `test_error_handling`, `test_tool_with_progress`):
  * the project has agents of those names, exposed over MCP.
  *
- * The suite's tool calls carry no arguments, and an agent's tool needs its
- * `message`: each such call is answered as MCP says input errors are, a tool
- * result with `isError` naming the field, before any turn starts. Scenarios
- * that only look at the result's shape pass on that answer (so
- * `tools-call-simple-text` shows the result's shape, not a turn); what needs
- * a real turn or the suite's diagnostic tools is NOT_APPLICABLE below and is
+ * The suite's tool calls carry no arguments. `test_simple_text` and
+ * `test_tool_with_progress` are agents with `expose.mcp_message`, so their
+ * call runs a real turn (the scripted model answers; progress comes from the
+ * turn's steps); `test_error_handling` has none, so its call is answered as
+ * MCP says input errors are, a tool result with `isError` naming `message`.
+ * What needs the suite's diagnostic tools is NOT_APPLICABLE below and is
  * covered with the official clients (door.test.ts). The table goes to
  * test-results/mcp-conformance-server.md; `MCP_CONFORMANCE_VERBOSE=1` prints
  * every check.
@@ -46,12 +46,10 @@ const SCENARIOS: Record<string, string[]> = {
 /**
  * Checks that cannot pass against a server whose tools are agents, by check
  * id, each with why. They need the suite's own diagnostic tools (which
- * behave in ways no agent does), or a turn from a call that has no message.
+ * behave in ways no agent does).
  * What they stand for is covered by door.test.ts with the official clients.
  */
 const NOT_APPLICABLE: Record<string, string> = {
-  'tools-call-with-progress':
-    'the call has no `message`: refused as an input error before any turn, so no steps to report',
   'sep-2575-server-rejects-undeclared-capability':
     'needs the diagnostic tool test_missing_capability (one that requires sampling); an agent needs no client capability',
   'sep-2575-missing-capability-http-400': 'the same diagnostic tool (test_missing_capability)',
@@ -69,11 +67,16 @@ describe.skipIf(noTemporal())('MCP conformance: the door as an MCP server', () =
 
   beforeAll(async () => {
     url = `${world.fx.api.url}/api/mcp/${world.fx.projectId}`;
+    world.fx.vendor.respond = () => ({ reply: { text: 'done' } });
     for (const name of ['test_simple_text', 'test_error_handling', 'test_tool_with_progress'])
       await world.fx.agent({
         name,
         description: `The conformance suite's ${name}`,
-        expose: { mcp: true, a2a: false },
+        expose: {
+          mcp: true,
+          a2a: false,
+          ...(name === 'test_error_handling' ? {} : { mcp_message: `Run ${name}.` }),
+        },
       });
   });
 
