@@ -138,6 +138,18 @@ const HOW_TO_ANSWER: Record<string, unknown> = {
   authorization: 'authorize at details.authorization_url, then send any message on this task',
 };
 
+/**
+ * Where to authorize, in the words too: a client that reads only the text
+ * (or shows it to its person) still finds the URL.
+ */
+function authorizationSentence(details: Record<string, unknown>): string {
+  const url = details.authorization_url;
+  if (typeof url !== 'string') return 'The task waits for authorization';
+  const kind = details.server_kind === 'a2a' ? 'A2A agent' : 'MCP server';
+  const name = typeof details.server_name === 'string' ? ` "${details.server_name}"` : '';
+  return `The ${kind}${name} needs authorization: open ${url} to authorize, then send any message on this task`;
+}
+
 /** What the task waits for, said to the client: a sentence and the wait's details. */
 function pauseMessage(view: RunView): Message | undefined {
   const pause = view.pause;
@@ -151,7 +163,9 @@ function pauseMessage(view: RunView): Message | undefined {
   const sentence =
     pause.reason === 'approval'
       ? `Approve or reject: ${view.pending_approvals.map((p) => String(p.name)).join(', ')}`
-      : `The task waits for ${pause.reason}`;
+      : pause.reason === 'authorization'
+        ? authorizationSentence(pause.details)
+        : `The task waits for ${pause.reason}`;
   return agentMessage(
     view,
     [

@@ -1,6 +1,12 @@
 import type { Db } from '../db/knex.js';
 import { STATUS_TIME_SQL } from './runs.repository.js';
-import { AgentsTableName, MessagesTableName, RunsTableName, type RunStatus } from '../db/tables/index.js';
+import {
+  AgentsTableName,
+  MessagesTableName,
+  RunEventsTableName,
+  RunsTableName,
+  type RunStatus,
+} from '../db/tables/index.js';
 
 /** An agent as its A2A card and door need it. */
 export interface A2aAgentRow {
@@ -44,6 +50,21 @@ export class A2aTasksRepository {
       .where({ role: 'user', step_key: 'user' })
       .select<Array<{ run_id: string; content: unknown }>>('run_id', 'content');
     return new Map(rows.map((r) => [r.run_id, r.content]));
+  }
+
+  /**
+   * Why the run last waited, when that wait has ended (its last pause or
+   * resume is `run.resumed`); undefined when it never waited or waits now.
+   */
+  async endedWait(runId: string): Promise<string | undefined> {
+    const last = await this.db(RunEventsTableName)
+      .where({ run_id: runId })
+      .whereIn('type', ['run.paused', 'run.resumed'])
+      .orderBy('seq', 'desc')
+      .first<{ type: string; data: { reason?: unknown } } | undefined>('type', 'data');
+    return last?.type === 'run.resumed' && typeof last.data.reason === 'string'
+      ? last.data.reason
+      : undefined;
   }
 
   /** How many runs match (ListTasks' totalSize). */

@@ -56,6 +56,12 @@ interface Started {
   afterSeq: number;
   /** The run's user message, when the request just gave it (a new run, or the same message again). */
   content?: unknown;
+  /**
+   * The message changed nothing (a wait for an authorization still to be
+   * given, or one that already ended): the task is answered as it stands,
+   * and followed from now on like SubscribeToTask.
+   */
+  asItStands?: true;
 }
 
 function check(schema: { validate(v: unknown): { error?: Error } }, value: string, field: string): void {
@@ -96,11 +102,12 @@ export class AgentTasks implements A2ARequestHandler {
   sendMessage(params: SendMessageRequest): Promise<Task> {
     return this.guard(async () => {
       const started = await this.start(params);
+      // As it stands: a task that waits or has ended is answered at once.
       if (!params.configuration?.returnImmediately)
         await this.services.converse.wait(
           started.runId,
           this.services.deps.config.session.converseWaitTimeoutMs,
-          started.afterSeq || undefined,
+          started.asItStands ? undefined : started.afterSeq || undefined,
         );
       return this.task(
         started.runId,
@@ -112,7 +119,7 @@ export class AgentTasks implements A2ARequestHandler {
 
   async *sendMessageStream(params: SendMessageRequest): AsyncGenerator<StreamResponse, void, undefined> {
     const started = await this.guard(() => this.start(params));
-    yield* this.follow(started, true);
+    yield* this.follow(started, !started.asItStands);
   }
 
   getTask(params: GetTaskRequest): Promise<Task> {
@@ -282,6 +289,12 @@ export class AgentTasks implements A2ARequestHandler {
     );
   }
 
+  /**
+   * A message on a task: the answer to its wait. A task whose wait for
+   * authorization has ended (our OAuth callback woke it) takes the message
+   * that says "authorized" as that answer, already given: it is answered as
+   * it goes on, not refused, as long as it has not ended.
+   */
   private async answer(message: Message, push?: TaskPushNotificationConfig): Promise<Started> {
     const run = await this.run(message.taskId);
     const view = await this.view(run.id);
@@ -291,16 +304,21 @@ export class AgentTasks implements A2ARequestHandler {
         "message.contextId is not the task's context",
         'any.only',
       );
+    const waiting = run.status.startsWith('awaiting_');
+    const authorized = !waiting && (await this.services.tasks.endedWait(run.id)) === 'authorization';
     if (isTerminal(run.status))
       throw new UnsupportedOperationError({
-        message: `the task has ended (${run.status}): send the next message without taskId, in its contextId`,
+        message: authorized
+          ? `the task went on once authorized and has ended (${run.status}): read it with GetTask`
+          : `the task has ended (${run.status}): send the next message without taskId, in its contextId`,
       });
-    if (!run.status.startsWith('awaiting_'))
+    if (!waiting && !authorized)
       throw new UnsupportedOperationError({
         message: 'the task is working and waits for nothing: follow it with SubscribeToTask',
       });
     if (push) await this.storePush(push, run);
-    await answerWait(this.services, run, message);
+    if (authorized || !(await answerWait(this.services, run, message)))
+      return { runId: run.id, afterSeq: run.last_event_seq, asItStands: true };
     return { runId: run.id, afterSeq: run.last_event_seq };
   }
 

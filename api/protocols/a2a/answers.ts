@@ -1,6 +1,7 @@
 import type { Message } from '@a2a-js/sdk';
 import type { DbRun } from '../../../core/db/tables/index.js';
 import { ValidationError } from '../../../core/errors.js';
+import { hashState } from '../../../core/mcp/oauth/index.js';
 import type { A2aServices } from './services.js';
 
 type Answer = Record<string, unknown>;
@@ -58,18 +59,40 @@ function approvals(run: DbRun, a: Answer): { approved_call_ids: string[]; reject
 }
 
 /**
+ * Whether a person can still authorize at the wait's URL: the flow its
+ * `state` names is neither used nor expired. Once used (by our callback,
+ * which wakes the run itself) or expired (the URL leads nowhere now), a
+ * message on the task is worth waking the run for.
+ */
+async function authorizationOpen(services: A2aServices, url: unknown): Promise<boolean> {
+  if (typeof url !== 'string') return false;
+  let state: string | null;
+  try {
+    state = new URL(url).searchParams.get('state');
+  } catch {
+    return false;
+  }
+  if (!state) return false;
+  const flow = await services.oauthFlows.flow(hashState(state));
+  return flow !== undefined && flow.used_at === null && flow.expires_at.getTime() > Date.now();
+}
+
+/**
  * The next message on a task that waits: the answer to its wait, given
  * through the same services as our own decision endpoints (the task goes on
- * as the same run). AUTH_REQUIRED: the client says it authorized, and the
- * run is woken as our OAuth callback wakes it (it waits again if not).
+ * as the same run). AUTH_REQUIRED: while the person can still authorize at
+ * the URL the task gave, the message changes nothing (false: the task is
+ * answered as it stands); otherwise the run is woken as our OAuth callback
+ * wakes it, and tries again (it waits again, with a fresh URL, if not
+ * authorized). True when the wait was answered.
  */
-export async function answerWait(services: A2aServices, run: DbRun, message: Message): Promise<void> {
+export async function answerWait(services: A2aServices, run: DbRun, message: Message): Promise<boolean> {
   const a = answerOf(message);
   const { converse, waits } = services;
   switch (run.status) {
     case 'awaiting_approval':
       await converse.approve(run.id, run.project_id, approvals(run, a));
-      return;
+      return true;
     case 'awaiting_input': {
       const action =
         typeof a.action === 'string' || a.word
@@ -86,7 +109,7 @@ export async function answerWait(services: A2aServices, run: DbRun, message: Mes
         action,
         ...(action === 'accept' ? { content: content as Record<string, unknown> } : {}),
       });
-      return;
+      return true;
     }
     case 'awaiting_decision': {
       const action = oneOf(
@@ -103,7 +126,7 @@ export async function answerWait(services: A2aServices, run: DbRun, message: Mes
           ? { result: { output: result!.output as string, is_error: Boolean(result!.is_error) } }
           : {}),
       });
-      return;
+      return true;
     }
     case 'awaiting_budget':
       await waits.budget(
@@ -111,13 +134,18 @@ export async function answerWait(services: A2aServices, run: DbRun, message: Mes
         run.project_id,
         oneOf(a, ['resume', 'cancel'] as const, '"resume" or "cancel"'),
       );
-      return;
+      return true;
     case 'awaiting_authorization': {
-      const d = (run.pause?.details ?? {}) as { server_id?: string; end_user_id?: string | null };
+      const d = (run.pause?.details ?? {}) as {
+        server_id?: string;
+        end_user_id?: string | null;
+        authorization_url?: unknown;
+      };
+      if (await authorizationOpen(services, d.authorization_url)) return false;
       if (d.server_id) await waits.authorized(d.server_id, d.end_user_id ?? null);
-      return;
+      return true;
     }
     default:
-      return;
+      return false;
   }
 }

@@ -1,6 +1,7 @@
 import { A2aPushConfigsRepository } from '../../../core/repositories/a2a-push-configs.repository.js';
 import { A2aTasksRepository } from '../../../core/repositories/a2a-tasks.repository.js';
 import { ConversationsRepository } from '../../../core/repositories/conversations.repository.js';
+import { McpOAuthRepository } from '../../../core/repositories/mcp-oauth.repository.js';
 import { RunsRepository } from '../../../core/repositories/runs.repository.js';
 import type { AppDeps } from '../../deps.js';
 import { ConverseService } from '../../services/converse.service.js';
@@ -18,6 +19,8 @@ export interface A2aServices {
   tasks: A2aTasksRepository;
   conversations: ConversationsRepository;
   pushes: A2aPushConfigsRepository;
+  /** The OAuth flows behind AUTH_REQUIRED's URLs: whether a person can still authorize at one. */
+  oauthFlows: McpOAuthRepository;
 }
 
 export function a2aServices(deps: AppDeps): A2aServices {
@@ -31,5 +34,6 @@ export function a2aServices(deps: AppDeps): A2aServices {
     tasks: new A2aTasksRepository(deps.db),
     conversations: new ConversationsRepository(deps.db),
     pushes: new A2aPushConfigsRepository(deps.db),
+    oauthFlows: new McpOAuthRepository(deps.db),
   };
 }
