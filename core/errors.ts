@@ -91,3 +91,8 @@ export class BadGatewayError extends AppError {
 export function isUniqueViolation(err: unknown): boolean {
   return (err as { code?: string }).code === '23505';
 }
+
+/** A row referring to one that is gone (or going: deleted in a transaction it waited for). */
+export function isForeignKeyViolation(err: unknown): boolean {
+  return (err as { code?: string }).code === '23503';
+}

@@ -1,8 +1,17 @@
-import { allHandlersFinished, condition, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  condition,
+  patched,
+  proxyActivities,
+  setHandler,
+  sleep,
+} from '@temporalio/workflow';
 import type { ConversationDeleteActivities } from '../activities/session/conversation-delete.js';
 import {
   awaitDeletionUpdate,
   LATE_SPAN_SWEEPS_MS,
+  SUB_AGENT_CONVERSATIONS_PATCH,
+  type DeletedConversationData,
   type DeleteConversationInput,
   type DeleteConversationResult,
 } from './conversation-delete.definitions.js';
@@ -23,6 +32,11 @@ const { endSessions, removeSandboxes, deleteConversationData, sweepLateSpans } =
  * workspaces, then its rows and spans in one transaction, so the
  * conversation stays visible (and the DELETE can be repeated) until
  * everything else is gone. Then sweeps spans that land late.
+ *
+ * The conversations its sub-agent calls ran in go with it (their sessions
+ * and sandboxes too, their rows in the same transaction). A call that was
+ * under way may store one more after the sessions were listed: the delete
+ * then ends its sessions too and tries again.
  */
 export async function deleteConversationWorkflow(
   input: DeleteConversationInput,
@@ -32,9 +46,18 @@ export async function deleteConversationWorkflow(
     await condition(() => result !== null);
     return result!;
   });
-  await endSessions(input);
-  await removeSandboxes(input);
-  const data = await deleteConversationData(input);
+  const withSubAgents = patched(SUB_AGENT_CONVERSATIONS_PATCH);
+  let all: DeleteConversationInput = withSubAgents ? { ...input, withSubAgentConversations: true } : input;
+  let pending = all;
+  let data: DeletedConversationData;
+  for (;;) {
+    await endSessions(pending);
+    await removeSandboxes(pending);
+    data = await deleteConversationData(all);
+    if (!withSubAgents || !data.unended?.length) break;
+    pending = { ...all, sessions: data.unended };
+    all = { ...all, sessions: [...all.sessions, ...data.unended] };
+  }
   result = { deleted: data.deleted };
   await condition(allHandlersFinished);
   for (const ms of input.lateSpanSweepsMs ?? LATE_SPAN_SWEEPS_MS) {
@@ -42,6 +65,10 @@ export async function deleteConversationWorkflow(
     await sweepLateSpans({
       projectId: input.projectId,
       conversationId: input.conversationId,
+      ...(data.subAgentConversationIds?.length
+        ? { subAgentConversationIds: data.subAgentConversationIds }
+        : {}),
+      ...(data.sharedTraceIds?.length ? { sharedTraceIds: data.sharedTraceIds } : {}),
       before: data.deletedAt,
       traceIds: data.recentTraceIds,
     });

@@ -8,7 +8,9 @@
  *   vendor (Anthropic refuses a tool_use without its tool_result).
  * - `rollback` removes the run's messages (its user message too), summaries
  *   and events from the conversation, as if the turn had not happened; the
- *   run row stays for audit with `rolled_back`.
+ *   run row stays for audit with `rolled_back`. The turns its sub-agents
+ *   already finished leave their conversations too (marked `rolled_back`,
+ *   their status kept); the ones under way were cancelled the same way first.
  *
  * The workflow runs it once the turn's activities have stopped, so nothing
  * the turn wrote lands after it. A finished run is left as it is.
@@ -67,6 +69,8 @@ export function createCancelActivities(deps: SessionDeps) {
         if (action === 'rollback') {
           outcome = { output: null, toolCalls: (await runCalls(db, run.id, trx)).toolCalls };
           await cancels.removeFromConversation(run.id, trx);
+          // Turns its sub-agents already finished served only this one: they are undone with it.
+          await cancels.rollBackSubAgentTurns(run.id, trx);
         } else outcome = await keepWhatRan(db, run, trx);
         const rolledBack = action === 'rollback';
         await cancels.close(run.id, { ...outcome, rolledBack, error: reason ?? null }, trx);

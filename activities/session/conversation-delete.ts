@@ -10,7 +10,7 @@ import type { Logger } from '../../core/logger.js';
 import { ConversationsRepository } from '../../core/repositories/conversations.repository.js';
 import type {
   DeleteConversationInput,
-  DeletedData,
+  DeletedConversationData,
   SweepSpansArgs,
 } from '../../workflows/conversation-delete.definitions.js';
 import type { SandboxManager } from '../sandbox/sandbox-manager.js';
@@ -74,19 +74,36 @@ export function createConversationDeleteActivities(deps: ConversationDeleteDeps)
     async removeSandboxes({ projectId, conversationId, sessions }: DeleteConversationInput): Promise<void> {
       const sandbox = deps.sandbox;
       if (!sandbox || sandbox.backend === 'disabled') return;
-      for (const { agentId } of sessions) await sandbox.destroy({ projectId, agentId, conversationId });
+      for (const session of sessions)
+        await sandbox.destroy({
+          projectId,
+          agentId: session.agentId,
+          conversationId: session.conversationId ?? conversationId,
+        });
     },
 
-    /** The rows and spans, in one transaction (ConversationsRepository.deleteWithData). */
-    async deleteConversationData(input: DeleteConversationInput): Promise<DeletedData> {
-      const data = await conversations.deleteWithData({
-        pk: input.conversationPk,
-        project_id: input.projectId,
-        id: input.conversationId,
-      });
+    /**
+     * The rows and spans, in one transaction: the conversation's alone
+     * (ConversationsRepository.deleteWithData), or with the sub-agent
+     * conversations below it (deleteTreeWithData), unless one of their
+     * sessions is not among those already ended.
+     */
+    async deleteConversationData(input: DeleteConversationInput): Promise<DeletedConversationData> {
+      const root = { pk: input.conversationPk, project_id: input.projectId, id: input.conversationId };
+      const data = input.withSubAgentConversations
+        ? await conversations.deleteTreeWithData(root, new Set(input.sessions.map((s) => s.workflowId)))
+        : await conversations.deleteWithData(root);
       deps.logger.info(
-        { conversationPk: input.conversationPk, deleted: data.deleted, sessions: input.sessions.length },
-        'conversation deleted',
+        {
+          conversationPk: input.conversationPk,
+          deleted: data.deleted,
+          sessions: input.sessions.length,
+          ...('subAgentConversationIds' in data
+            ? { subAgentConversations: data.subAgentConversationIds }
+            : {}),
+          ...('unended' in data ? { unended: data.unended } : {}),
+        },
+        data.deleted ? 'conversation deleted' : 'conversation not deleted',
       );
       return data;
     },

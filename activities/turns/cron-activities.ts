@@ -97,7 +97,7 @@ export function createCronActivities(
         projectId: conversation.project_id,
         conversationPk: conversation.pk,
         conversationId: conversation.id,
-        sessions: await conversations.sessionsOf(conversation),
+        sessions: await conversations.treeSessionsOf(conversation),
       };
     },
   };

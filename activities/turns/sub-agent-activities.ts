@@ -12,7 +12,9 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import { Client, WorkflowNotFoundError } from '@temporalio/client';
 import { isTerminal, type DbRun } from '../../core/db/tables/index.js';
+import { isForeignKeyViolation } from '../../core/errors.js';
 import { AgentsRepository } from '../../core/repositories/agents.repository.js';
+import { ConversationsRepository } from '../../core/repositories/conversations.repository.js';
 import { RunEventsRepository } from '../../core/repositories/run-events.repository.js';
 import { RunsRepository } from '../../core/repositories/runs.repository.js';
 import { StepMessagesRepository } from '../../core/repositories/step-messages.repository.js';
@@ -65,6 +67,7 @@ export function createSubAgentActivities(deps: TurnActivityDeps) {
   const steps = new StepMessagesRepository(deps.db);
   const events = new RunEventsRepository(deps.db);
   const agents = new AgentsRepository(deps.db);
+  const conversations = new ConversationsRepository(deps.db);
   let tracing: Client | undefined;
 
   /**
@@ -93,19 +96,30 @@ export function createSubAgentActivities(deps: TurnActivityDeps) {
     return { call, agentId: offered?.agent_id };
   }
 
+  /**
+   * The caller's run is gone (its conversation deleted): the conversation an
+   * earlier attempt stored for the call, never linked nor delivered, goes
+   * too, so nothing of the call outlives the deletion.
+   */
+  async function refusedAsGone(conversationId: string): Promise<SubAgentStart> {
+    for (const orphan of await conversations.findById(conversationId, undefined))
+      if (orphan.namespace === SUB_AGENT_NAMESPACE) await conversations.deleteWithData(orphan);
+    return { kind: 'refused', message: 'not run: the calling run no longer exists' };
+  }
+
   return {
     /** Stores the sub-agent's run (once per call), linked to its caller, and hands it to its session. */
     async startSubAgentTurn(input: SubAgentCallInput): Promise<SubAgentStart> {
       const refused = (message: string): SubAgentStart => ({ kind: 'refused', message });
+      const key = `${input.parentRunId}/${input.callId}`;
+      const conversationId = derivedUuid(`sub-agent/${key}`);
       const parent = await repo.parent(input.parentRunId);
-      if (!parent) return refused('not run: the calling run no longer exists');
+      if (!parent) return refusedAsGone(conversationId);
       const found = await callOf(parent, input);
       if (!found?.agentId)
         return refused(`not run: "${found?.call.name ?? input.callId}" is not a sub-agent`);
       const args = parseArguments(found.call);
       if (typeof args === 'string' || typeof args.message !== 'string') return refused(`not run: no message`);
-      const key = `${input.parentRunId}/${input.callId}`;
-      const conversationId = derivedUuid(`sub-agent/${key}`);
       let stored;
       try {
         stored = await storeTurnRun(deps.db, {
@@ -126,7 +140,13 @@ export function createSubAgentActivities(deps: TurnActivityDeps) {
       }
       const { run, namespace } = stored;
       // Linked before it is delivered: its first model call holds against the callers' budgets too.
-      await repo.link(run.id, input.parentRunId, inheritedScopes(parent));
+      try {
+        await repo.link(run.id, input.parentRunId, inheritedScopes(parent));
+      } catch (err) {
+        // The caller's conversation was deleted meanwhile (its runs locked, then gone).
+        if (isForeignKeyViolation(err)) return refusedAsGone(conversationId);
+        throw err;
+      }
       await events.append(
         input.parentRunId,
         'tool_call.started',

@@ -205,18 +205,23 @@ export class ConversationsService {
    * workflow: sessions stopped, sandboxes and workspaces removed, then the
    * rows and spans), and this waits until the rows are gone. A 503 means it
    * is under way but not finished: a repeated DELETE waits for the same one.
+   * The conversations its runs' sub-agent calls ran in (and theirs) go with
+   * it, in the same way and the same transaction.
    */
   async delete(id: string, projectId: string | undefined): Promise<void> {
     const found = await this.resolve(id, projectId);
     // Its crons' rows go with it; their schedules are deleted once it is gone.
-    const cronIds = await new CronsRepository(this.conversations.db).idsOf({ conversationPk: found.pk });
+    const crons = new CronsRepository(this.conversations.db);
+    const tree = [found, ...(await this.conversations.subAgentConversationsBelow(found.pk))];
+    const cronIds = (await Promise.all(tree.map((c) => crons.idsOf({ conversationPk: c.pk })))).flat();
     await this.deleteRows(found);
     if (cronIds.length && this.workflows)
       await deleteCronSchedules(this.workflows.client, cronIds, this.workflows.logger);
   }
 
   private async deleteRows(found: DbConversation): Promise<void> {
-    const sessions = await this.conversations.sessionsOf(found);
+    // With the sub-agent conversations below it: they are deleted with it.
+    const sessions = await this.conversations.treeSessionsOf(found);
     if (sessions.length === 0) {
       if (!(await this.conversations.deleteWithData(found)).deleted) throw new NotFoundError('conversation');
       return;

@@ -21,6 +21,15 @@ import type { Page } from './types.js';
 import type { ConversationFilter } from './types.js';
 import { RunEventsRepository } from './run-events.repository.js';
 import { agentOfSessionWorkflowId, sessionWorkflowId } from '../../temporal.config.js';
+import { subAgentConversationsBelow, type TreeConversation } from './conversation-tree.js';
+
+/** A session of a conversation or of a sub-agent conversation below it. */
+export interface TreeSession {
+  agentId: string;
+  workflowId: string;
+  /** The client's id of the conversation the session is of. */
+  conversationId: string;
+}
 
 /** A summary of a thread's earlier messages with the last message it stands for (null once that message is gone). */
 export type ThreadSummaryView = Omit<DbThreadSummary, 'through_seq'> & { through_message_id: string | null };
@@ -33,14 +42,24 @@ export interface DeletedData {
   deletedAt: string;
   /** Traces of turns that were running, or ended shortly before: where late spans may still land. */
   recentTraceIds: string[];
+  /**
+   * Traces its sub-agent runs share with a caller whose conversation stays
+   * (deleting a sub-agent conversation on its own): only the deleted
+   * conversations' spans went, and only theirs are swept.
+   */
+  sharedTraceIds?: string[];
 }
 
 /** Which late spans of a deleted conversation to sweep. */
 export interface SweepSpansArgs {
   projectId: string;
   conversationId: string;
+  /** The sub-agent conversations deleted with it: their late spans go too. */
+  subAgentConversationIds?: string[];
   before: string;
   traceIds: string[];
+  /** Traces shared with a caller's conversation that stays: only the deleted conversations' spans go. */
+  sharedTraceIds?: string[];
 }
 
 /** A thread with the conversation it belongs to. */
@@ -198,11 +217,14 @@ export class ConversationsRepository {
    * Every session the conversation had (one per agent): from its runs (whose
    * workflow id outlives a deleted agent) and its agent threads.
    */
-  async sessionsOf(conversation: DbConversation): Promise<Array<{ agentId: string; workflowId: string }>> {
-    const [runs, threads] = await Promise.all([
-      this.db(RunsTableName).where({ conversation_pk: conversation.pk }).distinct('workflow_id', 'agent_id'),
-      this.listSessionThreads(conversation.pk),
-    ]);
+  async sessionsOf(
+    conversation: Pick<DbConversation, 'pk' | 'id'>,
+    q: Knex | Knex.Transaction = this.db,
+  ): Promise<Array<{ agentId: string; workflowId: string }>> {
+    const runs = await q(RunsTableName)
+      .where({ conversation_pk: conversation.pk })
+      .distinct<Array<{ workflow_id: string; agent_id: string | null }>>('workflow_id', 'agent_id');
+    const threads = await this.listSessionThreads(conversation.pk, q);
     const sessions = new Map<string, string>();
     for (const r of runs) {
       const agentId = r.agent_id ?? agentOfSessionWorkflowId(r.workflow_id);
@@ -212,57 +234,143 @@ export class ConversationsRepository {
     return [...sessions].map(([workflowId, agentId]) => ({ agentId, workflowId }));
   }
 
+  /** The conversations its runs' sub-agent calls ran in, and theirs, nearest first. */
+  subAgentConversationsBelow(pk: string): Promise<TreeConversation[]> {
+    return subAgentConversationsBelow(this.db, pk, false);
+  }
+
+  /**
+   * The sessions of the conversation and of the sub-agent conversations
+   * below it (conversation-tree.ts), each with the conversation it is of.
+   */
+  async treeSessionsOf(
+    root: TreeConversation,
+    q: Knex | Knex.Transaction = this.db,
+    below?: TreeConversation[],
+  ): Promise<TreeSession[]> {
+    const sessions: TreeSession[] = [];
+    for (const c of [root, ...(below ?? (await subAgentConversationsBelow(q, root.pk, false)))])
+      for (const s of await this.sessionsOf(c, q)) sessions.push({ ...s, conversationId: c.id });
+    return sessions;
+  }
+
   /**
    * The conversation and everything recorded of it, in one transaction: its
    * threads, messages, runs, run events and summaries (by cascade), and the
    * spans of its turns — every trace one of its runs or messages ran in, and
    * every trace holding a span that carries its id (`gen_ai.conversation.id`,
-   * model calls). Readers still following an unfinished run get
-   * `run.cancelled` (the notification outlives the row). Nothing happens when
-   * the conversation is already gone.
+   * model calls). A trace its sub-agent runs share with their caller's
+   * conversation, which stays, loses only this conversation's spans.
+   * Readers still following an unfinished run get `run.cancelled` (the
+   * notification outlives the row). Nothing happens when the conversation
+   * is already gone.
    */
-  async deleteWithData(conversation: Pick<DbConversation, 'pk' | 'project_id' | 'id'>): Promise<DeletedData> {
-    const { pk } = conversation;
+  async deleteWithData(conversation: TreeConversation): Promise<DeletedData> {
     return this.db.transaction(async (trx: Knex.Transaction) => {
-      const { rows } = await trx.raw<{ rows: Array<{ now: Date }> }>('select now() as now');
-      const deletedAt = rows[0]!.now.toISOString();
-      const found = await trx(ConversationsTableName).where({ pk }).forUpdate().first('pk');
-      if (!found) return { deleted: false, deletedAt, recentTraceIds: [] };
-      const open = await trx(RunsTableName)
-        .where({ conversation_pk: pk })
-        .whereNotIn('status', [...TERMINAL_STATUSES])
-        .select('id');
-      for (const run of open)
-        await this.events.append(
-          run.id,
-          'run.cancelled',
-          { status: 'cancelled', reason: 'conversation_deleted' },
-          'final',
-          trx,
-        );
-      const traces = await trx.raw<{ rows: Array<{ trace_id: string; recent: boolean }> }>(
-        `select trace_id, bool_or(recent) as recent from (
-           select trace_id, finished_at is null or finished_at > now() - interval '20 minutes' as recent
-             from runs where conversation_pk = :pk and trace_id is not null
-           union all
-           select m.trace_id, false from messages m join threads t on t.id = m.thread_id
-            where t.conversation_pk = :pk and m.trace_id is not null
-           union all
-           select trace_id, false from spans where conversation_id = :id and project_id = :project
-         ) t group by trace_id`,
-        { pk, id: conversation.id, project: conversation.project_id },
-      );
-      await this.deleteTraces(
-        trx,
-        traces.rows.map((t) => t.trace_id),
-      );
-      await trx(ConversationsTableName).where({ pk }).delete();
-      return {
-        deleted: true,
-        deletedAt,
-        recentTraceIds: traces.rows.filter((t) => t.recent).map((t) => t.trace_id),
-      };
+      const deletedAt = await this.now(trx);
+      if (!(await this.lock(trx, conversation.pk))) return { deleted: false, deletedAt, recentTraceIds: [] };
+      return this.deleteLocked(trx, [conversation], deletedAt);
     });
+  }
+
+  /**
+   * The conversation with the sub-agent conversations below it, as
+   * `deleteWithData` deletes one, in one transaction that locks the tree
+   * first (it cannot grow meanwhile). When the tree has a session that is
+   * not among `ended` (a sub-agent call stored its conversation after the
+   * sessions were ended), nothing is deleted and `unended` names it: the
+   * caller ends it and asks again.
+   */
+  async deleteTreeWithData(
+    root: TreeConversation,
+    ended: ReadonlySet<string>,
+  ): Promise<DeletedData & { unended?: TreeSession[]; subAgentConversationIds?: string[] }> {
+    return this.db.transaction(async (trx: Knex.Transaction) => {
+      const deletedAt = await this.now(trx);
+      if (!(await this.lock(trx, root.pk))) return { deleted: false, deletedAt, recentTraceIds: [] };
+      const below = await subAgentConversationsBelow(trx, root.pk, true);
+      const unended = (await this.treeSessionsOf(root, trx, below)).filter((s) => !ended.has(s.workflowId));
+      if (unended.length) return { deleted: false, deletedAt, recentTraceIds: [], unended };
+      const data = await this.deleteLocked(trx, [root, ...below], deletedAt);
+      return { ...data, subAgentConversationIds: below.map((c) => c.id) };
+    });
+  }
+
+  private async now(trx: Knex.Transaction): Promise<string> {
+    const { rows } = await trx.raw<{ rows: Array<{ now: Date }> }>('select now() as now');
+    return rows[0]!.now.toISOString();
+  }
+
+  private async lock(trx: Knex.Transaction, pk: string): Promise<boolean> {
+    return !!(await trx(ConversationsTableName).where({ pk }).forUpdate().first('pk'));
+  }
+
+  /** Deletes locked conversations (of one project) with their runs' events and spans. */
+  private async deleteLocked(
+    trx: Knex.Transaction,
+    conversations: TreeConversation[],
+    deletedAt: string,
+  ): Promise<DeletedData> {
+    const pks = conversations.map((c) => c.pk);
+    const open = await trx(RunsTableName)
+      .whereIn('conversation_pk', pks)
+      .whereNotIn('status', [...TERMINAL_STATUSES])
+      .select('id');
+    for (const run of open)
+      await this.events.append(
+        run.id,
+        'run.cancelled',
+        { status: 'cancelled', reason: 'conversation_deleted' },
+        'final',
+        trx,
+      );
+    const traces = await trx.raw<{ rows: Array<{ trace_id: string; recent: boolean }> }>(
+      `select trace_id, bool_or(recent) as recent from (
+         select trace_id, finished_at is null or finished_at > now() - interval '20 minutes' as recent
+           from runs where conversation_pk = any(:pks::uuid[]) and trace_id is not null
+         union all
+         select m.trace_id, false from messages m join threads t on t.id = m.thread_id
+          where t.conversation_pk = any(:pks::uuid[]) and m.trace_id is not null
+         union all
+         select trace_id, false from spans where conversation_id = any(:ids::text[]) and project_id = :project
+       ) t group by trace_id`,
+      { pks, ids: conversations.map((c) => c.id), project: conversations[0]!.project_id },
+    );
+    // A sub-agent's turn runs in its caller's trace: where the caller's conversation stays, only its own spans go.
+    const sharedRows = await trx.raw<{ rows: Array<{ trace_id: string }> }>(
+      `select distinct r.trace_id from runs r join runs p on p.id = r.parent_run_id
+        where r.conversation_pk = any(:pks::uuid[]) and r.trace_id is not null
+          and p.trace_id = r.trace_id and p.conversation_pk <> all(:pks::uuid[])`,
+      { pks },
+    );
+    const shared = new Set(sharedRows.rows.map((t) => t.trace_id));
+    const ids = conversations.map((c) => c.id);
+    const projectId = conversations[0]!.project_id;
+    await this.deleteTraces(
+      trx,
+      traces.rows.map((t) => t.trace_id).filter((t) => !shared.has(t)),
+    );
+    await this.deleteSpansOf(trx, { projectId, conversationIds: ids, traceIds: [...shared] });
+    await trx(ConversationsTableName).whereIn('pk', pks).delete();
+    return {
+      deleted: true,
+      deletedAt,
+      recentTraceIds: traces.rows.filter((t) => t.recent && !shared.has(t.trace_id)).map((t) => t.trace_id),
+      ...(shared.size ? { sharedTraceIds: [...shared] } : {}),
+    };
+  }
+
+  /** In traces shared with conversations that stay: the spans of the deleted conversations only. */
+  private async deleteSpansOf(
+    conn: Db | Knex.Transaction,
+    args: { projectId: string; conversationIds: string[]; traceIds: string[] },
+  ): Promise<number> {
+    if (args.traceIds.length === 0) return 0;
+    return conn(SpansTableName)
+      .whereRaw('trace_id = any(?::text[])', [args.traceIds])
+      .whereIn('conversation_id', args.conversationIds)
+      .andWhere({ project_id: args.projectId })
+      .delete();
   }
 
   /**
@@ -272,10 +380,22 @@ export class ConversationsRepository {
    */
   async sweepSpans(args: SweepSpansArgs): Promise<number> {
     const found = await this.db(SpansTableName)
-      .where({ conversation_id: args.conversationId, project_id: args.projectId })
+      .whereIn('conversation_id', [args.conversationId, ...(args.subAgentConversationIds ?? [])])
+      .andWhere({ project_id: args.projectId })
       .andWhere('start_time', '<=', args.before)
       .distinct('trace_id');
-    return this.deleteTraces(this.db, [...new Set([...args.traceIds, ...found.map((t) => t.trace_id)])]);
+    const shared = new Set(args.sharedTraceIds ?? []);
+    const whole = [...new Set([...args.traceIds, ...found.map((t) => t.trace_id)])].filter(
+      (t) => !shared.has(t),
+    );
+    return (
+      (await this.deleteTraces(this.db, whole)) +
+      (await this.deleteSpansOf(this.db, {
+        projectId: args.projectId,
+        conversationIds: [args.conversationId, ...(args.subAgentConversationIds ?? [])],
+        traceIds: [...shared],
+      }))
+    );
   }
 
   /** Whole traces; `= any` lets Postgres use the hash index on trace_id. */
@@ -285,8 +405,11 @@ export class ConversationsRepository {
   }
 
   /** The conversation's agent threads (one per session), the most recently active first. */
-  listSessionThreads(pk: string): Promise<Array<{ id: string; agent_id: string }>> {
-    return this.db(ThreadsTableName)
+  listSessionThreads(
+    pk: string,
+    q: Knex | Knex.Transaction = this.db,
+  ): Promise<Array<{ id: string; agent_id: string }>> {
+    return q(ThreadsTableName)
       .where({ conversation_pk: pk })
       .whereNotNull('agent_id')
       .orderBy('updated_at', 'desc')

@@ -3,6 +3,7 @@ import {
   MessagesTableName,
   RunEventsTableName,
   RunsTableName,
+  TERMINAL_STATUSES,
   ThreadSummariesTableName,
   type DbRun,
 } from '../db/tables/index.js';
@@ -123,14 +124,45 @@ export class RunCancelRepository {
 
   /** Removes the run's messages (its user message too), summaries and events from the conversation. */
   async removeFromConversation(runId: string, trx: Knex.Transaction): Promise<void> {
-    // The thread's last prompt size measured the removed turn: unknown now (the summarizer estimates it).
-    await trx('threads')
-      .whereIn('id', trx(RunsTableName).select('thread_id').where({ id: runId }))
-      .update({ last_input_tokens: null });
-    await trx(ThreadSummariesTableName).where({ run_id: runId }).delete();
-    await trx(MessagesTableName).where({ run_id: runId }).delete();
+    await this.removeMessages([runId], trx);
     // last_event_seq stays: readers following the run get the next event (run.cancelled) after what they had.
     await trx(RunEventsTableName).where({ run_id: runId }).delete();
+  }
+
+  /**
+   * The sub-agent runs under a run being rolled back, at any depth, that
+   * ended without being rolled back themselves: their turns leave their
+   * conversations (messages, summaries) and they are marked `rolled_back`.
+   * Their status, output and events stay, the record of what they did. Runs
+   * that have not ended are left to their own cancel. Returns their ids.
+   */
+  async rollBackSubAgentTurns(runId: string, trx: Knex.Transaction): Promise<string[]> {
+    const { rows } = await trx.raw<{ rows: Array<{ id: string }> }>(
+      `with recursive below(id, depth) as (
+         select id, 1 from runs where parent_run_id = :runId
+         union all
+         select r.id, below.depth + 1 from runs r join below on r.parent_run_id = below.id where below.depth < 64
+       )
+       select r.id from runs r join below on below.id = r.id
+        where r.status = any(:ended::text[]) and not r.rolled_back
+        order by r.created_at, r.id
+        for update of r`,
+      { runId, ended: [...TERMINAL_STATUSES] },
+    );
+    const ids = rows.map((r) => r.id);
+    if (!ids.length) return [];
+    await this.removeMessages(ids, trx);
+    await trx(RunsTableName).whereIn('id', ids).update({ rolled_back: true });
+    return ids;
+  }
+
+  private async removeMessages(runIds: string[], trx: Knex.Transaction): Promise<void> {
+    // The thread's last prompt size measured the removed turn: unknown now (the summarizer estimates it).
+    await trx('threads')
+      .whereIn('id', trx(RunsTableName).select('thread_id').whereIn('id', runIds))
+      .update({ last_input_tokens: null });
+    await trx(ThreadSummariesTableName).whereIn('run_id', runIds).delete();
+    await trx(MessagesTableName).whereIn('run_id', runIds).delete();
   }
 
   /** Closes the run as cancelled (nothing waits for approval any more). */

@@ -282,6 +282,8 @@ describe('sub-agents', () => {
       rolled_back: true,
       parent_run_id: runId,
     });
+    // Its turn left its conversation: the task it was given too.
+    expect(await db('messages').where({ run_id: childId }).select('id')).toEqual([]);
     await waitFor(() => world.fx.vendor.aborted >= 1 || undefined, 5_000, 'the vendor to see the abort');
     await stream;
   });
