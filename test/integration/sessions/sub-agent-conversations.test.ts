@@ -11,8 +11,9 @@
  *   the sessions were listed) ends its sessions first, then deletes it too;
  * - a sub-agent conversation is listed (namespace `sub-agents`) and can be
  *   deleted on its own, which leaves its caller's conversation as it was;
- * - rolling back a caller undoes the turns its sub-agents already finished
- *   (and, in sub-agents.test.ts, cancels the ones under way the same way).
+ * - rolling back a caller undoes the turns its sub-agents already finished,
+ *   at every depth (and, in sub-agents.test.ts, cancels the ones under way
+ *   the same way); interrupting it keeps them.
  */
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -378,5 +379,48 @@ describe('sub-agent conversations', () => {
     await second;
     expect(await view(secondChild.run_id)).toMatchObject({ status: 'completed', rolled_back: false });
     expect(await messagesOf(secondChild.run_id)).toBe(2);
+  });
+  it('rolling back a caller undoes the finished turns of its sub-agents’ own sub-agents too', async () => {
+    const leaf = await agent('leaf');
+    const mid = await agent('mid', [leaf.id]);
+    const lead = await agent('lead', [mid.id]);
+    respond([
+      {
+        system: lead.system,
+        first: ask(mid.tool, 'go'),
+        then: () => ({ reply: { text: 'weighing it' }, hold: true }),
+      },
+      {
+        system: mid.system,
+        first: ask(leaf.tool, 'dig'),
+        then: (r) => ({ reply: { text: `mid: ${r[0]}` } }),
+      },
+      { system: leaf.system, first: { reply: { text: 'found it' } } },
+    ]);
+    const stream = world.fx.stream({
+      agent_id: lead.id,
+      message: 'start',
+      conversation_id: uniqueName('conv'),
+    });
+    await world.fx.vendor.whenHeld();
+    const runId = await waitFor(async () => {
+      const rows: Array<{ id: string }> = await db()('runs').where({ agent_id: lead.id }).select('id');
+      return rows[0]?.id;
+    });
+    const midRun = (await view(runId)).sub_agent_runs![0]!;
+    const leafRun = (await view(midRun.run_id)).sub_agent_runs![0]!;
+    expect([midRun.status, leafRun.status]).toEqual(['completed', 'completed']);
+
+    const cancelled = await world.fx.api.request<RunView>(
+      'POST',
+      `/api/agent-server/runs/${runId}/cancel?${project()}`,
+      { action: 'rollback' },
+    );
+    expect(cancelled.body.data).toMatchObject({ status: 'cancelled', rolled_back: true });
+    await stream;
+    for (const run of [midRun, leafRun]) {
+      expect(await view(run.run_id)).toMatchObject({ status: 'completed', rolled_back: true });
+      expect(await messagesOf(run.run_id)).toBe(0);
+    }
   });
 });
