@@ -430,6 +430,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/agent-server/a2a-agents/{id}/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start OAuth authorization with the A2A agent's authorization server
+         * @description Reads the agent card's OAuth 2 scheme (the flow for the configured grant, and its RFC 8414 metadata when the card names it), uses the configured client, and answers `{authorization_url}` for a person to open (the authorization server sends them to `/oauth/callback`), or `{status: "authorized"}` when a token came without anyone (client_credentials, or a refresh). `end_user_id` only for an agent with `per_user_tokens`. 409 when the card offers no such flow, 502 when the card or the authorization server fails.
+         */
+        post: operations["postApiAgentServerA2aAgentsIdAuthorize"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/agent-server/a2a-agents/{id}/authorization": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Forget the OAuth tokens held for the A2A agent (revoked at the authorization server when it can)
+         * @description The project's own credentials, or an end user's (`end_user_id`, for an agent with `per_user_tokens`). Revocation (RFC 7009) is best effort; the credentials are deleted either way.
+         */
+        delete: operations["deleteApiAgentServerA2aAgentsIdAuthorization"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/oauth/callback": {
         parameters: {
             query?: never;
@@ -438,8 +478,8 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Where an authorization server sends a person back after authorizing an MCP server
-         * @description Completes the authorization started by POST /api/agent-server/mcp-servers/{id}/authorize (or by a run that met a server needing authorization): `state` names the flow (single use, 10 minutes), `iss` (RFC 9207) must name its authorization server, `code` is exchanged with PKCE. Answers a small HTML page; 400 for an unknown, used or expired state or a wrong issuer.
+         * Where an authorization server sends a person back after authorizing an MCP server or A2A agent
+         * @description Completes the authorization started by POST /api/agent-server/mcp-servers/{id}/authorize or /a2a-agents/{id}/authorize (or by a run that met one needing authorization): `state` names the flow (single use, 10 minutes), `iss` (RFC 9207) must name its authorization server, `code` is exchanged with PKCE. Answers a small HTML page; 400 for an unknown, used or expired state or a wrong issuer.
          */
         get: operations["getOauthCallback"];
         put?: never;
@@ -4837,7 +4877,7 @@ export interface operations {
                             per_user_tokens?: boolean;
                             authorization?: {
                                 /**
-                                 * @description the project's own credentials: not_configured (the server never asked for authorization and has no OAuth settings), unauthorized (POST …/authorize to start), authorized
+                                 * @description the project's own credentials: not_configured (the remote never asked for authorization and has no OAuth settings), unauthorized (POST …/authorize to start), authorized
                                  * @enum {string}
                                  */
                                 status?: "not_configured" | "unauthorized" | "authorized";
@@ -4967,7 +5007,7 @@ export interface operations {
                             per_user_tokens?: boolean;
                             authorization?: {
                                 /**
-                                 * @description the project's own credentials: not_configured (the server never asked for authorization and has no OAuth settings), unauthorized (POST …/authorize to start), authorized
+                                 * @description the project's own credentials: not_configured (the remote never asked for authorization and has no OAuth settings), unauthorized (POST …/authorize to start), authorized
                                  * @enum {string}
                                  */
                                 status?: "not_configured" | "unauthorized" | "authorized";
@@ -5065,7 +5105,7 @@ export interface operations {
                             per_user_tokens?: boolean;
                             authorization?: {
                                 /**
-                                 * @description the project's own credentials: not_configured (the server never asked for authorization and has no OAuth settings), unauthorized (POST …/authorize to start), authorized
+                                 * @description the project's own credentials: not_configured (the remote never asked for authorization and has no OAuth settings), unauthorized (POST …/authorize to start), authorized
                                  * @enum {string}
                                  */
                                 status?: "not_configured" | "unauthorized" | "authorized";
@@ -5265,7 +5305,7 @@ export interface operations {
                             per_user_tokens?: boolean;
                             authorization?: {
                                 /**
-                                 * @description the project's own credentials: not_configured (the server never asked for authorization and has no OAuth settings), unauthorized (POST …/authorize to start), authorized
+                                 * @description the project's own credentials: not_configured (the remote never asked for authorization and has no OAuth settings), unauthorized (POST …/authorize to start), authorized
                                  * @enum {string}
                                  */
                                 status?: "not_configured" | "unauthorized" | "authorized";
@@ -5578,6 +5618,28 @@ export interface operations {
                             card_url?: string;
                             /** @description sensitive values come back as "[redacted]", as for MCP servers */
                             headers?: Record<string, never>;
+                            /** @description the OAuth settings; client_secret comes back as "[redacted]" */
+                            oauth?: {
+                                client_id?: string;
+                                /** @description write-only: comes back as "[redacted]"; sending "[redacted]" back keeps the stored one */
+                                client_secret?: string;
+                                scopes?: string[];
+                                /** @enum {string} */
+                                token_endpoint_auth_method?: "client_secret_basic" | "client_secret_post" | "none" | "private_key_jwt";
+                                /** @enum {string} */
+                                grant?: "authorization_code" | "client_credentials";
+                            } | null;
+                            per_user_tokens?: boolean;
+                            authorization?: {
+                                /**
+                                 * @description the project's own credentials: not_configured (the remote never asked for authorization and has no OAuth settings), unauthorized (POST …/authorize to start), authorized
+                                 * @enum {string}
+                                 */
+                                status?: "not_configured" | "unauthorized" | "authorized";
+                                scopes?: string[];
+                                /** Format: date-time */
+                                expires_at?: string | null;
+                            };
                             /** Format: date-time */
                             created_at?: string;
                             /** Format: date-time */
@@ -5644,6 +5706,22 @@ export interface operations {
                     } & {
                         [key: string]: string;
                     };
+                    /** @description OAuth 2 with the authorization server the agent card's oauth2 scheme names (docs/a2a-agents.md); an empty object uses the defaults (authorization_code, the scopes the card lists) */
+                    oauth?: {
+                        client_id?: string;
+                        /** @description write-only: comes back as "[redacted]"; sending "[redacted]" back keeps the stored one */
+                        client_secret?: string;
+                        scopes?: string[];
+                        /** @enum {string} */
+                        token_endpoint_auth_method?: "client_secret_basic" | "client_secret_post" | "none" | "private_key_jwt";
+                        /** @enum {string} */
+                        grant?: "authorization_code" | "client_credentials";
+                    } | null;
+                    /**
+                     * @description each end user authorizes on their own (POST …/authorize with end_user_id) instead of the project once
+                     * @default false
+                     */
+                    per_user_tokens?: boolean;
                 };
             };
         };
@@ -5667,6 +5745,28 @@ export interface operations {
                             card_url?: string;
                             /** @description sensitive values come back as "[redacted]", as for MCP servers */
                             headers?: Record<string, never>;
+                            /** @description the OAuth settings; client_secret comes back as "[redacted]" */
+                            oauth?: {
+                                client_id?: string;
+                                /** @description write-only: comes back as "[redacted]"; sending "[redacted]" back keeps the stored one */
+                                client_secret?: string;
+                                scopes?: string[];
+                                /** @enum {string} */
+                                token_endpoint_auth_method?: "client_secret_basic" | "client_secret_post" | "none" | "private_key_jwt";
+                                /** @enum {string} */
+                                grant?: "authorization_code" | "client_credentials";
+                            } | null;
+                            per_user_tokens?: boolean;
+                            authorization?: {
+                                /**
+                                 * @description the project's own credentials: not_configured (the remote never asked for authorization and has no OAuth settings), unauthorized (POST …/authorize to start), authorized
+                                 * @enum {string}
+                                 */
+                                status?: "not_configured" | "unauthorized" | "authorized";
+                                scopes?: string[];
+                                /** Format: date-time */
+                                expires_at?: string | null;
+                            };
                             /** Format: date-time */
                             created_at?: string;
                             /** Format: date-time */
@@ -5738,6 +5838,28 @@ export interface operations {
                             card_url?: string;
                             /** @description sensitive values come back as "[redacted]", as for MCP servers */
                             headers?: Record<string, never>;
+                            /** @description the OAuth settings; client_secret comes back as "[redacted]" */
+                            oauth?: {
+                                client_id?: string;
+                                /** @description write-only: comes back as "[redacted]"; sending "[redacted]" back keeps the stored one */
+                                client_secret?: string;
+                                scopes?: string[];
+                                /** @enum {string} */
+                                token_endpoint_auth_method?: "client_secret_basic" | "client_secret_post" | "none" | "private_key_jwt";
+                                /** @enum {string} */
+                                grant?: "authorization_code" | "client_credentials";
+                            } | null;
+                            per_user_tokens?: boolean;
+                            authorization?: {
+                                /**
+                                 * @description the project's own credentials: not_configured (the remote never asked for authorization and has no OAuth settings), unauthorized (POST …/authorize to start), authorized
+                                 * @enum {string}
+                                 */
+                                status?: "not_configured" | "unauthorized" | "authorized";
+                                scopes?: string[];
+                                /** Format: date-time */
+                                expires_at?: string | null;
+                            };
                             /** Format: date-time */
                             created_at?: string;
                             /** Format: date-time */
@@ -5878,6 +6000,18 @@ export interface operations {
                     } & {
                         [key: string]: string;
                     };
+                    oauth?: {
+                        client_id?: string;
+                        /** @description write-only: comes back as "[redacted]"; sending "[redacted]" back keeps the stored one */
+                        client_secret?: string;
+                        scopes?: string[];
+                        /** @enum {string} */
+                        token_endpoint_auth_method?: "client_secret_basic" | "client_secret_post" | "none" | "private_key_jwt";
+                        /** @enum {string} */
+                        grant?: "authorization_code" | "client_credentials";
+                    } | null;
+                    /** @description each end user authorizes on their own (POST …/authorize with end_user_id) instead of the project once */
+                    per_user_tokens?: boolean;
                 };
             };
         };
@@ -5901,6 +6035,28 @@ export interface operations {
                             card_url?: string;
                             /** @description sensitive values come back as "[redacted]", as for MCP servers */
                             headers?: Record<string, never>;
+                            /** @description the OAuth settings; client_secret comes back as "[redacted]" */
+                            oauth?: {
+                                client_id?: string;
+                                /** @description write-only: comes back as "[redacted]"; sending "[redacted]" back keeps the stored one */
+                                client_secret?: string;
+                                scopes?: string[];
+                                /** @enum {string} */
+                                token_endpoint_auth_method?: "client_secret_basic" | "client_secret_post" | "none" | "private_key_jwt";
+                                /** @enum {string} */
+                                grant?: "authorization_code" | "client_credentials";
+                            } | null;
+                            per_user_tokens?: boolean;
+                            authorization?: {
+                                /**
+                                 * @description the project's own credentials: not_configured (the remote never asked for authorization and has no OAuth settings), unauthorized (POST …/authorize to start), authorized
+                                 * @enum {string}
+                                 */
+                                status?: "not_configured" | "unauthorized" | "authorized";
+                                scopes?: string[];
+                                /** Format: date-time */
+                                expires_at?: string | null;
+                            };
                             /** Format: date-time */
                             created_at?: string;
                             /** Format: date-time */
@@ -5989,6 +6145,156 @@ export interface operations {
                                 tool?: string;
                             }[];
                         };
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    postApiAgentServerA2aAgentsIdAuthorize: {
+        parameters: {
+            query?: {
+                project_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description only for an agent with per_user_tokens */
+                    end_user_id?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: {
+                            /** @description the URL a person opens to authorize */
+                            authorization_url?: string;
+                            /**
+                             * @description a token was obtained without anyone (client_credentials, refresh)
+                             * @constant
+                             */
+                            status?: "authorized";
+                        };
+                        status: number;
+                        errorDetails: Record<string, never>;
+                    };
+                };
+            };
+            /** @description Invalid request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Internal server error */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteApiAgentServerA2aAgentsIdAuthorization: {
+        parameters: {
+            query?: {
+                project_id?: string;
+                end_user_id?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        error: false;
+                        message: string;
+                        data: Record<string, never>;
                         status: number;
                         errorDetails: Record<string, never>;
                     };
@@ -6218,6 +6524,8 @@ export interface operations {
                                  * @default false
                                  */
                                 a2a: boolean;
+                                /** @description what a call through the MCP door without `message` sends (an agent whose work needs no words); absent: `message` is required */
+                                mcp_message?: string | null;
                             };
                             sub_agents?: {
                                 /** Format: uuid */
@@ -6385,6 +6693,8 @@ export interface operations {
                          * @default false
                          */
                         a2a?: boolean;
+                        /** @description what a call through the MCP door without `message` sends (an agent whose work needs no words); absent: `message` is required */
+                        mcp_message?: string | null;
                     };
                     /** @description other agents of the project the model may hand a task to, each seen as a tool; a call runs that agent's turn in a conversation of its own, linked to this run. A cycle is refused */
                     sub_agents?: {
@@ -6506,6 +6816,8 @@ export interface operations {
                                  * @default false
                                  */
                                 a2a: boolean;
+                                /** @description what a call through the MCP door without `message` sends (an agent whose work needs no words); absent: `message` is required */
+                                mcp_message?: string | null;
                             };
                             sub_agents?: {
                                 /** Format: uuid */
@@ -6673,6 +6985,8 @@ export interface operations {
                          * @default false
                          */
                         a2a?: boolean;
+                        /** @description what a call through the MCP door without `message` sends (an agent whose work needs no words); absent: `message` is required */
+                        mcp_message?: string | null;
                     };
                     /** @description other agents of the project the model may hand a task to, each seen as a tool; a call runs that agent's turn in a conversation of its own, linked to this run. A cycle is refused */
                     sub_agents?: {
@@ -6859,6 +7173,8 @@ export interface operations {
                                  * @default false
                                  */
                                 a2a: boolean;
+                                /** @description what a call through the MCP door without `message` sends (an agent whose work needs no words); absent: `message` is required */
+                                mcp_message?: string | null;
                             };
                             sub_agents?: {
                                 /** Format: uuid */
@@ -7033,6 +7349,8 @@ export interface operations {
                                  * @default false
                                  */
                                 a2a: boolean;
+                                /** @description what a call through the MCP door without `message` sends (an agent whose work needs no words); absent: `message` is required */
+                                mcp_message?: string | null;
                             };
                             sub_agents?: {
                                 /** Format: uuid */
@@ -7278,6 +7596,8 @@ export interface operations {
                          * @default false
                          */
                         a2a?: boolean;
+                        /** @description what a call through the MCP door without `message` sends (an agent whose work needs no words); absent: `message` is required */
+                        mcp_message?: string | null;
                     };
                     /** @description other agents of the project the model may hand a task to, each seen as a tool; a call runs that agent's turn in a conversation of its own, linked to this run. A cycle is refused */
                     sub_agents?: {
@@ -7399,6 +7719,8 @@ export interface operations {
                                  * @default false
                                  */
                                 a2a: boolean;
+                                /** @description what a call through the MCP door without `message` sends (an agent whose work needs no words); absent: `message` is required */
+                                mcp_message?: string | null;
                             };
                             sub_agents?: {
                                 /** Format: uuid */
@@ -7664,6 +7986,8 @@ export interface operations {
                                  * @default false
                                  */
                                 a2a: boolean;
+                                /** @description what a call through the MCP door without `message` sends (an agent whose work needs no words); absent: `message` is required */
+                                mcp_message?: string | null;
                             };
                             sub_agents?: {
                                 /** Format: uuid */

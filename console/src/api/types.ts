@@ -43,6 +43,8 @@ export type JsonSchemaDoc = Row<'getApiAgentServerSchemas'>;
 export type McpServer = Row<'getApiAgentServerMcpServers'>;
 export type A2aAgent = Row<'getApiAgentServerA2aAgents'>;
 export type A2aAgentBody = Body<'postApiAgentServerA2aAgents'>;
+/** What POST /a2a-agents/{id}/authorize answers, as for an MCP server: a URL for a person to open, or that it is already done. */
+export type A2aAuthorizeResult = Data<'postApiAgentServerA2aAgentsIdAuthorize'>;
 /** What POST /a2a-agents/{id}/inspect found on the card. */
 export type A2aInspection = Data<'postApiAgentServerA2aAgentsIdInspect'>;
 /** Whether the project holds OAuth credentials for an MCP server. */

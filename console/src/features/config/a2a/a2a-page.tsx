@@ -4,10 +4,11 @@ import type { A2aAgent } from '../../../api/types.js';
 import { Empty } from '../../../components/empty.js';
 import { ErrorAlert } from '../../../components/error-alert.js';
 import { Loading } from '../../../components/loading.js';
+import { AuthorizationActions, AuthorizationBadge } from '../shared/authorization.js';
 import { NeedProject } from '../shared/need-project.js';
 import { ResourcePage } from '../shared/resource-page.js';
 import { A2aForm } from './a2a-form.js';
-import { useA2aAgents, useDeleteA2aAgent, useInspectA2a } from './queries.js';
+import { a2aAuthorization, useA2aAgents, useDeleteA2aAgent, useInspectA2a } from './queries.js';
 
 /** The card's skills, each with the tool name an agent's model is offered. */
 function InspectSkills({ agent }: { agent: A2aAgent }) {
@@ -54,7 +55,7 @@ function A2aAgents({ projectId }: { projectId: string }) {
     <ResourcePage<A2aAgent>
       title="A2A agents"
       what="A2A agent"
-      intro="Remote agents speaking A2A that this project's agents may call: each skill on the agent's card is a tool."
+      intro="Remote agents speaking A2A that this project's agents may call: each skill on the agent's card is a tool. Authorize one whose card asks for OAuth sign-in."
       query={useA2aAgents(projectId)}
       empty={{
         title: 'No A2A agent in this project',
@@ -63,17 +64,24 @@ function A2aAgents({ projectId }: { projectId: string }) {
       columns={[
         { header: 'Card', cell: (a) => <Code>{a.card_url}</Code> },
         { header: 'Headers', cell: (a) => Object.keys(a.headers).join(', ') || '—' },
+        {
+          header: 'Authorization',
+          cell: (a) => <AuthorizationBadge target={a} noun={a2aAuthorization.noun} />,
+        },
       ]}
       remove={useDeleteA2aAgent(projectId)}
       rowExtras={(a) => (
-        <Button
-          size="compact-sm"
-          variant="light"
-          onClick={() => setInspecting(a)}
-          aria-label={`Inspect ${a.name}`}
-        >
-          Inspect
-        </Button>
+        <>
+          <AuthorizationActions projectId={projectId} target={a} calls={a2aAuthorization} />
+          <Button
+            size="compact-sm"
+            variant="light"
+            onClick={() => setInspecting(a)}
+            aria-label={`Inspect ${a.name}`}
+          >
+            Inspect
+          </Button>
+        </>
       )}
       form={(item, close) => <A2aForm projectId={projectId} item={item} onDone={close} />}
     >

@@ -2,7 +2,7 @@ import { Input, SegmentedControl, TextInput } from '@mantine/core';
 import type { McpServer, McpServerBody } from '../../../api/types.js';
 import { ResourceForm, useFields, type ItemFormProps } from '../../../components/resource-form.js';
 import { fromPairs, KeyValues, toPairs } from '../shared/key-values.js';
-import { OAuthFields, oauthBody, oauthDraft } from './oauth-fields.js';
+import { OAuthFields, oauthBody, oauthDraft } from '../shared/oauth-fields.js';
 import { useSaveMcpServer } from './queries.js';
 
 const PLACED = ['name', 'endpoint', 'transport', 'headers', 'oauth', 'per_user_tokens'];

@@ -1,12 +1,12 @@
 import { Badge, Button, Code, Modal } from '@mantine/core';
 import { useState } from 'react';
 import type { McpServer } from '../../../api/types.js';
+import { AuthorizationActions, AuthorizationBadge } from '../shared/authorization.js';
 import { NeedProject } from '../shared/need-project.js';
 import { ResourcePage } from '../shared/resource-page.js';
-import { AuthorizationActions, AuthorizationBadge } from './authorization.js';
 import { InspectTools } from './inspect.js';
 import { McpForm } from './mcp-form.js';
-import { useDeleteMcpServer, useMcpServers } from './queries.js';
+import { mcpAuthorization, useDeleteMcpServer, useMcpServers } from './queries.js';
 
 function McpServers({ projectId }: { projectId: string }) {
   const [inspecting, setInspecting] = useState<McpServer | null>(null);
@@ -24,12 +24,15 @@ function McpServers({ projectId }: { projectId: string }) {
         { header: 'Endpoint', cell: (s) => <Code>{s.endpoint}</Code> },
         { header: 'Transport', cell: (s) => <Badge variant="light">{s.transport}</Badge> },
         { header: 'Headers', cell: (s) => Object.keys(s.headers).join(', ') || '—' },
-        { header: 'Authorization', cell: (s) => <AuthorizationBadge server={s} /> },
+        {
+          header: 'Authorization',
+          cell: (s) => <AuthorizationBadge target={s} noun={mcpAuthorization.noun} />,
+        },
       ]}
       remove={useDeleteMcpServer(projectId)}
       rowExtras={(s) => (
         <>
-          <AuthorizationActions projectId={projectId} server={s} />
+          <AuthorizationActions projectId={projectId} target={s} calls={mcpAuthorization} />
           <Button
             size="compact-sm"
             variant="light"

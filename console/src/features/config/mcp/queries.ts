@@ -1,7 +1,8 @@
 import { useQuery } from '@tanstack/react-query';
 import { api, unwrap } from '../../../api/client.js';
 import type { McpAuthorizeResult, McpServer, McpServerBody, McpTool } from '../../../api/types.js';
-import { projectResource, useSaving } from '../shared/queries.js';
+import type { AuthorizationCalls } from '../shared/authorization.js';
+import { projectResource } from '../shared/queries.js';
 
 const servers = projectResource<McpServer, McpServerBody>('mcp-servers', {
   list: (project_id) =>
@@ -31,29 +32,26 @@ export function useInspect(id: string | undefined, enabled: boolean) {
 }
 
 /**
- * POST /mcp-servers/{id}/authorize: the URL a person opens to authorize (the
- * project's own tokens, or an end user's for a server with per-user tokens),
- * or `{status: 'authorized'}` when a token came without anyone. Refreshes the
- * list, whose `authorization` then says so.
+ * Authorize and Forget authorization of an MCP server: POST …/authorize
+ * gives the URL a person opens (the project's own tokens, or an end user's
+ * for a server with per-user tokens), or `{status: 'authorized'}` when a
+ * token came without anyone; DELETE …/authorization forgets the tokens.
+ * Both refresh the list, whose `authorization` then says so.
  */
-export function useAuthorize(projectId: string, id: string) {
-  return useSaving([servers.key(projectId)], (endUserId: string | undefined) =>
+export const mcpAuthorization: AuthorizationCalls = {
+  noun: 'server',
+  listKey: servers.key,
+  authorize: (id, endUserId) =>
     unwrap<McpAuthorizeResult>(
       api.POST('/api/agent-server/mcp-servers/{id}/authorize', {
         params: { path: { id } },
         body: endUserId ? { end_user_id: endUserId } : {},
       }),
     ),
-  );
-}
-
-/** DELETE /mcp-servers/{id}/authorization: forgets the project's (or an end user's) tokens. */
-export function useForgetAuthorization(projectId: string, id: string) {
-  return useSaving([servers.key(projectId)], (endUserId: string | undefined) =>
+  forget: (id, endUserId) =>
     unwrap<unknown>(
       api.DELETE('/api/agent-server/mcp-servers/{id}/authorization', {
         params: { path: { id }, query: endUserId ? { end_user_id: endUserId } : {} },
       }),
     ),
-  );
-}
+};

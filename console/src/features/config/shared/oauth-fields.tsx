@@ -2,9 +2,16 @@ import { Checkbox, Fieldset, Group, PasswordInput, Select, Stack, TextInput } fr
 import type { McpServer, McpServerBody } from '../../../api/types.js';
 import { fieldError, fieldErrorUnder } from '../../../components/field-errors.js';
 
+/** The `oauth` an MCP server or a remote A2A agent takes (the API has one shape for both). */
 type OAuthBody = NonNullable<McpServerBody['oauth']>;
 
-/** The server's OAuth client settings as the form holds them (text, and null for an unchosen select). */
+/** What holds OAuth settings: an MCP server, a remote A2A agent. */
+export interface OAuthHolder {
+  oauth?: McpServer['oauth'];
+  per_user_tokens?: boolean;
+}
+
+/** The OAuth client settings as the form holds them (text, and null for an unchosen select). */
 export interface OAuthDraft {
   client_id: string;
   /** "[redacted]" as read back: sent unchanged, it keeps the stored secret. */
@@ -27,15 +34,15 @@ const GRANTS = [
   { value: 'client_credentials', label: 'Client credentials (no one signs in)' },
 ];
 
-export function oauthDraft(server: McpServer | undefined): OAuthDraft {
-  const o = server?.oauth;
+export function oauthDraft(holder: OAuthHolder | undefined): OAuthDraft {
+  const o = holder?.oauth;
   return {
     client_id: o?.client_id ?? '',
     client_secret: o?.client_secret ?? '',
     scopes: (o?.scopes ?? []).join(' '),
     token_endpoint_auth_method: o?.token_endpoint_auth_method ?? null,
     grant: o?.grant ?? null,
-    per_user_tokens: server?.per_user_tokens ?? false,
+    per_user_tokens: holder?.per_user_tokens ?? false,
   };
 }
 
@@ -52,19 +59,33 @@ export function oauthBody(d: OAuthDraft): OAuthBody | null {
   return Object.keys(body).length ? body : null;
 }
 
+/** What the fields' descriptions say where an MCP server and a remote A2A agent differ. */
+export interface OAuthHints {
+  clientId: string;
+  scopes: string;
+}
+
+const MCP_HINTS: OAuthHints = {
+  clientId: 'Empty: registered with the authorization server when it allows',
+  scopes: 'Separated by spaces or commas; empty: what the server asks for',
+};
+
 /**
- * The OAuth part of the MCP server's form: every field optional (the
- * platform discovers the authorization server and registers a client when
- * none is given), and whether each end user authorizes on their own.
+ * The OAuth part of an MCP server's or a remote A2A agent's form: every
+ * field optional (for an MCP server the platform discovers the authorization
+ * server and registers a client when none is given), and whether each end
+ * user authorizes on their own.
  */
 export function OAuthFields({
   values,
   set,
   error,
+  hints = MCP_HINTS,
 }: {
   values: OAuthDraft;
   set: (patch: Partial<OAuthDraft>) => void;
   error: unknown;
+  hints?: OAuthHints;
 }) {
   const text = (key: 'client_id' | 'client_secret' | 'scopes') => ({
     value: values[key],
@@ -82,7 +103,7 @@ export function OAuthFields({
         <Group grow align="flex-start">
           <TextInput
             label="Client id"
-            description="Empty: registered with the authorization server when it allows"
+            description={hints.clientId}
             {...text('client_id')}
             // A rule over the whole object (a secret needs an id) names `oauth` itself.
             error={fieldError(error, 'oauth.client_id') ?? fieldError(error, 'oauth')}
@@ -94,12 +115,7 @@ export function OAuthFields({
             {...text('client_secret')}
           />
         </Group>
-        <TextInput
-          label="Scopes"
-          description="Separated by spaces or commas; empty: what the server asks for"
-          placeholder="read write"
-          {...text('scopes')}
-        />
+        <TextInput label="Scopes" description={hints.scopes} placeholder="read write" {...text('scopes')} />
         <Group grow align="flex-start">
           <Select
             label="Token endpoint auth method"
