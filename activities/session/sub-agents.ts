@@ -16,6 +16,7 @@ import type { ToolCallPlan } from '../../workflows/session.definitions.js';
 import { sanitizeToolName } from '../tools/tool-names.js';
 import type { Config } from '../../core/config.js';
 import type { Db } from '../../core/db/knex.js';
+import type { SubAgentEntry } from '../../core/db/tables/index.js';
 
 /** The prefix of a sub-agent's tool name: MCP tools that would clash are renamed instead (reserved names). */
 export const SUB_AGENT_TOOL_PREFIX = 'agent__';
@@ -41,6 +42,8 @@ export interface SubAgentTool {
   agent_id: string;
   agent_name: string;
   description: string;
+  /** Each call waits for a person's approval first. */
+  requires_approval: boolean;
 }
 
 /** Where the turn stands against the limits. */
@@ -77,7 +80,7 @@ export async function resolveSubAgents(
   runId: string,
   agent: {
     project_id: string;
-    sub_agents?: Array<{ agent_id: string; description?: string | null }> | null;
+    sub_agents?: SubAgentEntry[] | null;
   },
   warnings: string[],
 ): Promise<SubAgentOffer | undefined> {
@@ -105,6 +108,7 @@ export async function resolveSubAgents(
       agent_id: a.id,
       agent_name: a.name,
       description: entry.description || a.description || `Hands a task to the agent "${a.name}".`,
+      requires_approval: entry.requires_approval ?? false,
     });
   }
   const { subAgentMaxDepth, subAgentMaxFanout } = deps.config.session;
@@ -122,7 +126,7 @@ export function subAgentToolNames(offer: SubAgentOffer | undefined): string[] {
  */
 export function subAgentCallPlan(
   call: ToolCall,
-  agentId: string,
+  offered: { agent_id?: string; requires_approval: boolean },
   args: Record<string, unknown>,
   limits: SubAgentLimits | undefined,
 ): ToolCallPlan {
@@ -144,8 +148,8 @@ export function subAgentCallPlan(
     id: call.id,
     name: call.name,
     kind: 'sub_agent',
-    approval: false,
-    agentId,
+    approval: offered.requires_approval,
+    agentId: offered.agent_id!,
     maxCalls: limits.max_calls,
   };
 }

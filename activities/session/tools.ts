@@ -109,7 +109,8 @@ export function runToolsRecord(
         kind: 'sub_agent' as const,
         description: t.description,
         input_schema: SUB_AGENT_INPUT_SCHEMA,
-        requires_approval: false,
+        // Plans pinned before sub-agents could ask for approval carry no flag.
+        requires_approval: t.requires_approval ?? false,
         agent_id: t.agent_id,
       })),
     ],
@@ -197,8 +198,7 @@ export function planToolCalls(tools: RunTools | null, calls: ToolCall[]): ToolCa
         command: args.code,
       };
     }
-    if (offered.kind === 'sub_agent')
-      return subAgentCallPlan(call, offered.agent_id!, args, tools?.sub_agents);
+    if (offered.kind === 'sub_agent') return subAgentCallPlan(call, offered, args, tools?.sub_agents);
     // Memory tools run in runMcpTool's activity: the workflow knows MCP and sandbox calls only.
     return { id: call.id, name: call.name, kind: 'mcp', approval: offered.requires_approval };
   });

@@ -93,6 +93,9 @@ const subAgent = Joi.object({
     .max(2_000)
     .allow(null)
     .description("what the model is told the sub-agent does (default: that agent's own description)"),
+  requires_approval: Joi.boolean()
+    .default(false)
+    .description("each call waits for a person's approval (POST /runs/{id}/approvals), like an MCP tool's"),
 });
 
 const sandbox = Joi.object({

@@ -24,7 +24,8 @@ export type SandboxSettings = {
 export type AgentExposure = { mcp: boolean; a2a: boolean; mcp_message?: string | null };
 
 /** An agent of the same project this one may hand a task to: the model sees it as a tool. */
-export type SubAgentEntry = { agent_id: string; description?: string | null };
+/** `requires_approval`: each call of this sub-agent waits for a person's approval, like an MCP tool's. */
+export type SubAgentEntry = { agent_id: string; description?: string | null; requires_approval?: boolean };
 
 /** A remote A2A agent (a2a_agents) this one may call: each skill a tool, filtered like an MCP server's. */
 export type A2aAgentEntry = {
