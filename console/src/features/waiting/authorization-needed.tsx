@@ -2,7 +2,7 @@ import { Button, Code, Stack, Text } from '@mantine/core';
 import type { RunPause } from '../../api/types.js';
 
 /**
- * A tool call waiting for an MCP server's OAuth authorization: the link a
+ * A tool call waiting for an MCP server's (or a remote A2A agent's) OAuth authorization: the link a
  * person opens to authorize. Nothing to send back: once the authorization
  * server redirects to the platform's callback, the run goes on by itself
  * (the page polls and sees it).
@@ -10,10 +10,11 @@ import type { RunPause } from '../../api/types.js';
 export function AuthorizationNeeded({ pause }: { pause: RunPause }) {
   const d = pause.details ?? {};
   const server = d.server_name ?? d.server_id ?? 'the server';
+  const a2a = (d as { server_kind?: string }).server_kind === 'a2a';
   return (
     <Stack gap="xs">
       <Text size="sm" fw={500}>
-        MCP server {server} needs authorization
+        {a2a ? 'A2A agent' : 'MCP server'} {server} needs authorization
       </Text>
       <Text size="sm" c="dimmed">
         {d.end_user_id ? (
@@ -38,7 +39,7 @@ export function AuthorizationNeeded({ pause }: { pause: RunPause }) {
         </Button>
       ) : (
         <Text size="sm" c="dimmed">
-          No authorization page yet: use Authorize on the MCP servers page.
+          No authorization page yet: use Authorize on the {a2a ? 'A2A agents' : 'MCP servers'} page.
         </Text>
       )}
     </Stack>
