@@ -224,6 +224,53 @@ describe.skipIf(noTemporal())('remote A2A agents behind OAuth', () => {
     expect(asked.body.data.authorization_url).toMatch(new RegExp(`^${as.issuer}/auth\\?`));
   }, 90_000);
 
+  it('per-user tokens: each end user authorizes on their own; the run waits for its own user', async () => {
+    const res = await request<A2aAgentView>('POST', `${A2A}?project_id=${fx.projectId}`, {
+      name: uniqueName('per-user'),
+      card_url: remote.cardUrl,
+      oauth: { ...PRE, scopes: [SCOPE] },
+      per_user_tokens: true,
+    });
+    expect(res.status, res.text).toBe(200);
+    const created = res.body.data;
+    const agent = await agentCalling(created, 'mine');
+    const waitingFor = async (endUser: string) => {
+      const started = await fx.converse({ agent_id: agent.id, message: 'go', end_user_id: endUser });
+      expect(started.status, started.text).toBe(200);
+      const runId = started.body.data.run_id;
+      const waiting = await waitFor(
+        async () => {
+          const r = await run(runId);
+          return r.status === 'awaiting_authorization' ? r : undefined;
+        },
+        20_000,
+        `${endUser}'s run to wait for authorization`,
+      );
+      expect(waiting.pause?.details).toMatchObject({ server_id: created.id, end_user_id: endUser });
+      return { runId, url: String(waiting.pause?.details.authorization_url) };
+    };
+    const alice = await waitingFor('alice');
+    await fetch(await browseToCallback(alice.url, callback));
+    const done = await waitFor(
+      async () => {
+        const r = await run(alice.runId);
+        return r.status === 'completed' ? r : undefined;
+      },
+      30_000,
+      "alice's run to complete",
+    );
+    expect(done.output?.content).toBe('remote said: answer to mine');
+    // Alice's token is hers: bob is asked on his own, and alice goes on without being asked.
+    await waitingFor('bob');
+    const again = await fx.converse({ agent_id: agent.id, message: 'again', end_user_id: 'alice' });
+    expect(again.body.data.status, again.text).toBe('completed');
+    const rows = await db('mcp_oauth_credentials')
+      .where({ a2a_agent_id: created.id })
+      .whereNotNull('tokens_enc')
+      .pluck('end_user_id');
+    expect(rows).toEqual(['alice']);
+  }, 90_000);
+
   it('refuses what cannot work, naming why; no token ever shows in an answer', async () => {
     // The card offers a clientCredentials flow, but this one is not registered for it at the authorization server.
     const wrong = await register({
