@@ -6532,6 +6532,11 @@ export interface operations {
                                 agent_id: string;
                                 /** @description what the model is told the sub-agent does (default: that agent's own description) */
                                 description?: string | null;
+                                /**
+                                 * @description each call waits for a person's approval (POST /runs/{id}/approvals), like an MCP tool's
+                                 * @default false
+                                 */
+                                requires_approval: boolean;
                             }[];
                             a2a_agents?: {
                                 /** Format: uuid */
@@ -6702,6 +6707,11 @@ export interface operations {
                         agent_id: string;
                         /** @description what the model is told the sub-agent does (default: that agent's own description) */
                         description?: string | null;
+                        /**
+                         * @description each call waits for a person's approval (POST /runs/{id}/approvals), like an MCP tool's
+                         * @default false
+                         */
+                        requires_approval?: boolean;
                     }[];
                     /** @description remote A2A agents (/a2a-agents) the model may call: a tool per skill (`<name>__<skill id>`), or `<name>__delegate` for a card without skills */
                     a2a_agents?: {
@@ -6824,6 +6834,11 @@ export interface operations {
                                 agent_id: string;
                                 /** @description what the model is told the sub-agent does (default: that agent's own description) */
                                 description?: string | null;
+                                /**
+                                 * @description each call waits for a person's approval (POST /runs/{id}/approvals), like an MCP tool's
+                                 * @default false
+                                 */
+                                requires_approval: boolean;
                             }[];
                             a2a_agents?: {
                                 /** Format: uuid */
@@ -6994,6 +7009,11 @@ export interface operations {
                         agent_id: string;
                         /** @description what the model is told the sub-agent does (default: that agent's own description) */
                         description?: string | null;
+                        /**
+                         * @description each call waits for a person's approval (POST /runs/{id}/approvals), like an MCP tool's
+                         * @default false
+                         */
+                        requires_approval?: boolean;
                     }[];
                     /** @description remote A2A agents (/a2a-agents) the model may call: a tool per skill (`<name>__<skill id>`), or `<name>__delegate` for a card without skills */
                     a2a_agents?: {
@@ -7181,6 +7201,11 @@ export interface operations {
                                 agent_id: string;
                                 /** @description what the model is told the sub-agent does (default: that agent's own description) */
                                 description?: string | null;
+                                /**
+                                 * @description each call waits for a person's approval (POST /runs/{id}/approvals), like an MCP tool's
+                                 * @default false
+                                 */
+                                requires_approval: boolean;
                             }[];
                             a2a_agents?: {
                                 /** Format: uuid */
@@ -7357,6 +7382,11 @@ export interface operations {
                                 agent_id: string;
                                 /** @description what the model is told the sub-agent does (default: that agent's own description) */
                                 description?: string | null;
+                                /**
+                                 * @description each call waits for a person's approval (POST /runs/{id}/approvals), like an MCP tool's
+                                 * @default false
+                                 */
+                                requires_approval: boolean;
                             }[];
                             a2a_agents?: {
                                 /** Format: uuid */
@@ -7605,6 +7635,11 @@ export interface operations {
                         agent_id: string;
                         /** @description what the model is told the sub-agent does (default: that agent's own description) */
                         description?: string | null;
+                        /**
+                         * @description each call waits for a person's approval (POST /runs/{id}/approvals), like an MCP tool's
+                         * @default false
+                         */
+                        requires_approval?: boolean;
                     }[];
                     /** @description remote A2A agents (/a2a-agents) the model may call: a tool per skill (`<name>__<skill id>`), or `<name>__delegate` for a card without skills */
                     a2a_agents?: {
@@ -7727,6 +7762,11 @@ export interface operations {
                                 agent_id: string;
                                 /** @description what the model is told the sub-agent does (default: that agent's own description) */
                                 description?: string | null;
+                                /**
+                                 * @description each call waits for a person's approval (POST /runs/{id}/approvals), like an MCP tool's
+                                 * @default false
+                                 */
+                                requires_approval: boolean;
                             }[];
                             a2a_agents?: {
                                 /** Format: uuid */
@@ -7994,6 +8034,11 @@ export interface operations {
                                 agent_id: string;
                                 /** @description what the model is told the sub-agent does (default: that agent's own description) */
                                 description?: string | null;
+                                /**
+                                 * @description each call waits for a person's approval (POST /runs/{id}/approvals), like an MCP tool's
+                                 * @default false
+                                 */
+                                requires_approval: boolean;
                             }[];
                             a2a_agents?: {
                                 /** Format: uuid */

@@ -4,6 +4,8 @@ export type Num = number | string;
 export interface SubAgentDraft {
   agent_id: string;
   description: string;
+  /** Each call of this sub-agent waits for a person's approval. */
+  requires_approval: boolean;
 }
 
 export interface McpDraft {
@@ -50,8 +52,11 @@ export interface AgentDraft {
   memory_tools: boolean;
   /** Template variable defaults, as JSON text (empty: none). */
   context: string;
-  /** Served as a tool of the project's MCP server, and as an A2A agent. */
-  expose: { mcp: boolean; a2a: boolean };
+  /**
+   * Served as a tool of the project's MCP server, and as an A2A agent;
+   * mcp_message is what an MCP call without `message` sends (empty: none).
+   */
+  expose: { mcp: boolean; a2a: boolean; mcp_message: string };
   /** Other agents of the project the model may hand a task to; an empty description keeps theirs. */
   sub_agents: SubAgentDraft[];
   /** Remote A2A agents the model may call, a tool per skill. */
@@ -102,10 +107,15 @@ export function draftOf(a?: Agent): AgentDraft {
     authorization_timeout_ms: num(a?.authorization_timeout_ms),
     memory_tools: a?.memory_tools ?? false,
     context: a?.context && Object.keys(a.context).length ? JSON.stringify(a.context, null, 2) : '',
-    expose: { mcp: a?.expose?.mcp ?? false, a2a: a?.expose?.a2a ?? false },
+    expose: {
+      mcp: a?.expose?.mcp ?? false,
+      a2a: a?.expose?.a2a ?? false,
+      mcp_message: a?.expose?.mcp_message ?? '',
+    },
     sub_agents: (a?.sub_agents ?? []).map((s) => ({
       agent_id: s.agent_id,
       description: s.description ?? '',
+      requires_approval: s.requires_approval ?? false,
     })),
     a2a_agents: (a?.a2a_agents ?? []).map((r) => ({
       a2a_agent_id: r.a2a_agent_id,
@@ -192,11 +202,17 @@ export function bodyOf(d: AgentDraft): Partial<AgentBody> {
     authorization_timeout_ms: orNull(d.authorization_timeout_ms),
     memory_tools: d.memory_tools,
     context: contextOf(d.context),
-    expose: { mcp: d.expose.mcp, a2a: d.expose.a2a },
+    // The whole of expose is sent (PATCH replaces it), so the message stays
+    // stored while the MCP box is unchecked.
+    expose: {
+      mcp: d.expose.mcp,
+      a2a: d.expose.a2a,
+      mcp_message: d.expose.mcp_message.trim() === '' ? null : d.expose.mcp_message,
+    },
     sub_agents: d.sub_agents.map((s) =>
       s.description.trim() === ''
-        ? { agent_id: s.agent_id }
-        : { agent_id: s.agent_id, description: s.description.trim() },
+        ? { agent_id: s.agent_id, requires_approval: s.requires_approval }
+        : { agent_id: s.agent_id, description: s.description.trim(), requires_approval: s.requires_approval },
     ),
     // An entry whose agent is not chosen yet is left out, as an MCP server's is.
     a2a_agents: d.a2a_agents

@@ -1,4 +1,4 @@
-import { Checkbox, Code, Group, MultiSelect, Stack, Text, TextInput } from '@mantine/core';
+import { Checkbox, Code, Group, MultiSelect, Stack, Text, Textarea, TextInput } from '@mantine/core';
 import { fieldError, fieldErrorUnder } from '../../../components/field-errors.js';
 import type { SubAgentDraft } from './draft.js';
 import { useAgents } from './queries.js';
@@ -30,7 +30,22 @@ export function AccessSection({ projectId, agentId, f, err }: SectionProps & { a
         onChange={(e) => set({ mcp: e.currentTarget.checked })}
         error={fieldError(err, 'expose.mcp')}
       />
-      {expose.mcp && <ClientUrl label="MCP server URL:" url={`${location.origin}/api/mcp/${projectId}`} />}
+      {expose.mcp && (
+        <>
+          <ClientUrl label="MCP server URL:" url={`${location.origin}/api/mcp/${projectId}`} />
+          <Textarea
+            ml="xl"
+            label="Message when called without one"
+            description="What a call through MCP that gives no message sends, for an agent whose work needs no words; empty: a call must give one"
+            autosize
+            minRows={1}
+            maxRows={6}
+            value={expose.mcp_message}
+            onChange={(e) => set({ mcp_message: e.currentTarget.value })}
+            error={fieldError(err, 'expose.mcp_message')}
+          />
+        </>
+      )}
       <Checkbox
         label="A2A"
         description="Served as an A2A agent, with an agent card"
@@ -55,7 +70,8 @@ export function AccessSection({ projectId, agentId, f, err }: SectionProps & { a
 
 /**
  * Other agents of the project the model may hand a task to, each with what
- * the model is told it does (empty: that agent's own description). A cycle
+ * the model is told it does (empty: that agent's own description) and
+ * whether each call of it waits for a person's approval. A cycle
  * or a missing agent comes back as the API's message under the picker.
  */
 export function SubAgentsSection({ projectId, agentId, f, err }: SectionProps & { agentId?: string }) {
@@ -66,11 +82,16 @@ export function SubAgentsSection({ projectId, agentId, f, err }: SectionProps & 
   const pick = (ids: string[]) =>
     f.set({
       sub_agents: ids.map(
-        (id): SubAgentDraft => chosen.find((s) => s.agent_id === id) ?? { agent_id: id, description: '' },
+        (id): SubAgentDraft =>
+          chosen.find((s) => s.agent_id === id) ?? {
+            agent_id: id,
+            description: '',
+            requires_approval: false,
+          },
       ),
     });
-  const describe = (i: number, description: string) =>
-    f.set({ sub_agents: chosen.map((s, j) => (j === i ? { ...s, description } : s)) });
+  const change = (i: number, patch: Partial<SubAgentDraft>) =>
+    f.set({ sub_agents: chosen.map((s, j) => (j === i ? { ...s, ...patch } : s)) });
   return (
     <Stack gap="xs">
       <MultiSelect
@@ -90,8 +111,17 @@ export function SubAgentsSection({ projectId, agentId, f, err }: SectionProps & 
             label={`What ${nameOf(s.agent_id)} does`}
             placeholder="Its own description"
             value={s.description}
-            onChange={(e) => describe(i, e.currentTarget.value)}
+            onChange={(e) => change(i, { description: e.currentTarget.value })}
             error={fieldError(err, `sub_agents.${i}.description`)}
+          />
+          <Checkbox
+            mb={8}
+            label="Requires approval"
+            aria-label={`${nameOf(s.agent_id)} requires approval`}
+            title="Each call of this sub-agent waits for a person's approval"
+            checked={s.requires_approval}
+            onChange={(e) => change(i, { requires_approval: e.currentTarget.checked })}
+            error={fieldError(err, `sub_agents.${i}.requires_approval`)}
           />
         </Group>
       ))}
