@@ -33,7 +33,14 @@ describe('the A2A agent form', () => {
     await waitFor(() => expect(done).toBe(true));
     const sent = requests.filter((r) => r.method === 'POST' && r.path === PATH).map((r) => r.body);
     expect(sent).toEqual([
-      { name: 'billing', card_url: 'https://agent.example/.well-known/agent-card.json', headers: {} },
+      {
+        name: 'billing',
+        card_url: 'https://agent.example/.well-known/agent-card.json',
+        headers: {},
+        // No OAuth unless asked for: headers only.
+        oauth: null,
+        per_user_tokens: false,
+      },
     ]);
   });
 });

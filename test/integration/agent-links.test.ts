@@ -79,7 +79,10 @@ describe('agents: exposure and sub-agents', () => {
   it('lists sub-agents of the same project; refuses a missing one, another project’s, itself, and duplicates', async () => {
     const helper = await create({ description: 'Looks things up.' });
     const lead = await create({ sub_agents: [{ agent_id: helper.id, description: 'Ask it for facts.' }] });
-    expect(lead.sub_agents).toEqual([{ agent_id: helper.id, description: 'Ask it for facts.' }]);
+    // requires_approval defaults to false: each call runs without asking anyone.
+    expect(lead.sub_agents).toEqual([
+      { agent_id: helper.id, description: 'Ask it for facts.', requires_approval: false },
+    ]);
 
     const elsewhere = await createProject(api);
     const stranger = await create(
@@ -109,7 +112,7 @@ describe('agents: exposure and sub-agents', () => {
     // Nothing was written.
     const unchanged = await api.request<Linked>('GET', `${A}/${lead.id}`);
     expect(unchanged.body.data.sub_agents).toEqual([
-      { agent_id: helper.id, description: 'Ask it for facts.' },
+      { agent_id: helper.id, description: 'Ask it for facts.', requires_approval: false },
     ]);
   });
 
