@@ -6,7 +6,7 @@
  */
 import type { SecretBox } from '../../core/crypto/secrets.js';
 import { ValidationError } from '../../core/errors.js';
-import type { McpOAuthConfig } from '../../core/mcp/oauth/index.js';
+import { oauthConfigOf, type McpOAuthConfig } from '../../core/mcp/oauth/index.js';
 import type { McpOAuthRepository } from '../../core/repositories/mcp-oauth.repository.js';
 import { REDACTED } from '../../core/security/redact.js';
 
@@ -51,7 +51,7 @@ export class OAuthSettings {
 
   /** The stored settings, decrypted (null: none given). */
   open(oauthEnc: string | null): McpOAuthConfig | null {
-    return oauthEnc ? this.secrets.decryptJson<McpOAuthConfig>(oauthEnc) : null;
+    return oauthConfigOf({ secrets: this.secrets }, { oauth_enc: oauthEnc });
   }
 
   /** The settings as the API shows them: the client secret redacted. */

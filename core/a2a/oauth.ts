@@ -13,7 +13,13 @@ import {
   type OAuthDiscoveryState,
 } from '@modelcontextprotocol/client';
 import type { DbA2aAgent, DbMcpOAuthFlow } from '../db/tables/index.js';
-import { grantOf, McpOAuthProvider, type McpOAuthConfig, type McpOAuthDeps } from '../mcp/oauth/index.js';
+import {
+  grantOf,
+  McpOAuthProvider,
+  oauthConfigOf,
+  type McpOAuthConfig,
+  type McpOAuthDeps,
+} from '../mcp/oauth/index.js';
 import { oauthFetch } from '../mcp/oauth/oauth-fetch.js';
 import { McpOAuthRepository } from '../repositories/mcp-oauth.repository.js';
 
@@ -142,18 +148,14 @@ export function a2aOAuthProvider(
   endUserId: string | null | undefined,
   flow?: DbMcpOAuthFlow,
 ): McpOAuthProvider {
-  const config = row.oauth_enc ? deps.secrets.decryptJson<McpOAuthConfig>(row.oauth_enc) : null;
   return new McpOAuthProvider(
     deps,
     { id: row.id, endpoint: row.card_url, owner: 'a2a_agent_id' },
     flow ? flow.end_user_id : ownerOf(row, endUserId),
-    config,
+    oauthConfigOf(deps, row),
     flow,
   );
 }
-
-const configOf = (deps: McpOAuthDeps, row: DbA2aAgent): McpOAuthConfig | null =>
-  row.oauth_enc ? deps.secrets.decryptJson<McpOAuthConfig>(row.oauth_enc) : null;
 
 /**
  * Runs the SDK's authorization for the agent: "authorized" when a token came
@@ -168,7 +170,7 @@ export async function authorizeA2a(
   endUserId: string | null | undefined,
   opts: { fresh?: boolean } = {},
 ): Promise<{ status: 'authorized' } | { authorization_url: string }> {
-  const config = configOf(deps, row);
+  const config = oauthConfigOf(deps, row);
   const scheme = schemeFor(card, config);
   const provider = a2aOAuthProvider(deps, row, endUserId);
   if (opts.fresh)

@@ -6,8 +6,11 @@ export { grantOf, type McpOAuthConfig } from './config.js';
 export { hashState, MAX_AUTHORIZATION_ATTEMPTS, McpOAuthProvider, type McpOAuthDeps } from './provider.js';
 export * from './urls.js';
 
-/** The server's OAuth settings, decrypted (null: none given). */
-export function oauthConfigOf(deps: Pick<McpOAuthDeps, 'secrets'>, row: DbMcpServer): McpOAuthConfig | null {
+/** A remote's OAuth settings (an MCP server's, an A2A agent's), decrypted (null: none given). */
+export function oauthConfigOf(
+  deps: Pick<McpOAuthDeps, 'secrets'>,
+  row: { oauth_enc: string | null },
+): McpOAuthConfig | null {
   return row.oauth_enc ? deps.secrets.decryptJson<McpOAuthConfig>(row.oauth_enc) : null;
 }
 
