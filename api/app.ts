@@ -46,8 +46,9 @@ export function createApp(deps: AppDeps): Koa {
   app.use(serveConsole(CONSOLE_DIST));
   app.use(gatewayRouter(deps).routes());
   const routers = buildRouters(deps);
-  const router = ApiRouter.mountAll(routers, { adminToken: deps.config.adminToken });
+  const access = { config: deps.config, db: deps.db };
+  const router = ApiRouter.mountAll(routers, { adminToken: deps.config.adminToken, access });
   app.use(router.routes());
-  for (const mw of ApiRouter.allowedMethods(routers, router, deps.config.adminToken)) app.use(mw);
+  for (const mw of ApiRouter.allowedMethods(routers, router, deps.config.adminToken, access)) app.use(mw);
   return app;
 }

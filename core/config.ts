@@ -9,6 +9,7 @@ import type Joi from 'joi';
 import { buildConfig } from './config/build-config.js';
 import { resolveDatabasePool, resolveDatabaseSsl, resolveTemporalTls } from './config/connections.js';
 import { envSchema } from './config/env-schema.js';
+import { checkAuthSettings, parseGroupRoles } from './config/auth-config.js';
 import type { Config } from './config/config-types.js';
 
 export { TRACES_SAMPLERS, type Config, type TracesSampler } from './config/config-types.js';
@@ -75,8 +76,16 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
   const temporalTls = resolveTemporalTls(v, problems);
   const databaseSsl = resolveDatabaseSsl(v, problems);
   const databasePool = resolveDatabasePool(v, problems);
+  const groupRoles = parseGroupRoles(v.AUTH_GROUP_ROLES as string | undefined, problems);
+  checkAuthSettings(v, problems);
   if (problems.length > 0) throw new ConfigError(`Invalid configuration: ${problems.join('; ')}`);
-  return buildConfig(v, { bodyBytesInFlightMax: inFlightMax, temporalTls, databaseSsl, databasePool });
+  return buildConfig(v, {
+    bodyBytesInFlightMax: inFlightMax,
+    temporalTls,
+    databaseSsl,
+    databasePool,
+    groupRoles,
+  });
 }
 
 /** Entry points call this: print the one-line reason and exit instead of a stack trace. */

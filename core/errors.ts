@@ -69,6 +69,13 @@ export class UnauthorizedError extends AppError {
   }
 }
 
+/** Thrown when the caller is known but may not do this (403); `reason` says what is missing. */
+export class ForbiddenError extends AppError {
+  constructor(reason: string, details: Record<string, unknown> = {}) {
+    super(403, STATUS_MESSAGES[403]!, { reason, ...details });
+  }
+}
+
 /** Thrown when a dependency (Postgres, Temporal) is unavailable (503); details name what is down. */
 export class ServiceUnavailableError extends AppError {
   constructor(details: Record<string, unknown> = {}) {

@@ -3,7 +3,11 @@ import type Joi from 'joi';
 import type { Context, Middleware } from 'koa';
 import { adminAuth } from '../middleware/admin-auth.js';
 import { validate, type RequestSchemas, type Validated } from '../middleware/validate.js';
+import type { Permission } from '../../core/auth/roles.js';
 import { jsonBody } from './body-reader.js';
+import { authorizeAnywhere, authorizeProject, type AccessRuntime } from './authorize.js';
+import { openPrincipal, usersGuard } from './authenticate.js';
+import type { ProjectLocator } from './project-of.js';
 
 export type HttpMethod = 'get' | 'post' | 'patch' | 'put' | 'delete';
 
@@ -26,6 +30,19 @@ export interface RouteSpec {
   consumes?: string[];
   /** Open without ADMIN_TOKEN (health, the OpenAPI document, the docs page); every other route needs it when set. */
   public?: boolean;
+  /**
+   * What a user must hold to call it in users mode (core/auth/roles.ts);
+   * defaults to the router's `access` (`read` for GET, `write` otherwise).
+   * `public` routes need nothing.
+   */
+  permission?: Permission;
+}
+
+/** A router's default permissions, and where the project of its `:id` is found. */
+export interface RouterAccess {
+  read: Permission;
+  write: Permission;
+  project?: ProjectLocator;
 }
 
 /** How a door other than the configuration API differs: its own credential check and answer shapes. */
@@ -41,6 +58,10 @@ export interface DoorOptions {
 export interface RegisteredRoute extends RouteSpec {
   fullPath: string;
   tag: string;
+  /** The permission it needs in users mode (`public` for public routes). */
+  permission: Permission;
+  /** Where the project of the resource its path names is found. */
+  project?: ProjectLocator;
   /** The answer is the door's own shape, not the envelope. */
   raw?: boolean;
   /** The credential the door takes, when not ADMIN_TOKEN as a bearer token. */
@@ -50,7 +71,9 @@ export interface RegisteredRoute extends RouteSpec {
 type Handler<I> = (ctx: Context, input: I) => Promise<void> | void;
 
 interface Mountable extends RegisteredRoute {
-  chain: Middleware[];
+  /** The route's own body readers (before validation). */
+  before: Middleware[];
+  validateAndRun: Middleware[];
 }
 
 /**
@@ -60,6 +83,7 @@ interface Mountable extends RegisteredRoute {
  */
 export class ApiRouter {
   private readonly mountable: Mountable[] = [];
+  private defaults: RouterAccess | undefined;
 
   constructor(
     readonly prefix: string,
@@ -68,7 +92,22 @@ export class ApiRouter {
   ) {}
 
   get routes(): RegisteredRoute[] {
-    return this.mountable.map(({ chain: _chain, ...route }) => route);
+    return this.mountable.map(({ before: _b, validateAndRun: _v, ...route }) => route);
+  }
+
+  /** The permissions of the routes declared after this call (each may still name its own). */
+  access(defaults: RouterAccess): this {
+    this.defaults = defaults;
+    return this;
+  }
+
+  private permissionOf(spec: RouteSpec, fullPath: string): Permission {
+    if (spec.public) return 'public';
+    const permission =
+      spec.permission ?? (spec.method === 'get' ? this.defaults?.read : this.defaults?.write);
+    // At start-up, not at the first request: a route nobody gave a permission cannot be mounted.
+    if (!permission) throw new Error(`${spec.method.toUpperCase()} ${fullPath} declares no permission`);
+    return permission;
   }
 
   route<I = Validated>(spec: RouteSpec, handler: Handler<I>, ...before: Middleware[]): this {
@@ -80,29 +119,54 @@ export class ApiRouter {
       ...spec,
       fullPath,
       tag: this.tag,
+      permission: this.permissionOf(spec, fullPath),
+      ...(this.defaults?.project ? { project: this.defaults.project } : {}),
       ...(this.door.raw ? { raw: true } : {}),
       ...(this.door.apiKeyHeader ? { apiKeyHeader: this.door.apiKeyHeader } : {}),
-      chain: [...before, validate(spec.request ?? {}), run],
+      before,
+      validateAndRun: [validate(spec.request ?? {}), run],
     });
     return this;
   }
 
   /**
    * Case-sensitive, like the paths we document: `/API/agent-server/…` matches
-   * nothing rather than reaching a route by another spelling. The admin guard
-   * runs first in each non-public route's chain, so it covers exactly what
-   * the router matched; the JSON body is read next (POST, PATCH, PUT), so
-   * neither an unknown path nor a refused caller has its body read.
+   * nothing rather than reaching a route by another spelling. The guard runs
+   * first in each non-public route's chain, so it covers exactly what the
+   * router matched; in users mode the permission is checked next (does any
+   * project give it?), then the JSON body is read (POST, PATCH, PUT), so
+   * neither an unknown path nor a refused caller has its body read; once the
+   * input is valid, the project it names must give it.
    */
-  static mountAll(routers: ApiRouter[], opts: { adminToken?: string | undefined } = {}): Router {
+  static mountAll(
+    routers: ApiRouter[],
+    opts: { adminToken?: string | undefined; access?: AccessRuntime } = {},
+  ): Router {
     const root = new Router({ sensitive: true });
+    const users = opts.access?.config.auth.mode === 'users' ? opts.access : undefined;
     const adminGuard = adminAuth(opts.adminToken);
+    const open = openPrincipal({ adminToken: opts.adminToken });
     for (const r of routers)
       for (const m of r.mountable) {
-        const guard = r.door.guard ? r.door.guard(opts.adminToken) : adminGuard;
         const body = WITH_BODY.has(m.method) ? [jsonBody] : [];
-        const chain = guard && !m.public ? [guard, ...body, ...m.chain] : [...body, ...m.chain];
-        root[m.method](m.fullPath, ...chain);
+        const input = [...body, ...m.before];
+        if (users) {
+          const chain = m.public
+            ? [...input, ...m.validateAndRun]
+            : [
+                usersGuard(users, m.apiKeyHeader),
+                authorizeAnywhere(m),
+                ...input,
+                ...m.validateAndRun.slice(0, 1),
+                authorizeProject(users, m),
+                ...m.validateAndRun.slice(1),
+              ];
+          root[m.method](m.fullPath, ...chain);
+          continue;
+        }
+        const guard = r.door.guard ? r.door.guard(opts.adminToken) : adminGuard;
+        const guarded = guard && !m.public ? [guard] : [];
+        root[m.method](m.fullPath, ...guarded, open, ...input, ...m.validateAndRun);
       }
     return root;
   }
@@ -112,10 +176,15 @@ export class ApiRouter {
    * matched a guarded route by another method tells nothing (not even its
    * methods) without the token. Mount after `router.routes()`.
    */
-  static allowedMethods(routers: ApiRouter[], router: Router, adminToken: string | undefined): Middleware[] {
+  static allowedMethods(
+    routers: ApiRouter[],
+    router: Router,
+    adminToken: string | undefined,
+    access?: AccessRuntime,
+  ): Middleware[] {
     // @koa/router types its middleware for router contexts; Koa's app.use takes it as any middleware.
     const allowed = router.allowedMethods({ throw: true }) as unknown as Middleware;
-    const guard = adminAuth(adminToken);
+    const guard = access?.config.auth.mode === 'users' ? usersGuard(access) : adminAuth(adminToken);
     if (!guard) return [allowed];
     const open = new Set(routers.flatMap((r) => r.mountable.filter((m) => m.public).map((m) => m.fullPath)));
     const guardUnanswered: Middleware = async (ctx, next) => {

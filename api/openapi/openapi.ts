@@ -81,10 +81,17 @@ export function buildOpenApi(routes: RegisteredRoute[], info: { version: string 
         500: errorResponse(500, route.raw),
       },
     };
-    // Optional security: the token applies only when the server sets ADMIN_TOKEN.
-    const schemes = route.apiKeyHeader ? [{ adminToken: [] }, { apiKey: [] }, {}] : [{ adminToken: [] }, {}];
+    // Optional security: open mode takes no credential unless ADMIN_TOKEN is set; users mode always asks one.
+    const schemes = route.apiKeyHeader
+      ? [{ adminToken: [] }, { apiKey: [] }, { session: [] }, {}]
+      : [{ adminToken: [] }, { session: [] }, {}];
     op.security = route.public ? [] : schemes;
-    if (!route.public) (op.responses as Record<number, unknown>)[401] = errorResponse(401, route.raw);
+    // What the caller must hold in users mode (core/auth/roles.ts).
+    op['x-permission'] = route.permission;
+    if (!route.public) {
+      (op.responses as Record<number, unknown>)[401] = errorResponse(401, route.raw);
+      (op.responses as Record<number, unknown>)[403] = errorResponse(403, route.raw);
+    }
     if (route.description) op.description = route.description;
     if (route.request?.body) {
       const content: Record<string, unknown> = {
@@ -117,7 +124,20 @@ export function buildOpenApi(routes: RegisteredRoute[], info: { version: string 
         },
       },
       securitySchemes: {
-        adminToken: { type: 'http', scheme: 'bearer', description: 'ADMIN_TOKEN, when the server sets one' },
+        adminToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'An API token (users mode), or ADMIN_TOKEN when the server sets one. In users mode each operation needs ' +
+            'the permission its `x-permission` names: public, signed-in, org:read, org:admin, or ' +
+            'project:read|operate|develop|admin in the project the request is about.',
+        },
+        session: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'ags_session',
+          description: "The console's session (users mode); changes also need the x-csrf-token header",
+        },
         apiKey: {
           type: 'apiKey',
           in: 'header',

@@ -16,6 +16,7 @@ type OptScope = { project_id?: string };
 export function a2aAgentRoutes(deps: AppDeps): ApiRouter {
   const svc = new A2aAgentsService(deps.db, deps.secrets, publicBaseUrl(deps.config));
   return new ApiRouter('/api/agent-server/a2a-agents', 'A2AAgents')
+    .access({ read: 'project:read', write: 'project:develop', project: { table: 'a2a_agents' } })
     .route<Validated<never, Scope, s.A2aAgentCreateBody>>(
       {
         method: 'post',

@@ -21,6 +21,7 @@ export function agentRoutes(deps: AppDeps): ApiRouter {
     new ReadCache<AgentWithServers>(deps.changes, 'agents'),
   );
   return new ApiRouter('/api/agent-server/agents', 'Agents')
+    .access({ read: 'project:read', write: 'project:develop', project: { table: 'agents' } })
     .route<Validated<never, Scope, s.AgentFields>>(
       {
         method: 'post',

@@ -1,4 +1,5 @@
 import type { AppDeps } from '../deps.js';
+import type { ProjectLocator } from '../http/project-of.js';
 import { ApiRouter } from '../http/api-router.js';
 import { ok } from '../http/envelope.js';
 import type { Validated } from '../middleware/validate.js';
@@ -23,6 +24,14 @@ const FORK_COPY_WAIT_MS = 120_000;
 const BY_ID = 'Without `project_id` the id must be unique across projects (else 400 naming `project_id`).';
 
 /** Conversations, plus the threads router beside it (both under the Conversations tag). */
+/** A thread's project is its conversation's. */
+const THREAD_PROJECT: ProjectLocator = {
+  table: 'threads',
+  column: 'threads.id',
+  projectColumn: 'conversations.project_id',
+  join: ['conversations', 'conversations.pk', 'threads.conversation_pk'],
+};
+
 export function conversationRoutes(deps: AppDeps): ApiRouter[] {
   const waits = new RunWaitsService(deps);
   const conversations = new ConversationsService(
@@ -46,6 +55,7 @@ export function conversationRoutes(deps: AppDeps): ApiRouter[] {
     },
   );
   const byId = new ApiRouter('/api/agent-server/conversations', 'Conversations')
+    .access({ read: 'project:read', write: 'project:develop' })
     .route<Validated<never, ProjectQ, s.ConversationCreateBody>>(
       {
         method: 'post',
@@ -142,6 +152,7 @@ export function conversationRoutes(deps: AppDeps): ApiRouter[] {
         ok(ctx, await conversations.listThreads(params.conversation_id, query.project_id, query)),
     );
   const threads = new ApiRouter('/api/agent-server/threads', 'Conversations')
+    .access({ read: 'project:read', write: 'project:develop', project: THREAD_PROJECT })
     .route<Validated<{ id: string }, s.MessagePage>>(
       {
         method: 'get',

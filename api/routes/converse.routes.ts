@@ -59,39 +59,40 @@ function wantsStream(ctx: Context, body: s.ConverseBody): boolean {
 export function converseRoutes(deps: AppDeps): ApiRouter[] {
   const service = new ConverseService(deps, new RunEventsHub(deps.db, deps.changes));
 
-  const converse = new ApiRouter('/api/agent-server/converse', 'Converse').route<
-    Validated<never, { project_id: string }, s.ConverseBody>
-  >(
-    {
-      method: 'post',
-      path: '/',
-      summary: 'Send a message to an agent: one turn of its session',
-      description:
-        'Stores the message, runs the turn in the session workflow and answers with the run. With `stream: true` ' +
-        '(or `Accept: text/event-stream`) the answer is Server-Sent Events: `run.created`, `message.delta {text}`, ' +
-        '`tool_call.created`, `tool_call.completed`, `message.completed`, then `run.completed {usage}` or ' +
-        '`run.failed {error}`, each with an `id:`; resume with GET /runs/{run_id}/events. A failed turn is still a ' +
-        '200 with `status: failed`. The same `message_id` again returns the same run; with a different message, 409. ' +
-        'When the model calls a tool that needs approval, the turn pauses: the answer (or the stream, after ' +
-        '`run.paused {pending}`) ends with `status: awaiting_approval` and `pending_approvals`; decide with ' +
-        'POST /runs/{run_id}/approvals and follow GET /runs/{run_id}/events.',
-      request: s.converseRequest,
-      response: s.converseResponse,
-    },
-    async (ctx, { query, body }) => {
-      const traceId = ctx.response.get('X-Trace-Id') || undefined;
-      const { run, webhookSecret } = await service.submit(query.project_id, body, traceId);
-      if (wantsStream(ctx, body)) {
-        if (webhookSecret) ctx.set('Webhook-Secret', webhookSecret);
-        return streamRun(ctx, service, run.id, 0, PAUSED);
-      }
-      await service.wait(run.id, deps.config.session.converseWaitTimeoutMs);
-      const view = await service.view(run.id);
-      ok(ctx, webhookSecret ? { ...view, webhook_secret: webhookSecret } : view);
-    },
-  );
+  const converse = new ApiRouter('/api/agent-server/converse', 'Converse')
+    .access({ read: 'project:read', write: 'project:operate' })
+    .route<Validated<never, { project_id: string }, s.ConverseBody>>(
+      {
+        method: 'post',
+        path: '/',
+        summary: 'Send a message to an agent: one turn of its session',
+        description:
+          'Stores the message, runs the turn in the session workflow and answers with the run. With `stream: true` ' +
+          '(or `Accept: text/event-stream`) the answer is Server-Sent Events: `run.created`, `message.delta {text}`, ' +
+          '`tool_call.created`, `tool_call.completed`, `message.completed`, then `run.completed {usage}` or ' +
+          '`run.failed {error}`, each with an `id:`; resume with GET /runs/{run_id}/events. A failed turn is still a ' +
+          '200 with `status: failed`. The same `message_id` again returns the same run; with a different message, 409. ' +
+          'When the model calls a tool that needs approval, the turn pauses: the answer (or the stream, after ' +
+          '`run.paused {pending}`) ends with `status: awaiting_approval` and `pending_approvals`; decide with ' +
+          'POST /runs/{run_id}/approvals and follow GET /runs/{run_id}/events.',
+        request: s.converseRequest,
+        response: s.converseResponse,
+      },
+      async (ctx, { query, body }) => {
+        const traceId = ctx.response.get('X-Trace-Id') || undefined;
+        const { run, webhookSecret } = await service.submit(query.project_id, body, traceId);
+        if (wantsStream(ctx, body)) {
+          if (webhookSecret) ctx.set('Webhook-Secret', webhookSecret);
+          return streamRun(ctx, service, run.id, 0, PAUSED);
+        }
+        await service.wait(run.id, deps.config.session.converseWaitTimeoutMs);
+        const view = await service.view(run.id);
+        ok(ctx, webhookSecret ? { ...view, webhook_secret: webhookSecret } : view);
+      },
+    );
 
   const runs = new ApiRouter('/api/agent-server/runs', 'Converse')
+    .access({ read: 'project:read', write: 'project:operate' })
     .route<Validated<{ run_id: string }, { project_id?: string }>>(
       {
         method: 'get',

@@ -20,6 +20,7 @@ export function cronRoutes(deps: AppDeps): ApiRouter {
   const crons = new CronsService(deps);
   const view = (row: Parameters<typeof toCronView>[0]) => toCronView(row, deps.config);
   return new ApiRouter('/api/agent-server/crons', 'Crons')
+    .access({ read: 'project:read', write: 'project:develop', project: { table: 'crons' } })
     .route<Validated<never, ListQ>>(
       {
         method: 'get',

@@ -42,6 +42,7 @@ function rowsBody(maxBytes: number) {
 export function datasetRoutes(deps: AppDeps): ApiRouter {
   const datasets = new DatasetsService(new DatasetsRepository(deps.db));
   return new ApiRouter('/api/agent-server/datasets', 'Datasets')
+    .access({ read: 'project:read', write: 'project:develop', project: { table: 'datasets' } })
     .route<Validated<never, ProjectQ, s.DatasetCreateBody>>(
       {
         method: 'post',

@@ -13,6 +13,7 @@ type ScopeQ = { project_id?: string };
 export function evalRoutes(deps: AppDeps): ApiRouter {
   const evals = new EvalsService(deps);
   return new ApiRouter('/api/agent-server/evals', 'Evals')
+    .access({ read: 'project:read', write: 'project:develop', project: { table: 'evals' } })
     .route<Validated<never, ProjectQ, s.EvalCreateBody>>(
       {
         method: 'post',

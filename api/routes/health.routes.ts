@@ -39,6 +39,7 @@ const check = Joi.object({ ok: Joi.boolean(), latency_ms: Joi.number(), error: J
 
 export function healthRoutes(deps: AppDeps): ApiRouter {
   return new ApiRouter('/api/agent-server/health', 'Health')
+    .access({ read: 'public', write: 'public' })
     .route(
       {
         method: 'get',

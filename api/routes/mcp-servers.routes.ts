@@ -16,6 +16,7 @@ export function mcpServerRoutes(deps: AppDeps): ApiRouter {
   const svc = new McpServersService(deps.db, deps.secrets, publicBaseUrl(deps.config));
   const oauth = new McpOAuthService(deps.db, deps.secrets, publicBaseUrl(deps.config));
   return new ApiRouter('/api/agent-server/mcp-servers', 'MCPServers')
+    .access({ read: 'project:read', write: 'project:develop', project: { table: 'mcp_servers' } })
     .route<Validated<never, Scope, s.McpServerCreateBody>>(
       {
         method: 'post',

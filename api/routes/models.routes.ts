@@ -21,6 +21,7 @@ const PARAMETERS_NOTE =
 export function modelRoutes(deps: AppDeps): ApiRouter {
   const models = new ModelsService(new ModelsRepository(deps.db), deps.db);
   return new ApiRouter('/api/agent-server/models', 'Models')
+    .access({ read: 'project:read', write: 'project:admin', project: { table: 'models' } })
     .route<Validated<never, ProjectId, s.ModelCreateBody>>(
       {
         method: 'post',

@@ -37,6 +37,7 @@ function page(ctx: Context, outcome: CallbackOutcome): void {
 export function oauthRoutes(deps: AppDeps): ApiRouter {
   const svc = new McpOAuthService(deps.db, deps.secrets, publicBaseUrl(deps.config));
   return new ApiRouter('/oauth', 'OAuth', { raw: true })
+    .access({ read: 'public', write: 'public' })
     .route<Validated<never, CallbackQuery>>(
       {
         method: 'get',

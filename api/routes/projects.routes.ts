@@ -1,4 +1,5 @@
 import type { AppDeps } from '../deps.js';
+import { visibleProjects } from '../../core/auth/principal.js';
 import { ApiRouter } from '../http/api-router.js';
 import { ok } from '../http/envelope.js';
 import type { Validated } from '../middleware/validate.js';
@@ -12,10 +13,16 @@ type Id = { id: string };
 export function projectRoutes(deps: AppDeps): ApiRouter {
   const projects = new ProjectsService(new ProjectsRepository(deps.db));
   return new ApiRouter('/api/agent-server/projects', 'Projects')
+    .access({
+      read: 'project:read',
+      write: 'project:admin',
+      project: { table: 'projects', projectColumn: 'id' },
+    })
     .route<Validated<never, never, s.ProjectCreateBody>>(
       {
         method: 'post',
         path: '/',
+        permission: 'org:admin',
         summary: 'Create a project',
         request: s.projectCreate,
         response: s.projectResponse,
@@ -26,11 +33,12 @@ export function projectRoutes(deps: AppDeps): ApiRouter {
       {
         method: 'get',
         path: '/',
+        permission: 'signed-in',
         summary: 'List projects, newest first',
         request: s.projectList,
         response: s.projectListResponse,
       },
-      async (ctx, { query }) => ok(ctx, await projects.list(query)),
+      async (ctx, { query }) => ok(ctx, await projects.list(query, visibleProjects(ctx.state.principal))),
     )
     .route<Validated<Id>>(
       {

@@ -15,6 +15,11 @@ export function promptRoutes(deps: AppDeps): ApiRouter {
   const movedBy = actorOf(deps.config);
   return (
     new ApiRouter('/api/agent-server/prompts', 'Prompts')
+      .access({
+        read: 'project:read',
+        write: 'project:develop',
+        project: { table: 'prompts', param: 'name', column: 'name' },
+      })
       .route<Validated<never, ProjectQ, s.PromptCreateBody>>(
         {
           method: 'post',

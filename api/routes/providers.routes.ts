@@ -22,6 +22,7 @@ export function providerRoutes(deps: AppDeps): ApiRouter {
     deps.logger,
   );
   return new ApiRouter('/api/agent-server/providers', 'Providers')
+    .access({ read: 'org:admin', write: 'org:admin' })
     .route<Validated<never, never, s.ProviderCreateBody>>(
       {
         method: 'post',

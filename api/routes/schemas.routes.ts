@@ -14,6 +14,7 @@ type ScopeQ = { project_id?: string };
 export function schemaRoutes(deps: AppDeps): ApiRouter {
   const schemas = new SchemasService(new SchemasRepository(deps.db));
   return new ApiRouter('/api/agent-server/schemas', 'Schemas')
+    .access({ read: 'project:read', write: 'project:develop', project: { table: 'schemas' } })
     .route<Validated<never, ProjectQ, s.SchemaCreateBody>>(
       {
         method: 'post',

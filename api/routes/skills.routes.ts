@@ -40,6 +40,7 @@ async function skillUploadBody(ctx: Context, next: Next): Promise<void> {
 export function skillRoutes(deps: AppDeps): ApiRouter {
   const svc = new SkillsService(deps.db, { sandboxEnabled: deps.config.sandboxEnabled });
   return new ApiRouter('/api/agent-server/agents', 'Agents')
+    .access({ read: 'project:read', write: 'project:develop', project: { table: 'agents' } })
     .route<Validated<IdName, OptScope, s.SkillPutBody>>(
       {
         method: 'put',

@@ -15,6 +15,7 @@ export function traceRoutes(deps: AppDeps): ApiRouter {
   );
   // The stats routes come first: `/stats/...` must not be taken for a trace id.
   return new ApiRouter('/api/agent-server/traces', 'Traces')
+    .access({ read: 'project:read', write: 'project:read' })
     .route<Validated<never, s.EndpointStatsQuery>>(
       {
         method: 'get',

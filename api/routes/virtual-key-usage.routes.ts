@@ -26,6 +26,7 @@ export function virtualKeyUsageRoutes(deps: AppDeps): ApiRouter {
   const keys = new VirtualKeysRepository(deps.db);
   const series = new UsageService(deps.db, () => deps.usage.flush());
   return new ApiRouter('/api/agent-server/virtual-keys', 'VirtualKeys')
+    .access({ read: 'org:admin', write: 'org:admin' })
     .route<Validated<{ id: string }, { start_time?: Date; end_time?: Date }>>(
       {
         method: 'get',

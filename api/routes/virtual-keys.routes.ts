@@ -16,6 +16,7 @@ export function virtualKeyRoutes(deps: AppDeps): ApiRouter {
     deps.gatewayKeys.clear(),
   );
   return new ApiRouter('/api/agent-server/virtual-keys', 'VirtualKeys')
+    .access({ read: 'org:admin', write: 'org:admin' })
     .route<Validated<never, never, s.VirtualKeyCreateBody>>(
       {
         method: 'post',

@@ -19,6 +19,7 @@ export function webhookRoutes(deps: AppDeps): ApiRouter[] {
     () => deps.temporal.client,
   );
   const byWebhook = new ApiRouter('/api/agent-server/webhooks', 'Webhooks')
+    .access({ read: 'project:read', write: 'project:develop', project: { table: 'webhooks' } })
     .route<Validated<never, ProjectQ, s.WebhookCreateBody>>(
       {
         method: 'post',
@@ -92,6 +93,7 @@ export function webhookRoutes(deps: AppDeps): ApiRouter[] {
       {
         method: 'post',
         path: '/:id/deliveries/:delivery_id/redeliver',
+        permission: 'project:operate',
         summary: 'Send a delivery again',
         description:
           'The same body and `webhook-id`, with a new round of attempts. 409 while the delivery is still ' +
@@ -103,6 +105,7 @@ export function webhookRoutes(deps: AppDeps): ApiRouter[] {
         ok(ctx, await hooks.redeliver(params.id, params.delivery_id, query.project_id)),
     );
   const byRun = new ApiRouter('/api/agent-server/runs', 'Webhooks')
+    .access({ read: 'project:read', write: 'project:operate' })
     .route<Validated<{ run_id: string }, ScopeQ & Page>>(
       {
         method: 'get',

@@ -100,8 +100,9 @@ export class ProjectsService {
     }
   }
 
-  async list(page: Page): Promise<Project[]> {
-    return (await this.projects.list(page)).map(toProject);
+  /** `only`: the projects a member holds a role in; undefined: every project. */
+  async list(page: Page, only?: string[]): Promise<Project[]> {
+    return (await this.projects.list(page, only)).map(toProject);
   }
 
   async get(id: string): Promise<Project> {

@@ -7,7 +7,8 @@ import { allowedHosts } from '../security/allowed-hosts.js';
 import { parseCorsOrigins } from '../security/cors-origins.js';
 import { egressSettings } from '../security/egress-policy.js';
 import type { TemporalTls } from '../temporal/connection-options.js';
-import type { Config, TracesSampler } from './config-types.js';
+import { authConfig } from './auth-config.js';
+import type { Config, GroupGrant, TracesSampler } from './config-types.js';
 
 /** What loadConfig resolved beside the schema: the settings that need cross-variable checks. */
 export interface ResolvedSettings {
@@ -15,6 +16,7 @@ export interface ResolvedSettings {
   temporalTls: TemporalTls | undefined;
   databaseSsl: DatabaseSsl | undefined;
   databasePool: { min: number; max: number };
+  groupRoles: Record<string, GroupGrant>;
 }
 
 /** `v`: the environment after `envSchema` (defaults applied, values converted). */
@@ -43,6 +45,7 @@ export function buildConfig(v: Record<string, unknown>, resolved: ResolvedSettin
       ? Buffer.from(v.SECRETS_KEY_PREVIOUS as string, 'base64')
       : undefined,
     adminToken: v.ADMIN_TOKEN as string | undefined,
+    auth: authConfig(v, resolved.groupRoles),
     publicUrl: v.PUBLIC_URL as string | undefined,
     allowedHosts: allowedHosts({
       allowedHosts: v.ALLOWED_HOSTS as string | undefined,

@@ -45,6 +45,8 @@ export interface Config {
   /** SECRETS_KEY_PREVIOUS: during a key rotation, tried when SECRETS_KEY cannot decrypt a stored secret. */
   secretsKeyPrevious: Buffer | undefined;
   adminToken: string | undefined;
+  /** Users, roles, SSO, SCIM and the audit log (core/auth/README.md). */
+  auth: AuthConfig;
   /** PUBLIC_URL: the server's own external address (its host is also an allowed Host). */
   publicUrl: string | undefined;
   /**
@@ -194,3 +196,38 @@ export const TRACES_SAMPLERS = [
   'parentbased_traceidratio',
 ] as const;
 export type TracesSampler = (typeof TRACES_SAMPLERS)[number];
+
+/** AUTH_MODE and what goes with it: see core/auth/README.md. */
+export interface AuthConfig {
+  /** AUTH_MODE: `open` (default) as before users existed; `users`: every non-public route needs a credential. */
+  mode: 'open' | 'users';
+  /** ADMIN_TOKEN_IN_USERS_MODE: in users mode ADMIN_TOKEN is a break-glass owner credential (audited); false refuses it. */
+  adminTokenInUsersMode: boolean;
+  /** AUTH_SETUP_TOKEN: a fixed one-time setup token for the first owner; unset: one is printed at start. */
+  setupToken: string | undefined;
+  /** AUTH_SESSION_TTL_SECONDS: how long a console session lasts (default 12 h). */
+  sessionTtlSeconds: number;
+  /** AUTH_GROUP_ROLES: JSON, a group name (SCIM group or OIDC groups claim) to the roles it gives. */
+  groupRoles: Record<string, GroupGrant>;
+  /** SCIM_TOKEN: the bearer token of /scim/v2; unset: SCIM answers 401 to everyone. */
+  scimToken: string | undefined;
+  /** OIDC_*: single sign-on; undefined when OIDC_ISSUER is not set. */
+  oidc:
+    | {
+        issuer: string;
+        clientId: string;
+        clientSecret: string | undefined;
+        scopes: string;
+        groupsClaim: string;
+        buttonLabel: string;
+      }
+    | undefined;
+  /** AUDIT_RETENTION_DAYS: audit events older than this are deleted (default 365). */
+  auditRetentionDays: number;
+}
+
+/** What membership of one group gives: an organisation role and/or roles in projects. */
+export interface GroupGrant {
+  org_role?: 'owner' | 'admin' | 'member';
+  projects?: Record<string, 'admin' | 'developer' | 'operator' | 'viewer'>;
+}

@@ -63,6 +63,23 @@ export const envSchema = Joi.object({
   SECRETS_KEY_PREVIOUS: base64Key32,
   ...connectionSchemaKeys,
   ADMIN_TOKEN: Joi.string().min(16).max(512),
+  AUTH_MODE: Joi.string().valid('open', 'users').default('open'),
+  ADMIN_TOKEN_IN_USERS_MODE: Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off').default(true),
+  AUTH_SETUP_TOKEN: Joi.string().min(16).max(512),
+  AUTH_SESSION_TTL_SECONDS: Joi.number()
+    .integer()
+    .min(60)
+    .max(30 * 86_400)
+    .default(12 * 3_600),
+  AUTH_GROUP_ROLES: Joi.string().max(65_536),
+  SCIM_TOKEN: Joi.string().min(16).max(512),
+  OIDC_ISSUER: Joi.string().uri({ scheme: ['http', 'https'] }),
+  OIDC_CLIENT_ID: Joi.string().max(512),
+  OIDC_CLIENT_SECRET: Joi.string().max(2_048),
+  OIDC_SCOPES: Joi.string().max(1_024).default('openid email profile'),
+  OIDC_GROUPS_CLAIM: Joi.string().max(200).default('groups'),
+  OIDC_BUTTON_LABEL: Joi.string().max(100).default('Sign in with SSO'),
+  AUDIT_RETENTION_DAYS: Joi.number().min(0.001).max(36_500).default(365),
   // Also where authorization servers send people back (/oauth/callback): no query or fragment.
   PUBLIC_URL: Joi.string()
     .uri({ scheme: ['http', 'https'] })

@@ -35,8 +35,11 @@ export class ProjectsRepository {
     return created!;
   }
 
-  async list(page: Page): Promise<DbProject[]> {
-    return this.db(ProjectsTableName)
+  /** `only`: just these projects (a member's, in users mode); undefined: all. */
+  async list(page: Page, only?: string[]): Promise<DbProject[]> {
+    const query = this.db(ProjectsTableName);
+    if (only) query.whereIn('id', only);
+    return query
       .select('*')
       .orderBy([
         { column: 'created_at', order: 'desc' },

@@ -136,7 +136,11 @@ describe('ADMIN_TOKEN covers what the router matched', () => {
     const doc = JSON.parse((await raw(api.url, 'GET', '/api/agent-server/openapi.json')).text) as {
       paths: Record<string, Record<string, { security?: unknown[] }>>;
     };
-    expect(doc.paths['/api/agent-server/providers']!.get!.security).toEqual([{ adminToken: [] }, {}]);
+    expect(doc.paths['/api/agent-server/providers']!.get!.security).toEqual([
+      { adminToken: [] },
+      { session: [] },
+      {},
+    ]);
     expect(doc.paths['/api/agent-server/health']!.get!.security).toEqual([]);
   });
 

@@ -70,7 +70,13 @@ describe('OpenAPI document', () => {
     };
     expect(full.servers).toEqual([expect.objectContaining({ url: '/' })]);
     expect(full.components.securitySchemes.adminToken).toMatchObject({ type: 'http', scheme: 'bearer' });
-    expect(full.paths['/api/agent-server/approvals']?.get?.security).toEqual([{ adminToken: [] }, {}]);
+    expect(full.paths['/api/agent-server/approvals']?.get?.security).toEqual([
+      { adminToken: [] },
+      { session: [] },
+      {},
+    ]);
+    expect(full.paths['/api/agent-server/approvals']?.get).toMatchObject({ 'x-permission': 'project:read' });
+    expect(full.paths['/api/agent-server/providers']?.post).toMatchObject({ 'x-permission': 'org:admin' });
   });
 
   it("documents the console's lists: run status as an array of the run statuses, usage buckets", () => {

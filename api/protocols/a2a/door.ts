@@ -125,6 +125,7 @@ export function a2aRouter(deps: AppDeps): ApiRouter {
   const services = a2aServices(deps);
   const params = Joi.object({ agent_id: Joi.string().max(200).required() });
   return new ApiRouter('/api/a2a/:agent_id', A2A_TAG, { raw: true })
+    .access({ read: 'project:read', write: 'project:operate' })
     .route(
       {
         method: 'get',

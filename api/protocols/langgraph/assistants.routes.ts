@@ -25,6 +25,7 @@ export function assistantsRoutes(deps: AppDeps): ApiRouter {
       {
         method: 'post',
         path: '/assistants',
+        permission: 'project:develop',
         summary: 'Create an assistant (a copy of the agent graph_id names)',
         description:
           "`graph_id` is an agent of the project (id or name): the new agent takes its settings (model, prompt, tools …) with the assistant's own name (default: the graph's with a short suffix), description, config, context and metadata. An `assistant_id` that exists is a 409, or the existing assistant with `if_exists: do_nothing`.",
@@ -40,6 +41,7 @@ export function assistantsRoutes(deps: AppDeps): ApiRouter {
       {
         method: 'post',
         path: '/assistants/search',
+        permission: 'project:read',
         summary: 'Search assistants by graph, metadata (containment) and name (substring)',
         request: { params: s.projectOnly, body: s.assistantSearch },
         response: s.assistantListResponse,
@@ -56,6 +58,7 @@ export function assistantsRoutes(deps: AppDeps): ApiRouter {
       {
         method: 'post',
         path: '/assistants/count',
+        permission: 'project:read',
         summary: 'Count assistants matching the filters',
         request: { params: s.projectOnly, body: s.assistantCount },
       },
@@ -81,6 +84,7 @@ export function assistantsRoutes(deps: AppDeps): ApiRouter {
       {
         method: 'patch',
         path: '/assistants/:assistant_id',
+        permission: 'project:develop',
         summary: 'Update an assistant: a new version of its agent',
         description:
           "Sets what is given; `metadata` is merged into the existing. Another `graph_id` gives the assistant that agent's settings.",
@@ -96,6 +100,7 @@ export function assistantsRoutes(deps: AppDeps): ApiRouter {
       {
         method: 'delete',
         path: '/assistants/:assistant_id',
+        permission: 'project:develop',
         summary: 'Delete an assistant (its agent; its threads keep their history)',
         request: { ...one, query: s.deleteQuery },
       },
@@ -165,6 +170,7 @@ export function assistantsRoutes(deps: AppDeps): ApiRouter {
       {
         method: 'post',
         path: '/assistants/:assistant_id/versions',
+        permission: 'project:read',
         summary: "List an assistant's versions (its agent's), newest first",
         request: { ...one, body: s.assistantVersions },
         response: s.assistantListResponse,
@@ -178,6 +184,7 @@ export function assistantsRoutes(deps: AppDeps): ApiRouter {
       {
         method: 'post',
         path: '/assistants/:assistant_id/latest',
+        permission: 'project:develop',
         summary: "Put one of the assistant's versions back in force (without a new version)",
         description:
           'As POST /api/agent-server/agents/{id}/versions/{version}/pin: a version naming a model or prompt that no longer exists is refused (422 naming the field).',

@@ -88,6 +88,7 @@ export function cronsRoutes(deps: AppDeps): ApiRouter {
       {
         method: 'post',
         path: '/runs/crons',
+        permission: 'project:develop',
         summary: 'Create a stateless cron (each run on a new thread)',
         description: DESCRIPTION,
         request: { params: s.projectOnly, body: s.cronCreate },
@@ -99,6 +100,7 @@ export function cronsRoutes(deps: AppDeps): ApiRouter {
       {
         method: 'post',
         path: '/threads/:thread_id/runs/crons',
+        permission: 'project:develop',
         summary: 'Create a cron on a thread (each run a turn of that thread)',
         description: DESCRIPTION,
         request: { params: s.threadParams, body: s.cronCreate },
@@ -110,6 +112,7 @@ export function cronsRoutes(deps: AppDeps): ApiRouter {
       {
         method: 'post',
         path: '/runs/crons/search',
+        permission: 'project:read',
         summary: 'Search crons by assistant, thread, metadata or enabled',
         request: { params: s.projectOnly, body: s.cronSearch },
       },
@@ -132,6 +135,7 @@ export function cronsRoutes(deps: AppDeps): ApiRouter {
       {
         method: 'post',
         path: '/runs/crons/count',
+        permission: 'project:read',
         summary: 'Count crons by assistant, thread, metadata or enabled',
         request: { params: s.projectOnly, body: s.cronCount },
       },
@@ -144,6 +148,7 @@ export function cronsRoutes(deps: AppDeps): ApiRouter {
       {
         method: 'patch',
         path: '/runs/crons/:cron_id',
+        permission: 'project:develop',
         summary: 'Update a cron (schedule, timezone, end_time, input, metadata, enabled, overlap_policy)',
         request: { params: s.cronParams, body: s.cronUpdate },
         response: s.cronResponse,
@@ -157,6 +162,7 @@ export function cronsRoutes(deps: AppDeps): ApiRouter {
       {
         method: 'delete',
         path: '/runs/crons/:cron_id',
+        permission: 'project:develop',
         summary: 'Delete a cron and its schedule',
         request: { params: s.cronParams },
       },

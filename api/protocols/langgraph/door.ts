@@ -17,7 +17,7 @@ export const protocolRouter = (path = ''): ApiRouter =>
     guard: protocolAuth,
     raw: true,
     apiKeyHeader: 'x-api-key',
-  });
+  }).access({ read: 'project:read', write: 'project:operate' });
 
 /** Every route's `project_id` path parameter. */
 export const projectParam = { project_id: Joi.string().guid().required() };

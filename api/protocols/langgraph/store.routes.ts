@@ -96,6 +96,7 @@ export function storeRoutes(deps: AppDeps): ApiRouter {
     {
       method: 'post',
       path: '/items/search',
+      permission: 'project:read',
       summary: 'Search items',
       description:
         'Items under `namespace_prefix` matching `filter` (equality, or `$eq` `$ne` `$gt` `$gte` `$lt` `$lte` ' +
@@ -127,6 +128,7 @@ export function storeRoutes(deps: AppDeps): ApiRouter {
     {
       method: 'post',
       path: '/namespaces',
+      permission: 'project:read',
       summary: 'List namespaces',
       description:
         '`prefix` and `suffix` take `*` for any label; `max_depth` cuts namespaces to that many labels.',

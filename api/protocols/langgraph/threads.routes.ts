@@ -61,6 +61,7 @@ export function threadsRoutes(deps: AppDeps, door: DoorServices): ApiRouter {
       {
         method: 'post',
         path: '/threads/search',
+        permission: 'project:read',
         summary: 'Search threads by metadata (containment), status or ids',
         request: { params: s.projectOnly, body: s.threadSearch },
       },
@@ -80,6 +81,7 @@ export function threadsRoutes(deps: AppDeps, door: DoorServices): ApiRouter {
       {
         method: 'post',
         path: '/threads/count',
+        permission: 'project:read',
         summary: 'Count threads',
         request: { params: s.projectOnly, body: s.threadCount },
       },
@@ -165,6 +167,7 @@ export function threadsRoutes(deps: AppDeps, door: DoorServices): ApiRouter {
       {
         method: 'post',
         path: '/threads/:thread_id/state/checkpoint',
+        permission: 'project:read',
         summary: "A thread's state at a checkpoint",
         request: { params: s.threadParams, body: s.stateCheckpointBody },
         response: s.threadStateResponse,
@@ -185,6 +188,7 @@ export function threadsRoutes(deps: AppDeps, door: DoorServices): ApiRouter {
       {
         method: 'post',
         path: '/threads/:thread_id/history',
+        permission: 'project:read',
         summary: "A thread's past states, newest first",
         request: { params: s.threadParams, body: s.historyBody },
       },

@@ -98,7 +98,10 @@ class McpEndpoint {
 /** The door's router: POST (every message), GET and DELETE (a 2025-11-25 session's stream and end). */
 export function mcpRouter(deps: AppDeps): ApiRouter {
   const endpoint = new McpEndpoint(deps);
-  const router = new ApiRouter(MCP_BASE, MCP_TAG, { guard: mcpAuth, raw: true });
+  const router = new ApiRouter(MCP_BASE, MCP_TAG, { guard: mcpAuth, raw: true }).access({
+    read: 'project:operate',
+    write: 'project:operate',
+  });
   const params = Joi.object({ project_id: Joi.string().guid().required() });
   const serve = (ctx: Context, input: { params: { project_id: string } }) =>
     endpoint.serve(ctx, input.params.project_id);
