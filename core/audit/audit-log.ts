@@ -1,0 +1,72 @@
+import type { Db } from '../db/knex.js';
+import type { Principal } from '../auth/principal.js';
+
+/**
+ * One entry of the audit log: who (the principal, or a named actor for what
+ * happens before anyone is signed in: a failed login, SCIM), what (`action`,
+ * e.g. `agent.update`, `auth.login_failed`), on what, from where, and the
+ * fields before and after (redacted by the writer: never a secret).
+ */
+export interface AuditInput {
+  actor:
+    | Principal
+    | { kind: 'anonymous' | 'scim' | 'setup' | 'system'; name: string; userId?: string };
+  action: string;
+  resourceType?: string;
+  resourceId?: string;
+  projectId?: string;
+  method?: string;
+  path?: string;
+  status?: number;
+  ip?: string;
+  userAgent?: string;
+  before?: unknown;
+  after?: unknown;
+  details?: Record<string, unknown>;
+}
+
+const actorType = (actor: AuditInput['actor']): string =>
+  actor.kind === 'user' && 'via' in actor ? (actor.via === 'token' ? 'api_token' : 'user') : actor.kind;
+
+/**
+ * Writes one audit event. Callers pass what happened; secrets are removed
+ * here (`redactForAudit`), so no caller can forget to.
+ */
+export async function recordAudit(db: Db, event: AuditInput): Promise<void> {
+  const actor = event.actor;
+  await db('audit_events').insert({
+    actor_type: actorType(actor),
+    actor_id: ('userId' in actor && actor.userId) || ('tokenId' in actor && actor.tokenId) || null,
+    actor_name: actor.name,
+    action: event.action,
+    resource_type: event.resourceType ?? null,
+    resource_id: event.resourceId ?? null,
+    project_id: event.projectId ?? null,
+    method: event.method ?? null,
+    path: event.path ?? null,
+    status: event.status ?? null,
+    ip: event.ip ?? null,
+    user_agent: event.userAgent ?? null,
+    before: event.before === undefined ? null : JSON.stringify(redactForAudit(event.before)),
+    after: event.after === undefined ? null : JSON.stringify(redactForAudit(event.after)),
+    details: event.details === undefined ? null : JSON.stringify(redactForAudit(event.details)),
+  });
+}
+
+/** Keys whose values are secrets, whatever object they sit in. */
+const SECRET_KEY =
+  /(^|_)(password|secret|token|api_key|apikey|authorization|cookie|client_secret|private_key|credentials?)(_|$)|_enc$|_hash$|^headers$/i;
+
+/** A copy of `value` with every secret-looking key's value replaced by "[redacted]". */
+export function redactForAudit(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(redactForAudit);
+  if (value instanceof Date) return value.toISOString();
+  if (value && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) {
+      out[k] = SECRET_KEY.test(k) && v !== null && v !== undefined ? '[redacted]' : redactForAudit(v);
+    }
+    return out;
+  }
+  return value;
+}
