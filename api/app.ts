@@ -7,6 +7,7 @@ import { agentProtocolCors } from './protocols/langgraph/cors.js';
 import { requestContext } from './middleware/request-id.js';
 import { tracing } from './middleware/tracing.js';
 import { httpMetrics } from './middleware/metrics.js';
+import { adminMayScrape } from './http/authenticate.js';
 import { currentTelemetry } from '../core/telemetry/telemetry.js';
 import { ApiRouter } from './http/api-router.js';
 import { BodyReader, requestBodies } from './http/body-reader.js';
@@ -23,7 +24,10 @@ export function createApp(deps: AppDeps): Koa {
   app.silent = true; // the error handler logs; Koa's default stderr dump would duplicate it
 
   // Before tracing: GET /metrics is answered untraced and uncounted; every other request is timed.
-  if (deps.config.metrics.enabled) app.use(httpMetrics(deps.config));
+  const access = { config: deps.config, db: deps.db };
+  const usersMode = deps.config.auth.mode === 'users';
+  if (deps.config.metrics.enabled)
+    app.use(httpMetrics(deps.config, usersMode ? adminMayScrape(access) : undefined));
   app.use(tracing(currentTelemetry()));
   app.use(requestContext(deps.logger));
   // Reads nothing: each route reads its body once matched and its caller authenticated. Outside the
@@ -46,7 +50,6 @@ export function createApp(deps: AppDeps): Koa {
   app.use(serveConsole(CONSOLE_DIST));
   app.use(gatewayRouter(deps).routes());
   const routers = buildRouters(deps);
-  const access = { config: deps.config, db: deps.db };
   const router = ApiRouter.mountAll(routers, { adminToken: deps.config.adminToken, access });
   app.use(router.routes());
   for (const mw of ApiRouter.allowedMethods(routers, router, deps.config.adminToken, access)) app.use(mw);

@@ -4,6 +4,7 @@ import type { Db } from '../../core/db/knex.js';
 import { ForbiddenError, UnauthorizedError } from '../../core/errors.js';
 import { principalOfApiToken, principalOfSession } from '../../core/auth/credentials.js';
 import { ownerPrincipal, type Principal } from '../../core/auth/principal.js';
+import { isOrgAdmin } from '../../core/auth/roles.js';
 import { bearerOf, sameSecret } from '../../core/auth/secrets.js';
 import { actorOf } from './actor.js';
 
@@ -67,5 +68,13 @@ export function openPrincipal(config: Pick<Config, 'adminToken'>): Middleware {
   return async function openPrincipalMiddleware(ctx: Context, next: Next): Promise<void> {
     ctx.state.principal = principal;
     await next();
+  };
+}
+
+/** Users mode's `/metrics` without METRICS_TOKEN: an organisation admin's credential (a 401 refusal stays a 401). */
+export function adminMayScrape(deps: AuthDeps): (ctx: Context) => Promise<boolean> {
+  return async (ctx) => {
+    const principal = await principalOf(deps, ctx).catch(() => undefined);
+    return principal !== undefined && isOrgAdmin(principal.orgRole);
   };
 }

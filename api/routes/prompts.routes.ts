@@ -1,3 +1,4 @@
+import type { Context } from 'koa';
 import type { AppDeps } from '../deps.js';
 import { ApiRouter } from '../http/api-router.js';
 import { actorOf } from '../http/actor.js';
@@ -12,7 +13,8 @@ type ProjectQ = { project_id: string };
 
 export function promptRoutes(deps: AppDeps): ApiRouter {
   const prompts = new PromptsService(new PromptsRepository(deps.db));
-  const movedBy = actorOf(deps.config);
+  // Who moved a label: the signed-in user or token in users mode, else the credential in use.
+  const movedBy = (ctx: Context) => ctx.state.principal?.name ?? actorOf(deps.config);
   return (
     new ApiRouter('/api/agent-server/prompts', 'Prompts')
       .access({
@@ -30,7 +32,7 @@ export function promptRoutes(deps: AppDeps): ApiRouter {
           request: s.promptCreate,
           response: s.promptResponse,
         },
-        async (ctx, { query, body }) => ok(ctx, await prompts.create(query.project_id, body, movedBy)),
+        async (ctx, { query, body }) => ok(ctx, await prompts.create(query.project_id, body, movedBy(ctx))),
       )
       .route<Validated<never, ProjectQ & Page>>(
         {
@@ -80,7 +82,7 @@ export function promptRoutes(deps: AppDeps): ApiRouter {
           response: s.versionResponse,
         },
         async (ctx, { params, query, body }) =>
-          ok(ctx, await prompts.addVersion(params.name, query.project_id, body, movedBy)),
+          ok(ctx, await prompts.addVersion(params.name, query.project_id, body, movedBy(ctx))),
       )
       .route<Validated<s.NameParams, s.ScopeQuery & Page>>(
         {
@@ -116,7 +118,7 @@ export function promptRoutes(deps: AppDeps): ApiRouter {
           response: s.versionResponse,
         },
         async (ctx, { params, query, body }) =>
-          ok(ctx, await prompts.setLabel(params.name, query.project_id, params.version, body, movedBy)),
+          ok(ctx, await prompts.setLabel(params.name, query.project_id, params.version, body, movedBy(ctx))),
       )
       .route<Validated<s.NameParams, s.ScopeQuery & Page>>(
         {

@@ -102,6 +102,7 @@ export function buildConfig(v: Record<string, unknown>, resolved: ResolvedSettin
     metrics: {
       enabled: v.METRICS_ENABLED as boolean,
       token: (v.METRICS_TOKEN ?? v.ADMIN_TOKEN) as string | undefined,
+      ownToken: v.METRICS_TOKEN as string | undefined,
       perKey: v.METRICS_PER_KEY as boolean,
       workerPort: v.WORKER_METRICS_PORT as number | undefined,
     },

@@ -152,6 +152,11 @@ export interface Config {
      * insists that one exists.
      */
     token: string | undefined;
+    /**
+     * METRICS_TOKEN alone: the API's `/metrics` in users mode takes it, else an
+     * organisation admin's credential (ADMIN_TOKEN among them while accepted).
+     */
+    ownToken: string | undefined;
     /** METRICS_PER_KEY: gateway metrics carry the virtual key id as a label (one series per key). */
     perKey: boolean;
     /** WORKER_METRICS_PORT: the worker serves `/metrics` on this port (0: any free port); unset: not at all. */

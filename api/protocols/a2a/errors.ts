@@ -98,7 +98,7 @@ function httpRpcError(caught: unknown, method: string): { status: number; code: 
     return {
       status,
       code: INVALID_REQUEST,
-      message: 'Unauthorized: send ADMIN_TOKEN as Authorization: Bearer <token>',
+      message: 'Unauthorized: send a token (an API token, or ADMIN_TOKEN) as Authorization: Bearer <token>',
     };
   if (status === 405 || status === 501)
     return { status, code: METHOD_NOT_FOUND, message: 'Method not allowed: POST JSON-RPC requests' };
