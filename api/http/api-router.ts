@@ -53,6 +53,12 @@ export interface DoorOptions {
   raw?: boolean;
   /** The header the door also takes ADMIN_TOKEN in (documented as an API key). */
   apiKeyHeader?: string;
+  /**
+   * The door's `guard` checks a credential of its own that belongs to no user
+   * (SCIM's token): it runs in users mode too, instead of the user check and
+   * the route's permission, which such a caller could never hold.
+   */
+  ownCredential?: boolean;
 }
 
 export interface RegisteredRoute extends RouteSpec {
@@ -66,6 +72,8 @@ export interface RegisteredRoute extends RouteSpec {
   raw?: boolean;
   /** The credential the door takes, when not ADMIN_TOKEN as a bearer token. */
   apiKeyHeader?: string;
+  /** Its door's own credential, not a user's, guards it in every mode (DoorOptions.ownCredential). */
+  ownCredential?: boolean;
 }
 
 type Handler<I> = (ctx: Context, input: I) => Promise<void> | void;
@@ -123,6 +131,7 @@ export class ApiRouter {
       ...(this.defaults?.project ? { project: this.defaults.project } : {}),
       ...(this.door.raw ? { raw: true } : {}),
       ...(this.door.apiKeyHeader ? { apiKeyHeader: this.door.apiKeyHeader } : {}),
+      ...(this.door.ownCredential ? { ownCredential: true } : {}),
       before,
       validateAndRun: [validate(spec.request ?? {}), run],
     });
@@ -150,6 +159,13 @@ export class ApiRouter {
       for (const m of r.mountable) {
         const body = WITH_BODY.has(m.method) ? [jsonBody] : [];
         const input = [...body, ...m.before];
+        if (m.ownCredential) {
+          // Its caller is no user and holds no role: its guard alone decides, in either mode.
+          const own = r.door.guard?.(opts.adminToken);
+          if (!own) throw new Error(`${m.fullPath}: a door with its own credential needs a guard`);
+          root[m.method](m.fullPath, own, ...input, ...m.validateAndRun);
+          continue;
+        }
         if (users) {
           const chain = m.public
             ? [...input, ...m.validateAndRun]
