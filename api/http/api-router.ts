@@ -171,7 +171,7 @@ export class ApiRouter {
             ? [...input, ...m.validateAndRun]
             : [
                 usersGuard(users, m.apiKeyHeader),
-                authorizeAnywhere(m),
+                authorizeAnywhere(users, m),
                 ...input,
                 ...m.validateAndRun.slice(0, 1),
                 authorizeProject(users, m),

@@ -19,12 +19,41 @@ const refusal = (route: Pick<RegisteredRoute, 'permission'>) =>
   new ForbiddenError(`needs ${route.permission}`, { permission: route.permission });
 
 /**
- * Before the body is read: a caller no project (nor the organisation role)
- * gives the route's permission is refused at once, whatever the input.
+ * The project a request names before its input is read: the path's
+ * `project_id`; the project of the resource its path names (raw path
+ * parameters: a malformed one names nothing, and validation answers it);
+ * or `?project_id=` on a route whose path names nothing else.
  */
-export function authorizeAnywhere(route: Pick<RegisteredRoute, 'permission'>): Middleware {
+async function namedProject(
+  deps: AccessRuntime,
+  ctx: Context,
+  route: Pick<RegisteredRoute, 'fullPath' | 'project'>,
+): Promise<string | undefined> {
+  const params = (ctx as { params?: Record<string, string> }).params ?? {};
+  const query = route.fullPath.includes(':') ? {} : { project_id: ctx.query.project_id };
+  const located = await projectOf(deps.db, route.project, { params, query }).catch(() => undefined);
+  return typeof located === 'string' && UUID.test(located) ? located : undefined;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Before the body is read: a caller no project (nor the organisation role)
+ * gives the route's permission is refused at once, whatever the input; so is
+ * one the project named by the path or query does not give it. The check
+ * after validation (authorizeProject) still decides for the input as read.
+ */
+export function authorizeAnywhere(
+  deps: AccessRuntime,
+  route: Pick<RegisteredRoute, 'permission' | 'fullPath' | 'project'>,
+): Middleware {
   return async function authorizeAnywhereMiddleware(ctx: Context, next: Next): Promise<void> {
-    if (!allows(principalIn(ctx), route.permission, 'any')) throw refusal(route);
+    const principal = principalIn(ctx);
+    if (!allows(principal, route.permission, 'any')) throw refusal(route);
+    if (route.permission.startsWith('project:') && !allows(principal, route.permission)) {
+      const named = await namedProject(deps, ctx, route);
+      if (named && !allows(principal, route.permission, named)) throw refusal(route);
+    }
     await next();
   };
 }
