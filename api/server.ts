@@ -9,6 +9,7 @@ import { createLogger, type Logger } from '../core/logger.js';
 import { setEgressPolicy } from '../core/security/egress-agent.js';
 import { currentTelemetry, installTelemetry } from '../core/telemetry/telemetry.js';
 import { installMetrics } from '../core/telemetry/metrics.js';
+import { announceSetupToken } from './services/setup-token.js';
 
 export interface ApiServer {
   url: string;
@@ -30,6 +31,7 @@ export async function startApiServer(
   // Process-wide like telemetry: provider and MCP calls connect through it (see core/security/).
   setEgressPolicy(config.egress);
   const deps = givenDeps ?? createDeps(config, logger);
+  await announceSetupToken(deps.db, config, logger);
   const app = createApp(deps);
   // Handlers still running when the listener closes (their clients may be gone)
   // must finish before the pools close under them.

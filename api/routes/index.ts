@@ -1,6 +1,7 @@
 import type { AppDeps } from '../deps.js';
 import type { ApiRouter } from '../http/api-router.js';
 import { agentRoutes } from './agents.routes.js';
+import { authRoutes } from './auth.routes.js';
 import { conversationRoutes } from './conversations.routes.js';
 import { converseRoutes } from './converse.routes.js';
 import { datasetRoutes } from './datasets.routes.js';
@@ -34,6 +35,7 @@ import { mcpRouters } from '../protocols/mcp/index.js';
 export function buildRouters(deps: AppDeps): ApiRouter[] {
   const routers: ApiRouter[] = [
     healthRoutes(deps),
+    authRoutes(deps),
     projectRoutes(deps),
     providerRoutes(deps),
     virtualKeyRoutes(deps),
