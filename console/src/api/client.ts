@@ -1,17 +1,28 @@
 import createClient, { type Middleware } from 'openapi-fetch';
 import type { paths } from './schema.js';
+import { authMode, csrfToken, endSession } from './session.js';
 import { adminToken, markTokenNeeded } from './token.js';
 
-/** Adds the admin token; a 401 forgets it and shows the token prompt. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Open mode: adds the admin token; a 401 forgets it and shows the token
+ * prompt. Users mode: the session cookie goes by itself (same origin), each
+ * change carries the session's CSRF token, and a 401 (the session expired,
+ * or its user was deactivated) shows the login page.
+ */
 const auth: Middleware = {
   onRequest({ request }) {
     const token = adminToken();
-    if (token) request.headers.set('authorization', `Bearer ${token}`);
+    if (token && authMode() === 'open') request.headers.set('authorization', `Bearer ${token}`);
+    const csrf = csrfToken();
+    if (csrf && !SAFE_METHODS.has(request.method)) request.headers.set('x-csrf-token', csrf);
     return request;
   },
   onResponse({ request, response }) {
-    if (response.status === 401)
-      markTokenNeeded(/^Bearer (.+)$/.exec(request.headers.get('authorization') ?? '')?.[1]);
+    if (response.status !== 401) return response;
+    if (authMode() === 'users') endSession();
+    else markTokenNeeded(/^Bearer (.+)$/.exec(request.headers.get('authorization') ?? '')?.[1]);
     return response;
   },
 };
@@ -81,6 +92,10 @@ export async function unwrap<T>(
 
 /** Headers for calls made with fetch directly (streams: EventSource cannot send Authorization). */
 export function authHeaders(): Record<string, string> {
+  const headers: Record<string, string> = {};
   const token = adminToken();
-  return token ? { authorization: `Bearer ${token}` } : {};
+  if (token && authMode() === 'open') headers.authorization = `Bearer ${token}`;
+  const csrf = csrfToken();
+  if (csrf) headers['x-csrf-token'] = csrf;
+  return headers;
 }

@@ -128,3 +128,20 @@ export type ServiceStat = Item<Data<'getApiAgentServerTracesStatsServices'>>;
 export type UsageSeries = Required<Data<'getApiAgentServerUsage'>>;
 export type KeySeries = Required<Data<'getApiAgentServerVirtualKeysIdUsageSeries'>>;
 export type KeyUsage = Required<Data<'getApiAgentServerVirtualKeysIdUsage'>>;
+
+// Users mode
+export type AuthConfig = Required<Data<'getApiAgentServerAuthConfig'>>;
+export type Session = Data<'getApiAgentServerAuthSession'>;
+export type LoginBody = Body<'postApiAgentServerAuthLogin'>;
+export type SetupBody = Body<'postApiAgentServerAuthSetup'>;
+export type User = Row<'getApiAgentServerUsers'>;
+export type UserBody = Body<'postApiAgentServerUsers'>;
+export type UserPatch = Body<'patchApiAgentServerUsersId'>;
+export type OrgRole = User['org_role'];
+export type Member = Row<'getApiAgentServerProjectsIdMembers'>;
+export type ProjectRole = Member['role'];
+export type ApiToken = Row<'getApiAgentServerTokens'>;
+export type ApiTokenBody = Body<'postApiAgentServerTokens'>;
+export type ApiTokenWithSecret = Required<Data<'postApiAgentServerTokens'>>;
+export type AuditEvent = Item<Data<'getApiAgentServerAuditEvents'>>;
+export type AuditFilters = Query<'getApiAgentServerAuditEvents'>;

@@ -3,10 +3,12 @@ import { useDisclosure } from '@mantine/hooks';
 import { Suspense } from 'react';
 import { NavLink as RouterLink, Outlet } from 'react-router';
 import { Loading } from '../components/loading.js';
+import { AccountMenu } from './account-menu.js';
+import { useAuth, useOrgAdmin } from './auth.js';
+import { AuthGate } from './auth-gate.js';
 import { ColorSchemeToggle } from './color-scheme-toggle.js';
 import classes from './layout.module.css';
 import { ProjectProvider, useProject } from './project.js';
-import { TokenGate } from './token-gate.js';
 import { COUNTED, useWaitingRuns } from './waiting-runs.js';
 
 const NAV = [
@@ -18,6 +20,12 @@ const NAV = [
   { to: '/evals', label: 'Evals' },
   { to: '/config', label: 'Configuration' },
   { to: '/usage', label: 'Usage' },
+];
+/** Users mode's own pages: one's API tokens, and the organisation's users and audit log for its admins. */
+const USERS_NAV = [
+  { to: '/tokens', label: 'API tokens', orgAdmin: false },
+  { to: '/users', label: 'Users', orgAdmin: true },
+  { to: '/audit', label: 'Audit log', orgAdmin: true },
 ];
 
 function ProjectPicker() {
@@ -52,7 +60,10 @@ function WaitingBadge() {
 
 /** The page links; on a narrow window choosing one closes the menu. */
 function Navigation({ onNavigate }: { onNavigate: () => void }) {
-  return NAV.map((n) => (
+  const auth = useAuth();
+  const orgAdmin = useOrgAdmin();
+  const shown = [...NAV, ...(auth.mode === 'users' ? USERS_NAV.filter((n) => orgAdmin || !n.orgAdmin) : [])];
+  return shown.map((n) => (
     <NavLink
       key={n.to}
       component={RouterLink}
@@ -65,14 +76,14 @@ function Navigation({ onNavigate }: { onNavigate: () => void }) {
 }
 
 /**
- * The shell: navigation, the project picker, the colour scheme, and the
- * token prompt when the API asks for one. Below the `md` breakpoint (a
+ * The shell: navigation, the project picker, the colour scheme, who is
+ * signed in, and the login page or token prompt when the API asks for one. Below the `md` breakpoint (a
  * tablet's 768 px included) the side bar folds behind the menu button.
  */
 export function Layout() {
   const [opened, { toggle, close }] = useDisclosure();
   return (
-    <TokenGate>
+    <AuthGate>
       <ProjectProvider>
         <Anchor href="#main" className={classes.skip}>
           Skip to content
@@ -94,6 +105,7 @@ export function Layout() {
               <Group gap="xs" wrap="nowrap">
                 <ColorSchemeToggle />
                 <ProjectPicker />
+                <AccountMenu />
               </Group>
             </Group>
           </AppShell.Header>
@@ -107,6 +119,6 @@ export function Layout() {
           </AppShell.Main>
         </AppShell>
       </ProjectProvider>
-    </TokenGate>
+    </AuthGate>
   );
 }

@@ -28,6 +28,8 @@ export const router = createBrowserRouter(
         { path: 'evals/*', lazy: () => import('../features/evals/route.js') },
         { path: 'config/*', lazy: () => import('../features/config/route.js') },
         { path: 'usage', lazy: () => import('../features/usage/route.js') },
+        // Where the identity provider's callback sends a failed sign-in (?error=); signed in, the app.
+        { path: 'login', element: <Navigate to="/" replace /> },
         { path: '*', element: <RouteError notFound /> },
       ],
     },
