@@ -8,8 +8,8 @@ const SCHEME = 'bearer';
 
 /**
  * The agent's card: who it is, its one JSON-RPC interface, streaming, push
- * notifications (webhook deliveries of the task's push configs), and how to authenticate: ADMIN_TOKEN as an HTTP
- * bearer token, or nothing when the server runs without one.
+ * notifications (webhook deliveries of the task's push configs), and how to authenticate: a bearer token (an
+ * API token in users mode, else ADMIN_TOKEN), or nothing when the server runs open without one.
  */
 export function agentCard(agent: A2aAgentRow, baseUrl: string, tokenRequired: boolean): AgentCard {
   const description = agent.description ?? `The agent ${agent.name}`;
@@ -32,7 +32,11 @@ export function agentCard(agent: A2aAgentRow, baseUrl: string, tokenRequired: bo
           [SCHEME]: {
             scheme: {
               $case: 'httpAuthSecurityScheme',
-              value: { description: "The server's ADMIN_TOKEN", scheme: 'Bearer', bearerFormat: '' },
+              value: {
+                description: 'An API token of this server (or, open mode, its ADMIN_TOKEN)',
+                scheme: 'Bearer',
+                bearerFormat: '',
+              },
             },
           },
         }

@@ -91,7 +91,7 @@ async function answer(
 /** One JSON-RPC request to an agent: version checked, dispatched by the SDK's transport to our tasks. */
 async function rpc(ctx: Context, services: A2aServices, deps: AppDeps): Promise<void> {
   const agent = await exposedAgent(services, agentIdOf(ctx));
-  const card = agentCard(agent, baseUrl(deps, ctx), Boolean(deps.config.adminToken));
+  const card = agentCard(agent, baseUrl(deps, ctx), tokenRequired(deps.config));
   ctx.set(A2A_VERSION_HEADER, A2A_PROTOCOL_VERSION);
   const body = (ctx.request as { body?: unknown }).body;
   const id = body && typeof body === 'object' ? (body as { id?: unknown }).id : null;
@@ -121,6 +121,10 @@ async function rpc(ctx: Context, services: A2aServices, deps: AppDeps): Promise<
 }
 
 /** The A2A door: each exposed agent's card (public) and its JSON-RPC endpoint (ADMIN_TOKEN as a bearer token). */
+/** A credential is asked: in users mode always (an API token), in open mode when ADMIN_TOKEN is set. */
+const tokenRequired = (config: AppDeps['config']): boolean =>
+  config.auth.mode === 'users' || Boolean(config.adminToken);
+
 export function a2aRouter(deps: AppDeps): ApiRouter {
   const services = a2aServices(deps);
   const params = Joi.object({ agent_id: Joi.string().max(200).required() });
@@ -141,7 +145,7 @@ export function a2aRouter(deps: AppDeps): ApiRouter {
       async (ctx) => {
         const agent = await exposedAgent(services, agentIdOf(ctx));
         ctx.set(A2A_VERSION_HEADER, A2A_PROTOCOL_VERSION);
-        ctx.body = AgentCard.toJSON(agentCard(agent, baseUrl(deps, ctx), Boolean(deps.config.adminToken)));
+        ctx.body = AgentCard.toJSON(agentCard(agent, baseUrl(deps, ctx), tokenRequired(deps.config)));
       },
     )
     .route(

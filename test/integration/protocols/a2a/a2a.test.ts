@@ -424,7 +424,12 @@ describe('A2A: agents as A2A agents through the official client', () => {
         unknown
       >;
       expect(card.securitySchemes).toEqual({
-        bearer: { httpAuthSecurityScheme: { scheme: 'Bearer', description: "The server's ADMIN_TOKEN" } },
+        bearer: {
+          httpAuthSecurityScheme: {
+            scheme: 'Bearer',
+            description: 'An API token of this server (or, open mode, its ADMIN_TOKEN)',
+          },
+        },
       });
       expect(card.securityRequirements).toEqual([{ schemes: { bearer: {} } }]);
       const refused = await fetch(url, {
