@@ -6,6 +6,7 @@ import { BodiesBusyError } from '../http/body-reader.js';
 import { isLangGraphPath, langGraphErrorResponse } from '../protocols/langgraph/errors.js';
 import { a2aErrorResponse, isA2aPath } from '../protocols/a2a/errors.js';
 import { isMcpPath, mcpErrorResponse } from '../protocols/mcp/errors.js';
+import { isScimPath, scimErrorResponse } from '../protocols/scim/errors.js';
 
 interface HttpLikeError {
   status?: number;
@@ -83,6 +84,8 @@ export function errorHandler() {
       if (isA2aPath(ctx.path)) return a2aErrorResponse(ctx, caught);
       // And the MCP door, whose clients read JSON-RPC errors.
       if (isMcpPath(ctx.path)) return mcpErrorResponse(ctx, caught);
+      // And SCIM, whose identity providers read its error schema.
+      if (isScimPath(ctx.path)) return scimErrorResponse(ctx, caught);
       const err = caught as HttpLikeError;
       const appErr = caught instanceof AppError ? caught : (fromPostgres(err) ?? fromHttpError(err));
       const status = appErr?.status ?? 500;

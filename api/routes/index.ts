@@ -27,6 +27,7 @@ import { cronRoutes } from './crons.routes.js';
 import { langGraphRouters } from '../protocols/langgraph/index.js';
 import { a2aRouter } from '../protocols/a2a/door.js';
 import { mcpRouters } from '../protocols/mcp/index.js';
+import { scimRouters } from '../protocols/scim/index.js';
 
 /**
  * Every router of the API, in one list: the app mounts them and the OpenAPI
@@ -61,6 +62,7 @@ export function buildRouters(deps: AppDeps): ApiRouter[] {
     ...langGraphRouters(deps),
     a2aRouter(deps),
     ...mcpRouters(deps),
+    ...scimRouters(deps),
   ];
   routers.push(docsRoutes(() => routers.flatMap((r) => r.routes)));
   return routers;
