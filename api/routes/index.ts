@@ -11,6 +11,7 @@ import { healthRoutes } from './health.routes.js';
 import { mcpServerRoutes } from './mcp-servers.routes.js';
 import { a2aAgentRoutes } from './a2a-agents.routes.js';
 import { oauthRoutes } from './oauth.routes.js';
+import { oidcRoutes } from './oidc.routes.js';
 import { modelRoutes } from './models.routes.js';
 import { projectRoutes } from './projects.routes.js';
 import { promptRoutes } from './prompts.routes.js';
@@ -45,6 +46,7 @@ export function buildRouters(deps: AppDeps): ApiRouter[] {
     mcpServerRoutes(deps),
     a2aAgentRoutes(deps),
     oauthRoutes(deps),
+    oidcRoutes(deps),
     agentRoutes(deps),
     skillRoutes(deps),
     promptRoutes(deps),

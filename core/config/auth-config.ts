@@ -61,6 +61,7 @@ export function authConfig(v: Record<string, unknown>, groupRoles: Record<string
             scopes: v.OIDC_SCOPES as string,
             groupsClaim: v.OIDC_GROUPS_CLAIM as string,
             buttonLabel: v.OIDC_BUTTON_LABEL as string,
+            jit: v.OIDC_JIT as boolean,
           },
     auditRetentionDays: v.AUDIT_RETENTION_DAYS as number,
   };

@@ -225,6 +225,8 @@ export interface AuthConfig {
         scopes: string;
         groupsClaim: string;
         buttonLabel: string;
+        /** OIDC_JIT: a person the provider signs in with no account here gets one, as a member (default true). */
+        jit: boolean;
       }
     | undefined;
   /** AUDIT_RETENTION_DAYS: audit events older than this are deleted (default 365). */

@@ -79,6 +79,7 @@ export const envSchema = Joi.object({
   OIDC_SCOPES: Joi.string().max(1_024).default('openid email profile'),
   OIDC_GROUPS_CLAIM: Joi.string().max(200).default('groups'),
   OIDC_BUTTON_LABEL: Joi.string().max(100).default('Sign in with SSO'),
+  OIDC_JIT: Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off').default(true),
   AUDIT_RETENTION_DAYS: Joi.number().min(0.001).max(36_500).default(365),
   // Also where authorization servers send people back (/oauth/callback): no query or fragment.
   PUBLIC_URL: Joi.string()

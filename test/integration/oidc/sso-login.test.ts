@@ -1,0 +1,287 @@
+/**
+ * Single sign-on against a real OpenID provider (oidc-provider, its own login
+ * form), the person's browser played by following redirects by hand: the
+ * session cookie it ends with works, the groups claim gives roles through
+ * AUTH_GROUP_ROLES, a state works once, a deactivated user is refused, and
+ * every outcome is in the audit log.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { credentialDigest } from '../../../core/auth/secrets.js';
+import { createDb, type Db } from '../../../core/db/knex.js';
+import {
+  SSO_CLIENT_ID,
+  SSO_CLIENT_SECRET,
+  signInAtProvider,
+  startLoginProvider,
+  type AccountClaims,
+  type LoginProvider,
+} from '../../fixtures/oidc-login-provider.js';
+import { startTestApi, type TestApi } from '../../helpers/api.js';
+import { uniqueName } from '../../helpers/factories.js';
+import { freePort } from '../../helpers/ports.js';
+import { databaseUrl } from '../../helpers/services.js';
+
+const LOGIN = '/api/agent-server/auth/oidc/login';
+const CALLBACK = '/api/agent-server/auth/oidc/callback';
+
+interface Landing {
+  status: number;
+  location: string;
+  /** The session cookie's value, when one was set. */
+  session: string | undefined;
+  setCookie: string[];
+}
+
+describe('single sign-on with OpenID Connect', () => {
+  let provider: LoginProvider;
+  let api: TestApi;
+  /** A second replica-like API with OIDC_JIT=false. */
+  let noJit: TestApi;
+  let db: Db;
+
+  beforeAll(async () => {
+    const [port, noJitPort] = [await freePort(), await freePort()];
+    const base = `http://127.0.0.1:${port}`;
+    const noJitBase = `http://127.0.0.1:${noJitPort}`;
+    provider = await startLoginProvider([base + CALLBACK, noJitBase + CALLBACK]);
+    const env = {
+      AUTH_MODE: 'users',
+      OIDC_ISSUER: provider.issuer,
+      OIDC_CLIENT_ID: SSO_CLIENT_ID,
+      OIDC_CLIENT_SECRET: SSO_CLIENT_SECRET,
+      AUTH_GROUP_ROLES: JSON.stringify({ admins: { org_role: 'admin' } }),
+    };
+    api = await startTestApi({ ...env, PORT: String(port), PUBLIC_URL: base });
+    noJit = await startTestApi({ ...env, PORT: String(noJitPort), PUBLIC_URL: noJitBase, OIDC_JIT: 'false' });
+    db = createDb(databaseUrl());
+  });
+  afterAll(async () => {
+    await api?.close();
+    await noJit?.close();
+    await db?.destroy();
+    await provider?.close();
+  });
+
+  /** A subject of its own per test, with these claims at the provider. */
+  function account(claims: AccountClaims = {}): string {
+    const sub = `sso-${randomUUID().slice(0, 8)}`;
+    provider.accounts.set(sub, claims);
+    return sub;
+  }
+
+  /** GET /login as the console's button does: the provider's URL. */
+  async function startLogin(on: TestApi, returnTo?: string): Promise<string> {
+    const query = returnTo === undefined ? '' : `?return_to=${encodeURIComponent(returnTo)}`;
+    const res = await fetch(`${on.url}${LOGIN}${query}`, { redirect: 'manual' });
+    expect(res.status).toBe(302);
+    const location = res.headers.get('location')!;
+    expect(location.startsWith(`${provider.issuer}/`), location).toBe(true);
+    return location;
+  }
+
+  async function land(url: string): Promise<Landing> {
+    const res = await fetch(url, { redirect: 'manual' });
+    await res.body?.cancel();
+    const setCookie = res.headers.getSetCookie();
+    const session = setCookie.map((c) => /^ags_session=([^;]+)/.exec(c)?.[1]).find((v) => v !== undefined);
+    return { status: res.status, location: res.headers.get('location') ?? '', session, setCookie };
+  }
+
+  /** The whole login: our button, the provider's form as `sub`, back to our callback. */
+  async function signIn(sub: string, opts: { on?: TestApi; returnTo?: string } = {}) {
+    const on = opts.on ?? api;
+    const callbackUrl = await signInAtProvider(await startLogin(on, opts.returnTo), sub, on.url + CALLBACK);
+    return { callbackUrl, landing: await land(callbackUrl) };
+  }
+
+  const errorOf = (landing: Landing) => {
+    expect(landing.status).toBe(302);
+    const url = new URL(landing.location, api.url);
+    expect(url.pathname).toBe('/console/login');
+    return url.searchParams.get('error') ?? '';
+  };
+
+  const withSession = (session: string, csrf?: string) => ({
+    cookie: `ags_session=${session}`,
+    ...(csrf ? { 'x-csrf-token': csrf } : {}),
+  });
+
+  async function csrfOf(session: string): Promise<string> {
+    const row = await db('user_sessions')
+      .where({ token_hash: credentialDigest(session) })
+      .first<{ csrf_token: string }>('csrf_token');
+    return row.csrf_token;
+  }
+
+  const userOf = (sub: string) =>
+    db('users')
+      .where({ oidc_issuer: `${provider.issuer}`, oidc_subject: sub })
+      .first() as Promise<
+      { id: string; user_name: string; org_role: string; idp_groups: string[]; active: boolean } | undefined
+    >;
+
+  const auditOf = (action: string, since: Date) =>
+    db('audit_events').where({ action }).where('at', '>=', since).orderBy('at') as Promise<
+      Array<{ actor_type: string; actor_id: string | null; details: Record<string, unknown> }>
+    >;
+
+  it('signs a new person in as a member, sends them back to where they were, and the cookie is a session', async () => {
+    const since = new Date(Date.now() - 1_000);
+    const sub = account({ email: `${uniqueName('ann')}@example.test`, email_verified: true, name: 'Ann' });
+    const { landing } = await signIn(sub, { returnTo: '/console/agents?tab=all' });
+    expect(landing.status).toBe(302);
+    expect(landing.location).toBe('/console/agents?tab=all');
+    expect(landing.session).toBeDefined();
+    const cookie = landing.setCookie.find((c) => c.startsWith('ags_session='))!;
+    expect(cookie).toMatch(/HttpOnly/i);
+    expect(cookie).toMatch(/SameSite=Lax/i);
+
+    const user = await userOf(sub);
+    expect(user).toMatchObject({ org_role: 'member', active: true, idp_groups: [] });
+    const projects = await api.request(
+      'GET',
+      '/api/agent-server/projects',
+      undefined,
+      withSession(landing.session!),
+    );
+    expect(projects.status, projects.text).toBe(200);
+    expect((await api.request('GET', '/api/agent-server/projects')).status).toBe(401);
+
+    const logins = (await auditOf('auth.login', since)).filter((e) => e.actor_id === user!.id);
+    expect(logins).toHaveLength(1);
+    expect(logins[0]!.actor_type).toBe('user');
+    expect(logins[0]!.details).toMatchObject({ method: 'oidc', subject: sub, provisioned: true });
+    expect(JSON.stringify(logins)).not.toContain(landing.session);
+  });
+
+  it('maps the groups claim to roles: a member of "admins" may create a provider, someone in no group may not', async () => {
+    const admin = account({ groups: ['admins', 'staff'] });
+    const plain = account({ groups: ['staff'] });
+    const asAdmin = (await signIn(admin)).landing.session!;
+    const asPlain = (await signIn(plain)).landing.session!;
+    expect((await userOf(admin))!.idp_groups).toEqual(['admins', 'staff']);
+
+    const body = { name: uniqueName('sso-provider'), provider_type: 'openai', api_key: 'sk-test-0123456789' };
+    const made = await api.request(
+      'POST',
+      '/api/agent-server/providers',
+      body,
+      withSession(asAdmin, await csrfOf(asAdmin)),
+    );
+    expect(made.status, made.text).toBe(200);
+    const refused = await api.request(
+      'POST',
+      '/api/agent-server/providers',
+      { ...body, name: uniqueName('sso-provider') },
+      withSession(asPlain, await csrfOf(asPlain)),
+    );
+    expect(refused.status, refused.text).toBe(403);
+
+    // The claim is read at every login: out of the group at the provider, out of the role here.
+    provider.accounts.set(admin, { groups: [] });
+    const again = (await signIn(admin)).landing.session!;
+    const now = await api.request(
+      'POST',
+      '/api/agent-server/providers',
+      { ...body, name: uniqueName('sso-provider') },
+      withSession(again, await csrfOf(again)),
+    );
+    expect(now.status, now.text).toBe(403);
+  });
+
+  it('accepts a state once: the same callback again is refused and makes no session', async () => {
+    const since = new Date(Date.now() - 1_000);
+    const sub = account();
+    const { callbackUrl, landing } = await signIn(sub);
+    expect(landing.session).toBeDefined();
+    const replay = await land(callbackUrl);
+    expect(replay.session).toBeUndefined();
+    expect(errorOf(replay)).toMatch(/expired or was already used/);
+    const failed = await auditOf('auth.login_failed', since);
+    expect(failed.some((e) => e.details.reason === 'unknown_state' && e.actor_type === 'anonymous')).toBe(
+      true,
+    );
+  });
+
+  it('refuses a deactivated user, and says so', async () => {
+    const since = new Date(Date.now() - 1_000);
+    const sub = account();
+    expect((await signIn(sub)).landing.session).toBeDefined();
+    const user = (await userOf(sub))!;
+    await db('users').where({ id: user.id }).update({ active: false });
+    const { landing } = await signIn(sub);
+    expect(landing.session).toBeUndefined();
+    expect(errorOf(landing)).toMatch(/deactivated/);
+    const failed = (await auditOf('auth.login_failed', since)).filter((e) => e.actor_id === user.id);
+    expect(failed.map((e) => e.details.reason)).toEqual(['deactivated']);
+  });
+
+  it('links an existing account by a verified email, never by an unverified one', async () => {
+    const verified = `${uniqueName('carol')}@example.test`;
+    const [carol] = await db('users')
+      .insert({ user_name: verified, email: verified })
+      .returning<Array<{ id: string }>>('id');
+    const { landing } = await signIn(account({ email: verified.toUpperCase(), email_verified: true }));
+    expect(landing.session).toBeDefined();
+    const row = await db('user_sessions')
+      .where({ token_hash: credentialDigest(landing.session!) })
+      .first<{ user_id: string }>('user_id');
+    expect(row.user_id).toBe(carol!.id);
+
+    const unverified = `${uniqueName('dave')}@example.test`;
+    await db('users').insert({ user_name: unverified, email: unverified });
+    const refused = (await signIn(account({ email: unverified, email_verified: false }))).landing;
+    expect(refused.session).toBeUndefined();
+    expect(errorOf(refused)).toMatch(/already exists/);
+  });
+
+  it('sends the person back only inside the console', async () => {
+    for (const returnTo of [
+      'https://evil.example/console/',
+      '//evil.example/console/',
+      '/api/agent-server/projects',
+      '/console/../x',
+    ])
+      expect((await signIn(account(), { returnTo })).landing.location, returnTo).toBe('/console/');
+    expect((await signIn(account())).landing.location).toBe('/console/');
+    expect((await signIn(account(), { returnTo: '/console' })).landing.location).toBe('/console');
+  });
+
+  it('ends a refused or broken callback on the sign-in page, never an error page', async () => {
+    const location = new URL(await startLogin(api, '/console/'));
+    const state = location.searchParams.get('state')!;
+    const cancelled = await land(
+      `${api.url}${CALLBACK}?error=access_denied&state=${state}&iss=${encodeURIComponent(provider.issuer)}`,
+    );
+    expect(errorOf(cancelled)).toMatch(/did not sign you in/);
+    expect(errorOf(await land(`${api.url}${CALLBACK}`))).toMatch(/expired or was already used/);
+    expect(errorOf(await land(`${api.url}${CALLBACK}?state=nope&code=x`))).toMatch(
+      /expired or was already used/,
+    );
+  });
+
+  it('answers 404 where single sign-on is not configured', async () => {
+    const plain = await startTestApi({ AUTH_MODE: 'users' });
+    try {
+      for (const path of [LOGIN, CALLBACK]) {
+        const res = await plain.request('GET', path);
+        expect(res.status, path).toBe(404);
+        expect(res.body).toMatchObject({ error: true, status: 404 });
+      }
+    } finally {
+      await plain.close();
+    }
+  });
+
+  it('with OIDC_JIT=false signs in only people who already have an account', async () => {
+    const sub = account();
+    const refused = (await signIn(sub, { on: noJit })).landing;
+    expect(refused.session).toBeUndefined();
+    expect(new URL(refused.location, noJit.url).searchParams.get('error')).toMatch(/no account here yet/);
+    expect(await userOf(sub)).toBeUndefined();
+    // Made by the other server (or an administrator, or SCIM): now it works here too.
+    expect((await signIn(sub)).landing.session).toBeDefined();
+    expect((await signIn(sub, { on: noJit })).landing.session).toBeDefined();
+  });
+});
