@@ -14,6 +14,7 @@ import { oauthRoutes } from './oauth.routes.js';
 import { oidcRoutes } from './oidc.routes.js';
 import { modelRoutes } from './models.routes.js';
 import { projectRoutes } from './projects.routes.js';
+import { projectMemberRoutes } from './project-members.routes.js';
 import { promptRoutes } from './prompts.routes.js';
 import { providerRoutes } from './providers.routes.js';
 import { runListRoutes } from './runs.routes.js';
@@ -21,6 +22,7 @@ import { schemaRoutes } from './schemas.routes.js';
 import { skillRoutes } from './skills.routes.js';
 import { traceRoutes } from './traces.routes.js';
 import { usageRoutes } from './usage.routes.js';
+import { userRoutes } from './users.routes.js';
 import { virtualKeyRoutes } from './virtual-keys.routes.js';
 import { virtualKeyUsageRoutes } from './virtual-key-usage.routes.js';
 import { webhookRoutes } from './webhooks.routes.js';
@@ -38,7 +40,9 @@ export function buildRouters(deps: AppDeps): ApiRouter[] {
   const routers: ApiRouter[] = [
     healthRoutes(deps),
     authRoutes(deps),
+    userRoutes(deps),
     projectRoutes(deps),
+    projectMemberRoutes(deps),
     providerRoutes(deps),
     virtualKeyRoutes(deps),
     virtualKeyUsageRoutes(deps),
