@@ -22,6 +22,7 @@ import { schemaRoutes } from './schemas.routes.js';
 import { skillRoutes } from './skills.routes.js';
 import { traceRoutes } from './traces.routes.js';
 import { usageRoutes } from './usage.routes.js';
+import { tokenRoutes } from './tokens.routes.js';
 import { userRoutes } from './users.routes.js';
 import { virtualKeyRoutes } from './virtual-keys.routes.js';
 import { virtualKeyUsageRoutes } from './virtual-key-usage.routes.js';
@@ -41,6 +42,7 @@ export function buildRouters(deps: AppDeps): ApiRouter[] {
     healthRoutes(deps),
     authRoutes(deps),
     userRoutes(deps),
+    tokenRoutes(deps),
     projectRoutes(deps),
     projectMemberRoutes(deps),
     providerRoutes(deps),
