@@ -30,6 +30,7 @@ import { createSandboxManager } from './sandbox/create-sandbox-manager.js';
 import { loadSandboxConfig, type SandboxConfig } from './sandbox/sandbox-config.js';
 import { SandboxReaper } from './sandbox/sandbox-reaper.js';
 import type { SandboxManager } from './sandbox/sandbox-manager.js';
+import { pruneAuditEvents } from '../core/audit/audit-events.js';
 
 const require = createRequire(import.meta.url);
 
@@ -172,7 +173,8 @@ export async function startWorker(
     maxHeartbeatThrottleInterval: '400 ms',
   });
   // Housekeeping: stream events of long-finished runs, ended webhook deliveries (one replica
-  // prunes each at a time), budget reservations of workers that died, and expired memory store items.
+  // prunes each at a time), budget reservations of workers that died, expired memory store items, and
+  // audit events older than AUDIT_RETENTION_DAYS.
   const runEvents = new RunEventsRepository(db);
   const deliveries = new WebhooksRepository(db);
   const reservations = new BudgetsRepository(db);
@@ -190,6 +192,9 @@ export async function startWorker(
     void storeItems
       .pruneExpired()
       .catch((err: unknown) => logger.warn({ err }, 'expired memory store items prune failed'));
+    void pruneAuditEvents(db, config.auth.auditRetentionDays).catch((err: unknown) =>
+      logger.warn({ err }, 'audit events retention prune failed'),
+    );
   };
   const pruneTimer = setInterval(pruneRunEventsNow, config.session.runEventsPruneIntervalMs);
   pruneTimer.unref();

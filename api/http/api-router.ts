@@ -8,6 +8,7 @@ import { jsonBody } from './body-reader.js';
 import { authorizeAnywhere, authorizeProject, type AccessRuntime } from './authorize.js';
 import { openPrincipal, usersGuard } from './authenticate.js';
 import type { ProjectLocator } from './project-of.js';
+import { auditNameOf, auditSnapshot, auditTrail, snapshotLocator } from './audit.js';
 
 export type HttpMethod = 'get' | 'post' | 'patch' | 'put' | 'delete';
 
@@ -36,6 +37,11 @@ export interface RouteSpec {
    * `public` routes need nothing.
    */
   permission?: Permission;
+  /**
+   * The audit log's name for the route's rows, instead of the one derived from
+   * its path (api/http/audit.ts); `false` for a route that records its own events.
+   */
+  audit?: string | false;
 }
 
 /** A router's default permissions, and where the project of its `:id` is found. */
@@ -145,7 +151,9 @@ export class ApiRouter {
    * router matched; in users mode the permission is checked next (does any
    * project give it?), then the JSON body is read (POST, PATCH, PUT), so
    * neither an unknown path nor a refused caller has its body read; once the
-   * input is valid, the project it names must give it.
+   * input is valid, the project it names must give it. The audit trail
+   * comes first, in both modes, so it sees refusals too; its snapshot of the
+   * changed row is read last, just before the handler (api/http/audit.ts).
    */
   static mountAll(
     routers: ApiRouter[],
@@ -155,9 +163,15 @@ export class ApiRouter {
     const users = opts.access?.config.auth.mode === 'users' ? opts.access : undefined;
     const adminGuard = adminAuth(opts.adminToken);
     const open = openPrincipal({ adminToken: opts.adminToken });
+    const db = opts.access?.db;
+    const paths = new Set(routers.flatMap((r) => r.mountable.map((m) => m.fullPath)));
     for (const r of routers)
       for (const m of r.mountable) {
         const body = WITH_BODY.has(m.method) ? [jsonBody] : [];
+        const audit = db ? auditNameOf(m, paths) : undefined;
+        const locator = snapshotLocator(m, audit);
+        const trail = db && audit ? [auditTrail(db, m, audit)] : [];
+        const snapshot = db && locator ? [auditSnapshot(db, locator)] : [];
         const input = [...body, ...m.before];
         if (m.ownCredential) {
           // Its caller is no user and holds no role: its guard alone decides, in either mode.
@@ -170,11 +184,13 @@ export class ApiRouter {
           const chain = m.public
             ? [...input, ...m.validateAndRun]
             : [
+                ...trail,
                 usersGuard(users, m.apiKeyHeader),
                 authorizeAnywhere(users, m),
                 ...input,
                 ...m.validateAndRun.slice(0, 1),
                 authorizeProject(users, m),
+                ...snapshot,
                 ...m.validateAndRun.slice(1),
               ];
           root[m.method](m.fullPath, ...chain);
@@ -182,7 +198,16 @@ export class ApiRouter {
         }
         const guard = r.door.guard ? r.door.guard(opts.adminToken) : adminGuard;
         const guarded = guard && !m.public ? [guard] : [];
-        root[m.method](m.fullPath, ...guarded, open, ...input, ...m.validateAndRun);
+        root[m.method](
+          m.fullPath,
+          ...trail,
+          ...guarded,
+          open,
+          ...input,
+          ...m.validateAndRun.slice(0, 1),
+          ...snapshot,
+          ...m.validateAndRun.slice(1),
+        );
       }
     return root;
   }

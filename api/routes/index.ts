@@ -28,6 +28,7 @@ import { virtualKeyRoutes } from './virtual-keys.routes.js';
 import { virtualKeyUsageRoutes } from './virtual-key-usage.routes.js';
 import { webhookRoutes } from './webhooks.routes.js';
 import { cronRoutes } from './crons.routes.js';
+import { auditEventRoutes } from './audit-events.routes.js';
 import { langGraphRouters } from '../protocols/langgraph/index.js';
 import { a2aRouter } from '../protocols/a2a/door.js';
 import { mcpRouters } from '../protocols/mcp/index.js';
@@ -67,6 +68,7 @@ export function buildRouters(deps: AppDeps): ApiRouter[] {
     traceRoutes(deps),
     ...webhookRoutes(deps),
     cronRoutes(deps),
+    auditEventRoutes(deps),
     ...langGraphRouters(deps),
     a2aRouter(deps),
     ...mcpRouters(deps),

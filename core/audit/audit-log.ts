@@ -1,5 +1,6 @@
 import type { Db } from '../db/knex.js';
 import type { Principal } from '../auth/principal.js';
+import { REDACTED, redactText } from '../security/redact.js';
 
 /**
  * One entry of the audit log: who (the principal, or a named actor for what
@@ -8,9 +9,7 @@ import type { Principal } from '../auth/principal.js';
  * fields before and after (redacted by the writer: never a secret).
  */
 export interface AuditInput {
-  actor:
-    | Principal
-    | { kind: 'anonymous' | 'scim' | 'setup' | 'system'; name: string; userId?: string };
+  actor: Principal | { kind: 'anonymous' | 'scim' | 'setup' | 'system'; name: string; userId?: string };
   action: string;
   resourceType?: string;
   resourceId?: string;
@@ -53,20 +52,39 @@ export async function recordAudit(db: Db, event: AuditInput): Promise<void> {
   });
 }
 
-/** Keys whose values are secrets, whatever object they sit in. */
+/** Keys whose values are secrets, whatever object they sit in: their value is replaced. */
 const SECRET_KEY =
-  /(^|_)(password|secret|token|api_key|apikey|authorization|cookie|client_secret|private_key|credentials?)(_|$)|_enc$|_hash$|^headers$/i;
+  /(^|_)(password|secret|token|api_key|apikey|authorization|cookie|client_secret|private_key|credentials?)(_|$)/i;
+/** Columns holding a secret in another form (sealed, digested): left out altogether, not even "[redacted]". */
+const SEALED_KEY = /_(enc|hash)$/i;
 
-/** A copy of `value` with every secret-looking key's value replaced by "[redacted]". */
+/**
+ * A copy of `value` fit for the audit log: sealed columns (`*_enc`,
+ * `*_hash`) dropped, every secret-looking key's value replaced by
+ * "[redacted]", a header map's values replaced (its names kept: which headers
+ * changed is worth knowing), and credential-shaped text in any other string
+ * (a URL's userinfo or `?api_key=`, a bearer token, a known key format)
+ * redacted as logs are (core/security/redact.ts).
+ */
 export function redactForAudit(value: unknown): unknown {
+  if (typeof value === 'string') return redactText(value);
   if (Array.isArray(value)) return value.map(redactForAudit);
   if (value instanceof Date) return value.toISOString();
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value)) {
-      out[k] = SECRET_KEY.test(k) && v !== null && v !== undefined ? '[redacted]' : redactForAudit(v);
+      if (SEALED_KEY.test(k)) continue;
+      if (v === null || v === undefined) out[k] = v;
+      else if (SECRET_KEY.test(k)) out[k] = REDACTED;
+      else if (/^headers$/i.test(k)) out[k] = redactHeaderValues(v);
+      else out[k] = redactForAudit(v);
     }
     return out;
   }
   return value;
 }
+
+const redactHeaderValues = (headers: unknown): unknown =>
+  headers && typeof headers === 'object' && !Array.isArray(headers)
+    ? Object.fromEntries(Object.keys(headers).map((name) => [name, REDACTED]))
+    : REDACTED;
