@@ -93,7 +93,7 @@ describe('users mode: API tokens', () => {
     const audit = await env
       .db('audit_events')
       .where({ action: 'token.create', resource_id: ci.id })
-      .first<unknown>();
+      .first<Record<string, unknown> | undefined>('*');
     expect(audit).toMatchObject({ actor_name: 'mia' });
     expect(JSON.stringify(await env.db('audit_events').select('*'))).not.toContain(secret);
   });
@@ -180,7 +180,7 @@ describe('users mode: API tokens', () => {
     const audit = await env
       .db('audit_events')
       .where({ action: 'token.revoke', resource_id: made.body.data.id })
-      .first<unknown>();
+      .first<Record<string, unknown> | undefined>('*');
     expect(audit).toMatchObject({ actor_name: 'mia' });
 
     // An organisation admin revokes anyone's.
