@@ -66,7 +66,7 @@ describe('SCIM credential', () => {
     const bare = await startTestApi({ AUTH_MODE: 'users' });
     try {
       for (const token of [undefined, SCIM_TOKEN]) {
-        const res = await scimClient(bare.url, token)('GET', '/Users');
+        const res = await scimClient(bare.url, token)('GET', '/ServiceProviderConfig');
         expect(res.status).toBe(401);
         expect(res.body).toMatchObject({ schemas: [ERROR], status: '401' });
       }
@@ -242,5 +242,41 @@ describe('SCIM Users', () => {
       before: { active: true },
       after: { active: false, user_name: userName },
     });
+  });
+});
+
+describe('SCIM discovery', () => {
+  it('describes what it supports, its resource types and their schemas', async () => {
+    const config = await scim('GET', '/ServiceProviderConfig');
+    expect(config.status).toBe(200);
+    expect(config.body).toMatchObject({
+      schemas: ['urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig'],
+      patch: { supported: true },
+      filter: { supported: true, maxResults: 200 },
+      bulk: { supported: false },
+      authenticationSchemes: [{ type: 'oauthbearertoken' }],
+    });
+    const types = await scim<ListResponse<{ id: string; endpoint: string; schema: string }>>(
+      'GET',
+      '/ResourceTypes',
+    );
+    expect(types.body.Resources.map((t) => [t.id, t.endpoint, t.schema])).toEqual([
+      ['User', '/Users', USER],
+      ['Group', '/Groups', 'urn:ietf:params:scim:schemas:core:2.0:Group'],
+    ]);
+    expect((await scim('GET', '/ResourceTypes/User')).body).toMatchObject({
+      id: 'User',
+      meta: { resourceType: 'ResourceType' },
+    });
+    const schemas = await scim<ListResponse<{ id: string; attributes: Array<{ name: string }> }>>(
+      'GET',
+      '/Schemas',
+    );
+    const user = schemas.body.Resources.find((s) => s.id === USER)!;
+    expect(user.attributes.map((a) => a.name)).toEqual(
+      expect.arrayContaining(['userName', 'emails', 'active']),
+    );
+    expect((await scim('GET', `/Schemas/${USER}`)).status).toBe(200);
+    expect((await scim('GET', '/Schemas/urn:nope')).body).toMatchObject({ schemas: [ERROR], status: '404' });
   });
 });
