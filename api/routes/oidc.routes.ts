@@ -52,7 +52,7 @@ export function oidcRoutes(deps: AppDeps): ApiRouter {
       },
       async (ctx, { query }) => {
         requireEnabled();
-        const started = await svc.begin(query.return_to);
+        const started = await svc.begin(ctx, query.return_to);
         redirect(ctx, 'url' in started ? started.url : loginPageWith(started.refused));
       },
     )

@@ -14,11 +14,26 @@ import { startSession } from './sessions.js';
 const FLOW_TTL_MS = 10 * 60_000;
 
 export const OIDC_CALLBACK_PATH = '/api/agent-server/auth/oidc/callback';
+
+/**
+ * The browser that began a login holds its state in this cookie, and the
+ * callback wants it back: a callback URL with someone else's code and state
+ * (login CSRF, RFC 6749 §10.12) cannot sign a victim into the sender's
+ * account. Sent only to the callback; SameSite=Lax, since the provider's
+ * redirect back is a top-level GET from another site.
+ */
+export const FLOW_COOKIE = 'ags_oidc_state';
+
+function flowCookie(config: Config, value: string, maxAgeSeconds: number): string {
+  const secure = config.publicUrl?.startsWith('https:') ? '; Secure' : '';
+  return `${FLOW_COOKIE}=${value}; Path=${OIDC_CALLBACK_PATH}; Max-Age=${maxAgeSeconds}; HttpOnly; SameSite=Lax${secure}`;
+}
 const DEFAULT_RETURN_TO = '/console/';
 
 /** Why a login did not end in a session: the audit log's `reason`, and the sentence the person reads. */
 const REFUSALS = {
   unknown_state: 'This sign-in link has expired or was already used. Please sign in again.',
+  other_browser: 'This sign-in was started in another browser or tab. Please sign in again.',
   provider_unavailable: 'The identity provider could not be reached. Please try again later.',
   provider_error: 'The identity provider did not sign you in.',
   invalid_response: 'The identity provider’s answer could not be verified.',
@@ -89,7 +104,7 @@ export class OidcLoginService {
   }
 
   /** The provider's URL to send the person to, or a refusal when the provider cannot be reached. */
-  async begin(returnTo: string | undefined): Promise<{ url: string } | { refused: string }> {
+  async begin(ctx: Context, returnTo: string | undefined): Promise<{ url: string } | { refused: string }> {
     try {
       const { url, secrets } = await this.client!.start();
       await this.db('oidc_login_flows').where('expires_at', '<', this.db.fn.now()).delete();
@@ -100,6 +115,7 @@ export class OidcLoginService {
         return_to: safeReturnTo(returnTo),
         expires_at: new Date(Date.now() + FLOW_TTL_MS),
       });
+      ctx.append('Set-Cookie', flowCookie(this.config, secrets.state, FLOW_TTL_MS / 1000));
       return { url };
     } catch (err) {
       this.logger.warn({ err: messageOf(err) }, 'single sign-on could not start');
@@ -125,6 +141,9 @@ export class OidcLoginService {
     state: string | undefined,
     providerError: string | undefined,
   ): Promise<CallbackOutcome> {
+    const began = ctx.cookies.get(FLOW_COOKIE);
+    if (state && began) ctx.append('Set-Cookie', flowCookie(this.config, '', 0));
+    if (state && began !== state) return this.refuse(ctx, began ? 'other_browser' : 'unknown_state', {});
     // Taken and deleted at once: a state works once, on whichever replica sees it first.
     const flow = state
       ? await this.db('oidc_login_flows')
@@ -214,6 +233,8 @@ export class OidcLoginService {
       if (byEmail) {
         if (byEmail.oidc_subject && byEmail.oidc_issuer === identity.issuer)
           return { reason: 'linked_elsewhere' };
+        // Refused by the caller as it stands, not linked first.
+        if (!byEmail.active) return { user: byEmail };
         await this.db('users')
           .where({ id: byEmail.id })
           .update({ oidc_issuer: identity.issuer, oidc_subject: identity.subject });

@@ -70,18 +70,24 @@ describe('single sign-on with OpenID Connect', () => {
     return sub;
   }
 
-  /** GET /login as the console's button does: the provider's URL. */
-  async function startLogin(on: TestApi, returnTo?: string): Promise<string> {
+  /**
+   * GET /login as the console's button does: the provider's URL, and the
+   * cookie tying the login to this browser (sent back to the callback).
+   */
+  async function startLogin(on: TestApi, returnTo?: string): Promise<{ location: string; began: string }> {
     const query = returnTo === undefined ? '' : `?return_to=${encodeURIComponent(returnTo)}`;
     const res = await fetch(`${on.url}${LOGIN}${query}`, { redirect: 'manual' });
     expect(res.status).toBe(302);
     const location = res.headers.get('location')!;
     expect(location.startsWith(`${provider.issuer}/`), location).toBe(true);
-    return location;
+    const cookie = res.headers.getSetCookie().find((c) => c.startsWith('ags_oidc_state='))!;
+    expect(cookie).toMatch(/HttpOnly/i);
+    expect(cookie).toContain(`Path=${CALLBACK}`);
+    return { location, began: cookie.split(';')[0]! };
   }
 
-  async function land(url: string): Promise<Landing> {
-    const res = await fetch(url, { redirect: 'manual' });
+  async function land(url: string, began?: string): Promise<Landing> {
+    const res = await fetch(url, { redirect: 'manual', headers: began ? { cookie: began } : {} });
     await res.body?.cancel();
     const setCookie = res.headers.getSetCookie();
     const session = setCookie.map((c) => /^ags_session=([^;]+)/.exec(c)?.[1]).find((v) => v !== undefined);
@@ -91,8 +97,9 @@ describe('single sign-on with OpenID Connect', () => {
   /** The whole login: our button, the provider's form as `sub`, back to our callback. */
   async function signIn(sub: string, opts: { on?: TestApi; returnTo?: string } = {}) {
     const on = opts.on ?? api;
-    const callbackUrl = await signInAtProvider(await startLogin(on, opts.returnTo), sub, on.url + CALLBACK);
-    return { callbackUrl, landing: await land(callbackUrl) };
+    const { location, began } = await startLogin(on, opts.returnTo);
+    const callbackUrl = await signInAtProvider(location, sub, on.url + CALLBACK);
+    return { callbackUrl, began, landing: await land(callbackUrl, began) };
   }
 
   const errorOf = (landing: Landing) => {
@@ -193,15 +200,30 @@ describe('single sign-on with OpenID Connect', () => {
   it('accepts a state once: the same callback again is refused and makes no session', async () => {
     const since = new Date(Date.now() - 1_000);
     const sub = account();
-    const { callbackUrl, landing } = await signIn(sub);
+    const { callbackUrl, began, landing } = await signIn(sub);
     expect(landing.session).toBeDefined();
-    const replay = await land(callbackUrl);
+    const replay = await land(callbackUrl, began);
     expect(replay.session).toBeUndefined();
     expect(errorOf(replay)).toMatch(/expired or was already used/);
     const failed = await auditOf('auth.login_failed', since);
     expect(failed.some((e) => e.details.reason === 'unknown_state' && e.actor_type === 'anonymous')).toBe(
       true,
     );
+  });
+
+  it("refuses a callback this browser did not begin: someone else's code and state make no session", async () => {
+    // Login CSRF: the sender signs in at the provider and hands their callback URL to someone else.
+    const sender = await startLogin(api);
+    const callbackUrl = await signInAtProvider(sender.location, account(), api.url + CALLBACK);
+    const receiver = await startLogin(api);
+    const elsewhere = await land(callbackUrl, receiver.began);
+    expect(elsewhere.session).toBeUndefined();
+    expect(errorOf(elsewhere)).toMatch(/started in another browser/);
+    const noCookie = await land(callbackUrl);
+    expect(noCookie.session).toBeUndefined();
+    expect(errorOf(noCookie)).toMatch(/expired or was already used/);
+    // Neither used the state up: the browser that began the login still finishes it.
+    expect((await land(callbackUrl, sender.began)).session).toBeDefined();
   });
 
   it('refuses a deactivated user, and says so', async () => {
@@ -249,10 +271,11 @@ describe('single sign-on with OpenID Connect', () => {
   });
 
   it('ends a refused or broken callback on the sign-in page, never an error page', async () => {
-    const location = new URL(await startLogin(api, '/console/'));
-    const state = location.searchParams.get('state')!;
+    const started = await startLogin(api, '/console/');
+    const state = new URL(started.location).searchParams.get('state')!;
     const cancelled = await land(
       `${api.url}${CALLBACK}?error=access_denied&state=${state}&iss=${encodeURIComponent(provider.issuer)}`,
+      started.began,
     );
     expect(errorOf(cancelled)).toMatch(/did not sign you in/);
     expect(errorOf(await land(`${api.url}${CALLBACK}`))).toMatch(/expired or was already used/);
