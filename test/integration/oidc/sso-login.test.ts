@@ -251,6 +251,13 @@ describe('single sign-on with OpenID Connect', () => {
       .first<{ user_id: string }>('user_id');
     expect(row.user_id).toBe(carol!.id);
 
+    // A deactivated account is refused, and not linked on the way.
+    const inactive = `${uniqueName('erin')}@example.test`;
+    await db('users').insert({ user_name: inactive, email: inactive, active: false });
+    const erin = account({ email: inactive, email_verified: true });
+    expect(errorOf((await signIn(erin)).landing)).toMatch(/deactivated/);
+    expect(await userOf(erin)).toBeUndefined();
+
     const unverified = `${uniqueName('dave')}@example.test`;
     await db('users').insert({ user_name: unverified, email: unverified });
     const refused = (await signIn(account({ email: unverified, email_verified: false }))).landing;
@@ -294,6 +301,24 @@ describe('single sign-on with OpenID Connect', () => {
       }
     } finally {
       await plain.close();
+    }
+  });
+
+  it('sends the person back to the sign-in page when the provider cannot be reached', async () => {
+    const gone = await freePort();
+    const unreachable = await startTestApi({
+      AUTH_MODE: 'users',
+      OIDC_ISSUER: `http://127.0.0.1:${gone}`,
+      OIDC_CLIENT_ID: SSO_CLIENT_ID,
+    });
+    try {
+      const res = await fetch(`${unreachable.url}${LOGIN}`, { redirect: 'manual' });
+      expect(res.status).toBe(302);
+      const location = new URL(res.headers.get('location')!, unreachable.url);
+      expect(location.pathname).toBe('/console/login');
+      expect(location.searchParams.get('error')).toMatch(/could not be reached/);
+    } finally {
+      await unreachable.close();
     }
   });
 
