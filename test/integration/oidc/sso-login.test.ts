@@ -2,8 +2,9 @@
  * Single sign-on against a real OpenID provider (oidc-provider, its own login
  * form), the person's browser played by following redirects by hand: the
  * session cookie it ends with works, the groups claim gives roles through
- * AUTH_GROUP_ROLES, a state works once, a deactivated user is refused, and
- * every outcome is in the audit log.
+ * AUTH_GROUP_ROLES, a state works once and only in the browser that began
+ * the login, another replica finishes what one began, a deactivated user is
+ * refused, and every outcome is in the audit log.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -38,6 +39,8 @@ describe('single sign-on with OpenID Connect', () => {
   let api: TestApi;
   /** A second replica-like API with OIDC_JIT=false. */
   let noJit: TestApi;
+  /** How `api` was configured but its port: a replica behind the same PUBLIC_URL. */
+  let apiEnv: Record<string, string>;
   let db: Db;
 
   beforeAll(async () => {
@@ -52,7 +55,8 @@ describe('single sign-on with OpenID Connect', () => {
       OIDC_CLIENT_SECRET: SSO_CLIENT_SECRET,
       AUTH_GROUP_ROLES: JSON.stringify({ admins: { org_role: 'admin' } }),
     };
-    api = await startTestApi({ ...env, PORT: String(port), PUBLIC_URL: base });
+    apiEnv = { ...env, PUBLIC_URL: base };
+    api = await startTestApi({ ...apiEnv, PORT: String(port) });
     noJit = await startTestApi({ ...env, PORT: String(noJitPort), PUBLIC_URL: noJitBase, OIDC_JIT: 'false' });
     db = createDb(databaseUrl());
   });
@@ -301,6 +305,28 @@ describe('single sign-on with OpenID Connect', () => {
       }
     } finally {
       await plain.close();
+    }
+  });
+
+  it('finishes on another replica a login one replica began', async () => {
+    // A second replica behind the same PUBLIC_URL: the callback may reach either.
+    const replica = await startTestApi({ ...apiEnv, PORT: '0' });
+    try {
+      const sub = account({ name: 'Rita' });
+      const { location, began } = await startLogin(api);
+      const callbackUrl = new URL(await signInAtProvider(location, sub, api.url + CALLBACK));
+      const landing = await land(`${replica.url}${CALLBACK}${callbackUrl.search}`, began);
+      expect(landing.location).toBe('/console/');
+      expect(landing.session).toBeDefined();
+      const projects = await api.request(
+        'GET',
+        '/api/agent-server/projects',
+        undefined,
+        withSession(landing.session!),
+      );
+      expect(projects.status, projects.text).toBe(200);
+    } finally {
+      await replica.close();
     }
   });
 
