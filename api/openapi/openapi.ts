@@ -85,7 +85,8 @@ export function buildOpenApi(routes: RegisteredRoute[], info: { version: string 
     const schemes = route.apiKeyHeader
       ? [{ adminToken: [] }, { apiKey: [] }, { session: [] }, {}]
       : [{ adminToken: [] }, { session: [] }, {}];
-    op.security = route.public ? [] : schemes;
+    // A door with a credential of its own (SCIM) takes that one alone.
+    op.security = route.public ? [] : route.ownCredential ? [{ scimToken: [] }] : schemes;
     // What the caller must hold in users mode (core/auth/roles.ts).
     op['x-permission'] = route.permission;
     if (!route.public) {
@@ -131,6 +132,12 @@ export function buildOpenApi(routes: RegisteredRoute[], info: { version: string 
             'An API token (users mode), or ADMIN_TOKEN when the server sets one. In users mode each operation needs ' +
             'the permission its `x-permission` names: public, signed-in, org:read, org:admin, or ' +
             'project:read|operate|develop|admin in the project the request is about.',
+        },
+        scimToken: {
+          type: 'http',
+          scheme: 'bearer',
+          description:
+            'SCIM_TOKEN: the credential of /scim/v2, and of nothing else (no user permission applies there)',
         },
         session: {
           type: 'apiKey',

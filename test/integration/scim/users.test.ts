@@ -62,6 +62,19 @@ describe('SCIM credential', () => {
     expect(res.status).toBe(401);
   });
 
+  it('is documented in the OpenAPI document as taking SCIM_TOKEN alone', async () => {
+    const res = await fetch(`${api.url}/api/agent-server/openapi.json`);
+    const doc = (await res.json()) as {
+      paths: Record<string, Record<string, { security: unknown[]; tags: string[] }>>;
+      components: { securitySchemes: Record<string, unknown> };
+    };
+    expect(doc.paths['/scim/v2/Users']?.post).toMatchObject({
+      tags: ['SCIM provisioning'],
+      security: [{ scimToken: [] }],
+    });
+    expect(doc.components.securitySchemes.scimToken).toMatchObject({ type: 'http', scheme: 'bearer' });
+  });
+
   it('answers 401 to everyone in users mode when no SCIM_TOKEN is configured', async () => {
     const bare = await startTestApi({ AUTH_MODE: 'users' });
     try {
