@@ -17,13 +17,14 @@ function grantsOf(auth: AuthState): Grants {
 }
 
 /**
- * Whether the user may do what `need` names in the project the pages work in:
- * pages hide (not just disable) what the API would refuse. Always true in open mode.
+ * Whether the user may do what `need` names in `projectId`, by default the
+ * project the pages work in: pages hide (not just disable) what the API would
+ * refuse. Always true in open mode.
  */
-export function useCan(): (need: Need) => boolean {
+export function useCan(): (need: Need, projectId?: string) => boolean {
   const auth = useAuth();
   const { project } = useProject();
-  return (need) => allows(grantsOf(auth), need, project?.id);
+  return (need, projectId = project?.id) => allows(grantsOf(auth), need, projectId);
 }
 
 /** Whether the user manages the organisation (users, audit log, providers, keys); true in open mode. */

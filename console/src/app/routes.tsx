@@ -28,6 +28,10 @@ export const router = createBrowserRouter(
         { path: 'evals/*', lazy: () => import('../features/evals/route.js') },
         { path: 'config/*', lazy: () => import('../features/config/route.js') },
         { path: 'usage', lazy: () => import('../features/usage/route.js') },
+        // Users mode's pages: one's API tokens; the organisation's users and audit log (its admins).
+        { path: 'tokens', lazy: () => import('../features/tokens/route.js') },
+        { path: 'users', lazy: () => import('../features/users/route.js') },
+        { path: 'audit', lazy: () => import('../features/audit/route.js') },
         // Where the identity provider's callback sends a failed sign-in (?error=); signed in, the app.
         { path: 'login', element: <Navigate to="/" replace /> },
         { path: '*', element: <RouteError notFound /> },

@@ -7,6 +7,7 @@ import { Loading } from '../../../components/loading.js';
 import { AuthorizationActions, AuthorizationBadge } from '../shared/authorization.js';
 import { NeedProject } from '../shared/need-project.js';
 import { ResourcePage } from '../shared/resource-page.js';
+import { useCan } from '../../../app/auth.js';
 import { A2aForm } from './a2a-form.js';
 import { a2aAuthorization, useA2aAgents, useDeleteA2aAgent, useInspectA2a } from './queries.js';
 
@@ -51,8 +52,10 @@ function InspectSkills({ agent }: { agent: A2aAgent }) {
 
 function A2aAgents({ projectId }: { projectId: string }) {
   const [inspecting, setInspecting] = useState<A2aAgent | null>(null);
+  const can = useCan();
   return (
     <ResourcePage<A2aAgent>
+      need="develop"
       title="A2A agents"
       what="A2A agent"
       intro="Remote agents speaking A2A that this project's agents may call: each skill on the agent's card is a tool. Authorize one whose card asks for OAuth sign-in."
@@ -70,19 +73,21 @@ function A2aAgents({ projectId }: { projectId: string }) {
         },
       ]}
       remove={useDeleteA2aAgent(projectId)}
-      rowExtras={(a) => (
-        <>
-          <AuthorizationActions projectId={projectId} target={a} calls={a2aAuthorization} />
-          <Button
-            size="compact-sm"
-            variant="light"
-            onClick={() => setInspecting(a)}
-            aria-label={`Inspect ${a.name}`}
-          >
-            Inspect
-          </Button>
-        </>
-      )}
+      rowExtras={(a) =>
+        can('develop') && (
+          <>
+            <AuthorizationActions projectId={projectId} target={a} calls={a2aAuthorization} />
+            <Button
+              size="compact-sm"
+              variant="light"
+              onClick={() => setInspecting(a)}
+              aria-label={`Inspect ${a.name}`}
+            >
+              Inspect
+            </Button>
+          </>
+        )
+      }
       form={(item, close) => <A2aForm projectId={projectId} item={item} onDone={close} />}
     >
       <Modal

@@ -30,6 +30,7 @@ function Agents({ projectId }: { projectId: string }) {
   const promptName = (id: string) => prompts.data?.find((p) => p.id === id)?.name ?? id;
   return (
     <ResourcePage<Agent>
+      need="develop"
       title="Agents"
       what="agent"
       intro="What a session runs: a model, a prompt, tools (MCP servers, the sandbox), skills, a summarizer and limits."

@@ -35,6 +35,7 @@ export function KeysPage() {
   const providerName = (id: string) => providers.data?.find((p) => p.id === id)?.name ?? id;
   return (
     <ResourcePage<VirtualKey>
+      need="org:admin"
       title="Virtual keys"
       what="virtual key"
       intro="Keys applications present to the gateway: which providers and models they may call, rate limits, budgets and fallbacks. The secret is shown once."

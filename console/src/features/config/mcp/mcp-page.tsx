@@ -4,14 +4,17 @@ import type { McpServer } from '../../../api/types.js';
 import { AuthorizationActions, AuthorizationBadge } from '../shared/authorization.js';
 import { NeedProject } from '../shared/need-project.js';
 import { ResourcePage } from '../shared/resource-page.js';
+import { useCan } from '../../../app/auth.js';
 import { InspectTools } from './inspect.js';
 import { McpForm } from './mcp-form.js';
 import { mcpAuthorization, useDeleteMcpServer, useMcpServers } from './queries.js';
 
 function McpServers({ projectId }: { projectId: string }) {
   const [inspecting, setInspecting] = useState<McpServer | null>(null);
+  const can = useCan();
   return (
     <ResourcePage<McpServer>
+      need="develop"
       title="MCP servers"
       what="MCP server"
       intro="Tool servers this project's agents may use. Inspect one to see the tools it offers; Authorize one that wants OAuth sign-in."
@@ -30,19 +33,21 @@ function McpServers({ projectId }: { projectId: string }) {
         },
       ]}
       remove={useDeleteMcpServer(projectId)}
-      rowExtras={(s) => (
-        <>
-          <AuthorizationActions projectId={projectId} target={s} calls={mcpAuthorization} />
-          <Button
-            size="compact-sm"
-            variant="light"
-            onClick={() => setInspecting(s)}
-            aria-label={`Inspect ${s.name}`}
-          >
-            Inspect
-          </Button>
-        </>
-      )}
+      rowExtras={(s) =>
+        can('develop') && (
+          <>
+            <AuthorizationActions projectId={projectId} target={s} calls={mcpAuthorization} />
+            <Button
+              size="compact-sm"
+              variant="light"
+              onClick={() => setInspecting(s)}
+              aria-label={`Inspect ${s.name}`}
+            >
+              Inspect
+            </Button>
+          </>
+        )
+      }
       form={(item, close) => <McpForm projectId={projectId} item={item} onDone={close} />}
     >
       <Modal

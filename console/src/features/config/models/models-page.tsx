@@ -23,6 +23,7 @@ function Models({ projectId }: { projectId: string }) {
     id ? (providers.data?.find((p) => p.id === id)?.name ?? id) : 'only one of its type';
   return (
     <ResourcePage<Model>
+      need="admin"
       title="Models"
       what="model"
       intro="Models this project's agents use: the provider-side model id, the provider, sampling parameters and pricing (for cost in usage and traces)."

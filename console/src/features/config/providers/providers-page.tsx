@@ -13,6 +13,7 @@ function maskedKey(p: Provider) {
 export function ProvidersPage() {
   return (
     <ResourcePage<Provider>
+      need="org:admin"
       title="Providers"
       what="provider"
       intro="Vendor accounts the gateway and the agents call. Global: every project uses the same providers."

@@ -14,6 +14,7 @@ function summary(s: Record<string, unknown>): string {
 function Schemas({ projectId }: { projectId: string }) {
   return (
     <ResourcePage<JsonSchemaDoc>
+      need="develop"
       title="Schemas"
       what="schema"
       intro="JSON Schemas for structured output: an agent with a schema answers in JSON that validates against it."

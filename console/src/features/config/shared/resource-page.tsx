@@ -1,6 +1,8 @@
 import { Button, type ModalProps } from '@mantine/core';
 import { useState, type ReactNode } from 'react';
 import { useSearchParams } from 'react-router';
+import { useCan } from '../../../app/auth.js';
+import type { Need } from '../../../lib/permissions.js';
 import { Empty } from '../../../components/empty.js';
 import { ResourceTable, type Column, type ListQuery } from '../../../components/resource-table.js';
 import { EditModal } from './edit-modal.js';
@@ -11,7 +13,8 @@ import { RowActions } from './row-actions.js';
  * A configuration tab: its title and "New …" button, the list as a table
  * (the name first, each row's actions last: its own, then Edit and Delete),
  * and the create/edit dialog around the resource's form; `?edit=<id>` in
- * the address opens that item's.
+ * the address opens that item's. What the user's role may not change
+ * (`need`) shows without New, Edit and Delete.
  */
 export function ResourcePage<T extends { id: string; name: string }>({
   title,
@@ -28,6 +31,9 @@ export function ResourcePage<T extends { id: string; name: string }>({
   modalSize = 'lg',
   form,
   children,
+  need,
+  canCreate,
+  canChange,
 }: {
   title: string;
   /** The resource in the singular: "New model", "Edit model …". */
@@ -51,7 +57,16 @@ export function ResourcePage<T extends { id: string; name: string }>({
   form: (item: T | undefined, close: () => void) => ReactNode;
   /** Anything else the tab shows (dialogs of its own). */
   children?: ReactNode;
+  /** What creating, editing and deleting need in the current project. */
+  need: Need;
+  /** Whether New shows, when creating needs something else than `need`. */
+  canCreate?: boolean;
+  /** Whether a row's Edit and Delete show, when a row needs something else than `need`. */
+  canChange?: (row: T) => boolean;
 }) {
+  const can = useCan();
+  const creates = canCreate ?? can(need);
+  const changes = (row: T) => (canChange ? canChange(row) : can(need));
   const [editing, setEditing] = useState<T | 'new' | null>(null);
   // `?edit=<id>` opens that item's form: other pages link to it (the waiting
   // runs inbox, to raise the budget that holds a run).
@@ -73,9 +88,9 @@ export function ResourcePage<T extends { id: string; name: string }>({
     cell: (row) => (
       <RowActions
         name={row.name}
-        onEdit={() => setEditing(row)}
-        onDelete={remove && (() => remove.mutateAsync(row.id))}
-        remove={rowRemove?.(row)}
+        onEdit={changes(row) ? () => setEditing(row) : undefined}
+        onDelete={changes(row) && remove ? () => remove.mutateAsync(row.id) : undefined}
+        remove={changes(row) ? rowRemove?.(row) : undefined}
       >
         {rowExtras?.(row)}
       </RowActions>
@@ -83,7 +98,10 @@ export function ResourcePage<T extends { id: string; name: string }>({
   };
   return (
     <>
-      <PageHeader title={title} action={<Button onClick={() => setEditing('new')}>{`New ${what}`}</Button>}>
+      <PageHeader
+        title={title}
+        action={creates && <Button onClick={() => setEditing('new')}>{`New ${what}`}</Button>}
+      >
         {intro}
       </PageHeader>
       <ResourceTable
@@ -92,7 +110,12 @@ export function ResourcePage<T extends { id: string; name: string }>({
         empty={<Empty title={empty.title}>{empty.body}</Empty>}
         columns={[{ header: 'Name', cell: name }, ...columns, actions]}
       />
-      <EditModal editing={editing ?? linked ?? null} what={what} onClose={close} size={modalSize}>
+      <EditModal
+        editing={editing ?? (linked && changes(linked) ? linked : null)}
+        what={what}
+        onClose={close}
+        size={modalSize}
+      >
         {(item) => form(item, close)}
       </EditModal>
       {children}

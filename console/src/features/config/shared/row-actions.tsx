@@ -2,7 +2,10 @@ import { Button, Group } from '@mantine/core';
 import type { ReactNode } from 'react';
 import { DeleteButton } from './delete-button.js';
 
-/** A list row's actions: its own extras first, then Edit, then Delete (with confirmation) or `remove`. */
+/**
+ * A list row's actions: its own extras first, then Edit, then Delete (with
+ * confirmation) or `remove`; without `onEdit` (the role may not change it), no Edit.
+ */
 export function RowActions({
   name,
   onEdit,
@@ -11,7 +14,7 @@ export function RowActions({
   children,
 }: {
   name: string;
-  onEdit: () => void;
+  onEdit?: () => void;
   onDelete?: () => Promise<unknown>;
   /** What stands in place of Delete. */
   remove?: ReactNode;
@@ -20,9 +23,11 @@ export function RowActions({
   return (
     <Group gap={4} justify="flex-end" wrap="nowrap">
       {children}
-      <Button size="compact-sm" variant="subtle" onClick={onEdit} aria-label={`Edit ${name}`}>
-        Edit
-      </Button>
+      {onEdit && (
+        <Button size="compact-sm" variant="subtle" onClick={onEdit} aria-label={`Edit ${name}`}>
+          Edit
+        </Button>
+      )}
       {remove ?? (onDelete && <DeleteButton what={name} onDelete={onDelete} />)}
     </Group>
   );

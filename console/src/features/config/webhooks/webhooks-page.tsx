@@ -29,6 +29,7 @@ function Webhooks({ projectId }: { projectId: string }) {
   const [secret, setSecret] = useState<string | null>(null);
   return (
     <ResourcePage<Webhook & { name: string }>
+      need="develop"
       title="Webhooks"
       what="webhook"
       intro="Endpoints that receive this project's run events as signed POSTs, retried until they answer 2xx. The secret is shown once."
