@@ -56,7 +56,13 @@ interface UserRow {
   email: string | null;
   oidc_issuer: string | null;
   oidc_subject: string | null;
+  idp_groups: string[];
 }
+
+/** Who changes an account at login (links it, makes it, updates its groups): the identity provider, through us. */
+const SSO_ACTOR = { kind: 'system', name: 'single sign-on' } as const;
+
+const sameGroups = (a: string[], b: string[]) => [...a].sort().join('\n') === [...b].sort().join('\n');
 
 /**
  * The path to send a person back to after signing in: only the console, on
@@ -167,7 +173,7 @@ export class OidcLoginService {
       if (err instanceof OidcLoginError) return this.refuse(ctx, err.code, { error: err.message });
       throw err;
     }
-    const found = await this.userFor(identity);
+    const found = await this.userFor(ctx, identity);
     if ('reason' in found)
       return this.refuse(ctx, found.reason, { subject: identity.subject }, identity.userName);
     const user = found.user;
@@ -179,6 +185,18 @@ export class OidcLoginService {
         idp_groups: identity.groups,
         email: user.email ?? identity.email ?? null,
         updated_at: this.db.fn.now(),
+      });
+    // The groups claim decides roles (AUTH_GROUP_ROLES): a change of it is a change of the user's roles.
+    if (!sameGroups(user.idp_groups, identity.groups))
+      await recordAudit(this.db, {
+        actor: SSO_ACTOR,
+        action: 'user.update',
+        resourceType: 'user',
+        resourceId: user.id,
+        ...auditOrigin(ctx),
+        before: { idp_groups: user.idp_groups },
+        after: { idp_groups: identity.groups },
+        details: { method: 'oidc', issuer: identity.issuer },
       });
     const session = await startSession(this.db, this.config, ctx, user.id, 'oidc');
     const actor: Principal = {
@@ -216,9 +234,19 @@ export class OidcLoginService {
    * linked now); else a new member, unless OIDC_JIT=false.
    */
   private async userFor(
+    ctx: Context,
     identity: OidcIdentity,
   ): Promise<{ user: UserRow; created?: boolean; linked?: boolean } | { reason: RefusalReason }> {
-    const columns = ['id', 'user_name', 'org_role', 'active', 'email', 'oidc_issuer', 'oidc_subject'];
+    const columns = [
+      'id',
+      'user_name',
+      'org_role',
+      'active',
+      'email',
+      'oidc_issuer',
+      'oidc_subject',
+      'idp_groups',
+    ];
     const linked = await this.db('users')
       .where({ oidc_issuer: identity.issuer, oidc_subject: identity.subject })
       .first<UserRow | undefined>(columns);
@@ -235,9 +263,18 @@ export class OidcLoginService {
           return { reason: 'linked_elsewhere' };
         // Refused by the caller as it stands, not linked first.
         if (!byEmail.active) return { user: byEmail };
-        await this.db('users')
-          .where({ id: byEmail.id })
-          .update({ oidc_issuer: identity.issuer, oidc_subject: identity.subject });
+        const link = { oidc_issuer: identity.issuer, oidc_subject: identity.subject };
+        await this.db('users').where({ id: byEmail.id }).update(link);
+        await recordAudit(this.db, {
+          actor: SSO_ACTOR,
+          action: 'user.update',
+          resourceType: 'user',
+          resourceId: byEmail.id,
+          ...auditOrigin(ctx),
+          before: { oidc_issuer: byEmail.oidc_issuer, oidc_subject: byEmail.oidc_subject },
+          after: link,
+          details: { method: 'oidc', linked_by_email: true },
+        });
         return { user: byEmail, linked: true };
       }
     }
@@ -246,16 +283,26 @@ export class OidcLoginService {
       .whereRaw('lower(user_name) = ?', [identity.userName.toLowerCase()])
       .first<{ id: string } | undefined>('id');
     if (taken) return { reason: 'name_taken' };
-    const [created] = await this.db('users')
-      .insert({
-        user_name: identity.userName,
-        display_name: identity.displayName ?? null,
-        email: identity.email ?? null,
-        org_role: 'member',
-        oidc_issuer: identity.issuer,
-        oidc_subject: identity.subject,
-      })
-      .returning<UserRow[]>(columns);
+    const fields = {
+      user_name: identity.userName,
+      display_name: identity.displayName ?? null,
+      email: identity.email ?? null,
+      org_role: 'member' as const,
+      active: true,
+      oidc_issuer: identity.issuer,
+      oidc_subject: identity.subject,
+      idp_groups: identity.groups,
+    };
+    const [created] = await this.db('users').insert(fields).returning<UserRow[]>(columns);
+    await recordAudit(this.db, {
+      actor: SSO_ACTOR,
+      action: 'user.create',
+      resourceType: 'user',
+      resourceId: created!.id,
+      ...auditOrigin(ctx),
+      after: fields,
+      details: { method: 'oidc', provisioned: true },
+    });
     return { user: created!, created: true };
   }
 

@@ -134,7 +134,14 @@ describe('single sign-on with OpenID Connect', () => {
 
   const auditOf = (action: string, since: Date) =>
     db('audit_events').where({ action }).where('at', '>=', since).orderBy('at') as Promise<
-      Array<{ actor_type: string; actor_id: string | null; details: Record<string, unknown> }>
+      Array<{
+        actor_type: string;
+        actor_id: string | null;
+        resource_id: string | null;
+        before: Record<string, unknown> | null;
+        after: Record<string, unknown> | null;
+        details: Record<string, unknown>;
+      }>
     >;
 
   it('signs a new person in as a member, sends them back to where they were, and the cookie is a session', async () => {
@@ -164,6 +171,11 @@ describe('single sign-on with OpenID Connect', () => {
     expect(logins[0]!.actor_type).toBe('user');
     expect(logins[0]!.details).toMatchObject({ method: 'oidc', subject: sub, provisioned: true });
     expect(JSON.stringify(logins)).not.toContain(landing.session);
+    // Made by single sign-on: a user.create of its own, before the login.
+    const made = (await auditOf('user.create', since)).filter((e) => e.resource_id === user!.id);
+    expect(made).toHaveLength(1);
+    expect(made[0]!.actor_type).toBe('system');
+    expect(made[0]!.after).toMatchObject({ org_role: 'member', oidc_subject: sub, display_name: 'Ann' });
   });
 
   it('maps the groups claim to roles: a member of "admins" may create a provider, someone in no group may not', async () => {
@@ -190,6 +202,7 @@ describe('single sign-on with OpenID Connect', () => {
     expect(refused.status, refused.text).toBe(403);
 
     // The claim is read at every login: out of the group at the provider, out of the role here.
+    const since = new Date(Date.now() - 1_000);
     provider.accounts.set(admin, { groups: [] });
     const again = (await signIn(admin)).landing.session!;
     const now = await api.request(
@@ -199,6 +212,11 @@ describe('single sign-on with OpenID Connect', () => {
       withSession(again, await csrfOf(again)),
     );
     expect(now.status, now.text).toBe(403);
+    const adminId = (await userOf(admin))!.id;
+    const changed = (await auditOf('user.update', since)).filter((e) => e.resource_id === adminId);
+    expect(changed.map((e) => [e.before, e.after])).toEqual([
+      [{ idp_groups: ['admins', 'staff'] }, { idp_groups: [] }],
+    ]);
   });
 
   it('accepts a state once: the same callback again is refused and makes no session', async () => {
@@ -254,6 +272,10 @@ describe('single sign-on with OpenID Connect', () => {
       .where({ token_hash: credentialDigest(landing.session!) })
       .first<{ user_id: string }>('user_id');
     expect(row.user_id).toBe(carol!.id);
+    const linked = await db('audit_events')
+      .where({ action: 'user.update', resource_id: carol!.id })
+      .first<{ details: Record<string, unknown> }>('details');
+    expect(linked.details).toMatchObject({ method: 'oidc', linked_by_email: true });
 
     // A deactivated account is refused, and not linked on the way.
     const inactive = `${uniqueName('erin')}@example.test`;
