@@ -33,6 +33,8 @@ export function userPatch(current: ScimUserRow, body: unknown): ScimUserFields {
   for (const operation of operationsOf(body, USER_SCHEMA))
     for (const { op, path, value } of perAttribute(operation, USER_SCHEMA)) {
       if (path === 'displayname') displayNameSet = true;
+      // Okta's value-object form may repeat the id: allowed as it stands.
+      if (path === 'id' && value === current.id) continue;
       applyOne(draft, name, op, path!, value);
     }
   if (!displayNameSet && draft.display_name === null && Object.keys(name).length > 0)

@@ -1,4 +1,5 @@
 import type { Db } from '../../../core/db/knex.js';
+import { ScimError } from './errors.js';
 import type { Equality } from './filter.js';
 import { applyFilter, type FilterColumn } from './store-filters.js';
 
@@ -46,6 +47,21 @@ export const USER_FILTERS: Record<string, FilterColumn> = {
   active: { column: 'active', boolean: true },
 };
 
+/**
+ * Refuses (409) to deactivate or delete the last active owner, as the users
+ * API does: an identity provider unassigning the person who set the server
+ * up must not leave it with nobody able to govern it. The owners are locked,
+ * so two such changes cannot race.
+ */
+async function keepAnOwner(trx: Db, leaving: string): Promise<void> {
+  const owners = await trx('users')
+    .where({ org_role: 'owner', active: true })
+    .forUpdate()
+    .pluck<string[]>('id');
+  if (owners.includes(leaving) && owners.length === 1)
+    throw new ScimError(409, undefined, 'this is the last active owner: make another user owner first');
+}
+
 /** The SQL of SCIM's Users: the `users` rows, their sessions on deactivation, their groups. */
 export class ScimUsersStore {
   constructor(private readonly db: Db) {}
@@ -91,6 +107,7 @@ export class ScimUsersStore {
     return this.db.transaction(async (trx) => {
       const before = await trx('users').where({ id }).forUpdate().first<ScimUserRow | undefined>(COLUMNS);
       if (!before) return undefined;
+      if (before.active && fields.active === false) await keepAnOwner(trx, id);
       const [after] = await trx('users')
         .where({ id })
         .update({ ...fields, updated_at: trx.fn.now() })
@@ -101,9 +118,14 @@ export class ScimUsersStore {
   }
 
   /** Deletes a user; its sessions, tokens, project roles and group memberships go with it (cascade). */
-  async delete(id: string): Promise<ScimUserRow | undefined> {
-    const [row] = await this.db('users').where({ id }).delete().returning<ScimUserRow[]>(COLUMNS);
-    return row;
+  delete(id: string): Promise<ScimUserRow | undefined> {
+    return this.db.transaction(async (trx) => {
+      const row = await trx('users').where({ id }).forUpdate().first<ScimUserRow | undefined>(COLUMNS);
+      if (!row) return undefined;
+      if (row.active) await keepAnOwner(trx, id);
+      await trx('users').where({ id }).delete();
+      return row;
+    });
   }
 
   /** Whether another user already has this user name (case-insensitively, as the unique index compares). */

@@ -10,7 +10,7 @@ import { createDb, migrateLatest, type Db } from '../../../core/db/knex.js';
 import { credentialDigest, newCredential } from '../../../core/auth/secrets.js';
 import { gatewayReplicaEnv, spawnApi, type ApiProcess } from '../../helpers/api-process.js';
 import { createScratchDatabase } from '../../helpers/scratch-db.js';
-import { createTestToken } from '../../helpers/users.js';
+import { createTestToken, createTestUser } from '../../helpers/users.js';
 import { PATCH_OP, scimClient, USER } from './scim-client.js';
 
 const SCIM_TOKEN = randomBytes(24).toString('base64url');
@@ -90,5 +90,25 @@ describe('SCIM deactivation across replicas', () => {
     expect(reactivated.status).toBe(200);
     expect((await asToken()).status).toBe(200);
     expect((await asSession()).status).toBe(401);
+  });
+
+  it('never deactivates nor deletes the last active owner (409), as the users API does not', async () => {
+    // This database has no other owner: the one made here is the last.
+    const owner = await createTestUser(db, { orgRole: 'owner' });
+    const scim = scimClient(apis[0]!.url, SCIM_TOKEN);
+    const deactivate = await scim('PATCH', `/Users/${owner.id}`, {
+      schemas: [PATCH_OP],
+      Operations: [{ op: 'replace', path: 'active', value: false }],
+    });
+    expect(deactivate.status).toBe(409);
+    expect(deactivate.body).toMatchObject({ status: '409' });
+    expect((await scim('DELETE', `/Users/${owner.id}`)).status).toBe(409);
+    expect((await db('users').where({ id: owner.id }).first<{ active: boolean }>('active'))?.active).toBe(
+      true,
+    );
+
+    const second = await createTestUser(db, { orgRole: 'owner' });
+    expect((await scim('DELETE', `/Users/${owner.id}`)).status).toBe(204);
+    expect((await scim('DELETE', `/Users/${second.id}`)).status).toBe(409);
   });
 });

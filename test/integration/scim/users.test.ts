@@ -196,6 +196,13 @@ describe('SCIM Users', () => {
       emails: [{ value: 'ed.new@example.test', primary: true }],
       externalId: 'entra-1',
     });
+    // Okta's value-object form repeats the id.
+    const okta = await scim<ScimUser>('PATCH', `/Users/${user.id}`, {
+      schemas: [PATCH_OP],
+      Operations: [{ op: 'replace', value: { id: user.id, active: false } }],
+    });
+    expect(okta.status).toBe(200);
+    expect(okta.body.active).toBe(false);
     const removed = await scim<ScimUser>('PATCH', `/Users/${user.id}`, {
       schemas: [PATCH_OP],
       Operations: [{ op: 'remove', path: 'emails' }],
@@ -218,7 +225,8 @@ describe('SCIM Users', () => {
       name: { formatted: 'Ed Replaced' },
     });
     expect(replaced.status).toBe(200);
-    expect(replaced.body).toMatchObject({ displayName: 'Ed Replaced', active: true });
+    // Left out of the PUT, active stays false: a replace that forgets it reactivates nobody.
+    expect(replaced.body).toMatchObject({ displayName: 'Ed Replaced', active: false });
     expect(replaced.body.externalId).toBeUndefined();
     expect(new Date(replaced.body.meta.lastModified).getTime()).toBeGreaterThanOrEqual(
       new Date(replaced.body.meta.created).getTime(),
