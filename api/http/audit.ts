@@ -1,5 +1,5 @@
 import type { Context, Middleware, Next } from 'koa';
-import { recordAudit } from '../../core/audit/audit-log.js';
+import { auditScope, recordAudit } from '../../core/audit/audit-log.js';
 import type { Db } from '../../core/db/knex.js';
 import type { RegisteredRoute } from './api-router.js';
 import type { ProjectLocator } from './project-of.js';
@@ -159,10 +159,14 @@ function createdOf(ctx: Context, route: Pick<RegisteredRoute, 'raw'>): Record<st
  * First in the route's chain (before the guard, so it sees refusals): after
  * the handler returns — a streamed answer is not waited for nor buffered —
  * writes the row. A failed write is logged; the caller's answer stands.
+ * Nor is a row written when the handler recorded its own event (recordAudit
+ * within the request), which says more than this generic one would.
  */
 export function auditTrail(db: Db, route: RegisteredRoute, name: AuditName): Middleware {
   const locator = snapshotLocator(route, name);
-  const settle = async (ctx: Context, status: number): Promise<void> => {
+  const settle = async (ctx: Context, status: number, described: boolean): Promise<void> => {
+    // The handler recorded the event itself, in its own words (a user created, a token revoked).
+    if (described) return;
     const principal = ctx.state.principal;
     const breakGlass = principal?.kind === 'admin_token';
     const denied = status === 403 && principal !== undefined && name.change;
@@ -175,15 +179,27 @@ export function auditTrail(db: Db, route: RegisteredRoute, name: AuditName): Mid
     }
   };
   return async function auditTrailMiddleware(ctx: Context, next: Next): Promise<void> {
+    const scope = { recorded: false };
     try {
-      await next();
+      await auditScope.run(scope, next);
     } catch (err) {
-      await settle(ctx, statusOf(err));
+      await settle(ctx, statusOf(err), scope.recorded);
       throw err;
     }
     // A handler that answered on the raw response (an SSE stream, the MCP SDK) set its status there.
-    await settle(ctx, ctx.respond === false ? ctx.res.statusCode : ctx.status);
+    await settle(ctx, ctx.respond === false ? ctx.res.statusCode : ctx.status, scope.recorded);
   };
+}
+
+/** A JSON-RPC door's message (MCP, A2A): which method, and for an MCP tool call, which tool. */
+function rpcOf(ctx: Context, route: Pick<RegisteredRoute, 'raw'>): Record<string, string> {
+  const body = route.raw
+    ? (ctx.request.body as { method?: unknown; params?: { name?: unknown } } | undefined)
+    : undefined;
+  if (!body || typeof body !== 'object' || typeof body.method !== 'string') return {};
+  const tool =
+    body.method === 'tools/call' && typeof body.params?.name === 'string' ? body.params.name : undefined;
+  return { rpc_method: body.method.slice(0, 200), ...(tool ? { tool: tool.slice(0, 200) } : {}) };
 }
 
 async function record(
@@ -203,7 +219,7 @@ async function record(
   const input = (ctx.state.input ?? {}) as { query?: Record<string, unknown>; body?: unknown };
   const projectColumn = locator?.projectColumn ?? 'project_id';
   // A refused change read no snapshot: its resource's project is still worth naming.
-  const refusedOn = status === 403 && locator ? await rowOf(db, locator, ctx) : undefined;
+  const refusedOn = status === 403 && locator ? await safely(ctx, () => rowOf(db, locator, ctx)) : undefined;
   const projectId =
     asUuid(params.project_id) ??
     asUuid((snapshot.before ?? refusedOn)?.[projectColumn]) ??
@@ -228,6 +244,7 @@ async function record(
     ...(after && status < 400 ? { after } : {}),
     details: {
       path: ctx.path,
+      ...rpcOf(ctx, route),
       ...(principal.tokenId ? { token_id: principal.tokenId } : {}),
       ...(principal.sessionId ? { via: 'session' } : {}),
     },

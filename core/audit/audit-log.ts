@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Db } from '../db/knex.js';
 import type { Principal } from '../auth/principal.js';
 import { REDACTED, redactText } from '../security/redact.js';
@@ -28,6 +29,13 @@ const actorType = (actor: AuditInput['actor']): string =>
   actor.kind === 'user' && 'via' in actor ? (actor.via === 'token' ? 'api_token' : 'user') : actor.kind;
 
 /**
+ * The request being audited by the API's trail (api/http/audit.ts): an event
+ * recorded while it runs marks it, so the trail does not write a second,
+ * plainer row for what the handler already described.
+ */
+export const auditScope = new AsyncLocalStorage<{ recorded: boolean }>();
+
+/**
  * Writes one audit event. Callers pass what happened; secrets are removed
  * here (`redactForAudit`), so no caller can forget to.
  */
@@ -50,6 +58,8 @@ export async function recordAudit(db: Db, event: AuditInput): Promise<void> {
     after: event.after === undefined ? null : JSON.stringify(redactForAudit(event.after)),
     details: event.details === undefined ? null : JSON.stringify(redactForAudit(event.details)),
   });
+  const scope = auditScope.getStore();
+  if (scope) scope.recorded = true;
 }
 
 /** Keys whose values are secrets, whatever object they sit in: their value is replaced. */

@@ -154,14 +154,21 @@ describe('the audit trail (users mode)', () => {
   };
 
   /**
-   * The rows of one request. A handler that answers on the raw response (the MCP SDK) may finish
+   * The rows of one request: the trail's, or the handler's own event. A handler that answers on the raw response (the MCP SDK) may finish
    * it a moment before it returns and the row is written: wait for it a little.
    */
   const rowsOf = async (who: Record<string, string>, route: RegisteredRoute, path: string) => {
     for (let attempt = 0; ; attempt++) {
+      // The trail's row names the route's template; a handler's own event, the path requested.
       const rows = await db('audit_events')
-        .where({ ...who, method: route.method.toUpperCase(), path: route.fullPath })
-        .whereRaw(`details->>'path' = ?`, [path])
+        .where({ ...who, method: route.method.toUpperCase() })
+        .where((w) =>
+          w
+            .where({ path })
+            .orWhere((trail) =>
+              trail.where({ path: route.fullPath }).whereRaw(`details->>'path' = ?`, [path]),
+            ),
+        )
         .select<AuditEvent[]>('*');
       if (rows.length > 0 || attempt === 40) return rows;
       await new Promise((r) => setTimeout(r, 50));
