@@ -73,18 +73,20 @@ export class OidcClient {
     return this.discovered;
   }
 
-  private async discover(): Promise<client.Configuration> {
+  private discover(): Promise<client.Configuration> {
     const { issuer, clientId, clientSecret } = this.settings;
-    const configuration = await client.discovery(
+    return client.discovery(
       new URL(issuer),
       clientId,
       { redirect_uris: [this.redirectUri], response_types: ['code'] },
       clientSecret === undefined ? client.None() : client.ClientSecretPost(clientSecret),
-      // An http:// issuer is the operator's choice (OIDC_ISSUER accepts it, e.g. on a private network).
-      issuer.startsWith('http://') ? { execute: [client.allowInsecureRequests] } : {},
+      {
+        // Discovery's timeout is kept for every later request to the provider too.
+        timeout: PROVIDER_TIMEOUT_SECONDS,
+        // An http:// issuer is the operator's choice (OIDC_ISSUER accepts it, e.g. on a private network).
+        ...(issuer.startsWith('http://') ? { execute: [client.allowInsecureRequests] } : {}),
+      },
     );
-    configuration.timeout = PROVIDER_TIMEOUT_SECONDS;
-    return configuration;
   }
 
   /** Fresh secrets for one login and the provider's URL that starts it. */
