@@ -226,13 +226,19 @@ export class ApiRouter {
     // @koa/router types its middleware for router contexts; Koa's app.use takes it as any middleware.
     const allowed = router.allowedMethods({ throw: true }) as unknown as Middleware;
     const guard = access?.config.auth.mode === 'users' ? usersGuard(access) : adminAuth(adminToken);
-    if (!guard) return [allowed];
+    // A door with its own credential (SCIM) answers behind that one: its token gets a 405, not a 401.
+    const own = new Map<string, Middleware | undefined>();
+    for (const r of routers)
+      for (const m of r.mountable) if (m.ownCredential) own.set(m.fullPath, r.door.guard?.(adminToken));
+    if (!guard && own.size === 0) return [allowed];
     const open = new Set(routers.flatMap((r) => r.mountable.filter((m) => m.public).map((m) => m.fullPath)));
     const guardUnanswered: Middleware = async (ctx, next) => {
       await next();
       const matched = (ctx as { matched?: Array<{ path: string }> }).matched ?? [];
-      if (ctx.body == null && matched.some((layer) => !open.has(layer.path)))
-        await guard(ctx, async () => {});
+      const guarded = matched.find((layer) => !open.has(layer.path));
+      if (ctx.body != null || !guarded) return;
+      const check = own.has(guarded.path) ? own.get(guarded.path) : guard;
+      if (check) await check(ctx, async () => {});
     };
     return [allowed, guardUnanswered];
   }

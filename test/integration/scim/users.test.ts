@@ -55,6 +55,15 @@ describe('SCIM credential', () => {
     }
   });
 
+  it('answers a method a path does not take with 405 behind the SCIM token, 401 without it', async () => {
+    const wrong = await scim('PATCH', '/Users', {});
+    expect(wrong.status).toBe(405);
+    expect(wrong.body).toMatchObject({ schemas: [ERROR], status: '405' });
+    const refused = await scimClient(api.url, undefined)('PATCH', '/Users', {});
+    expect(refused.status).toBe(401);
+    expect(refused.body).toMatchObject({ schemas: [ERROR], status: '401' });
+  });
+
   it('is not a user credential: SCIM_TOKEN opens nothing outside /scim', async () => {
     const res = await fetch(`${api.url}/api/agent-server/projects`, {
       headers: { authorization: `Bearer ${SCIM_TOKEN}` },
