@@ -10,6 +10,7 @@ import { fmtDate } from '../sessions/format.js';
 import { EvalStatus, Verdict } from './eval-status.js';
 import { useEvals } from './queries.js';
 import { StartEvalForm } from './start-eval-form.js';
+import { useCan } from '../../app/auth.js';
 
 /**
  * The project's evals, newest first, with their progress and verdict, and
@@ -23,6 +24,7 @@ export function EvalList() {
   const [opened, setOpened] = useState(asked.length > 0);
   const evals = useEvals(project?.id);
   const agents = useAgents(project?.id);
+  const develops = useCan()('develop');
   const agentName = (id: string | null | undefined) =>
     id ? (agents.data?.find((a) => a.id === id)?.name ?? id) : 'deleted agent';
   const close = () => {
@@ -34,7 +36,7 @@ export function EvalList() {
     <Stack gap="md">
       <Group justify="space-between">
         <Title order={3}>Evals</Title>
-        {project ? <Button onClick={() => setOpened(true)}>New eval</Button> : null}
+        {project && develops ? <Button onClick={() => setOpened(true)}>New eval</Button> : null}
       </Group>
       <ErrorAlert error={evals.error} />
       {project && opened ? (
@@ -55,9 +57,11 @@ export function EvalList() {
         <Empty
           title="No eval yet"
           action={
-            <Button variant="light" onClick={() => setOpened(true)}>
-              New eval
-            </Button>
+            develops && (
+              <Button variant="light" onClick={() => setOpened(true)}>
+                New eval
+              </Button>
+            )
           }
         >
           Replay recorded conversations against another prompt version, model or parameters, and compare the

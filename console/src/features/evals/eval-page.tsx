@@ -8,6 +8,7 @@ import { fmtCost, fmtDuration, fmtInt, fmtPercent } from '../sessions/format.js'
 import { Comparison } from './comparison.js';
 import { EvalStatus, Verdict } from './eval-status.js';
 import { EVAL_LIVE, useCancelEval, useEval, useEvalResults } from './queries.js';
+import { useCan } from '../../app/auth.js';
 
 const ratio = (x: number | null | undefined) => (x == null ? '—' : `${x.toFixed(2)}×`);
 
@@ -66,6 +67,7 @@ function Totals({ totals }: { totals: EvalTotals[] }) {
 
 function Header({ ev }: { ev: Eval }) {
   const cancel = useCancelEval(ev.id ?? '');
+  const develops = useCan()('develop');
   const total = ev.progress?.turns_total ?? 0;
   const done = ev.progress?.turns_done ?? 0;
   return (
@@ -76,7 +78,7 @@ function Header({ ev }: { ev: Eval }) {
           <EvalStatus status={ev.status} />
           <Verdict passed={ev.passed} />
         </Group>
-        {EVAL_LIVE.has(ev.status ?? '') ? (
+        {develops && EVAL_LIVE.has(ev.status ?? '') ? (
           <Button color="red" variant="light" onClick={() => cancel.mutate()} loading={cancel.isPending}>
             Cancel eval
           </Button>

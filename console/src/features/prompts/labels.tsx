@@ -2,6 +2,7 @@ import { Badge, Button, Group, Paper, Select, Stack, Text } from '@mantine/core'
 import { useState } from 'react';
 import type { Prompt, PromptVersion } from '../../api/types.js';
 import { MoveProductionDialog } from './move-production.js';
+import { useCan } from '../../app/auth.js';
 
 /**
  * Where the labels sit; `production` moves to any version (once confirmed),
@@ -16,6 +17,7 @@ export function LabelsPanel({
   prompt: Prompt;
   versions: PromptVersion[];
 }) {
+  const develops = useCan()('develop');
   const current = prompt.labels.production ?? null;
   const [target, setTarget] = useState<string | null>(null);
   const [asking, setAsking] = useState(false);
@@ -37,19 +39,21 @@ export function LabelsPanel({
             (always the newest version)
           </Text>
         </Group>
-        <Group align="flex-end">
-          <Select
-            label="Move production to"
-            placeholder="Choose a version"
-            data={options}
-            value={target}
-            onChange={setTarget}
-            w={360}
-          />
-          <Button disabled={!target || Number(target) === current} onClick={() => setAsking(true)}>
-            Move production
-          </Button>
-        </Group>
+        {develops && (
+          <Group align="flex-end">
+            <Select
+              label="Move production to"
+              placeholder="Choose a version"
+              data={options}
+              value={target}
+              onChange={setTarget}
+              w={360}
+            />
+            <Button disabled={!target || Number(target) === current} onClick={() => setAsking(true)}>
+              Move production
+            </Button>
+          </Group>
+        )}
       </Stack>
       {asking && target && (
         <MoveProductionDialog

@@ -25,6 +25,7 @@ import { PlaygroundLink } from './playground-link.js';
 import { LabelHistory } from './label-history.js';
 import { MoveProductionDialog } from './move-production.js';
 import { useDeletePrompt, usePrompt, useVersions } from './queries.js';
+import { useCan } from '../../app/auth.js';
 
 function LabelBadges({ v }: { v: PromptVersion }) {
   return (
@@ -50,6 +51,7 @@ function VersionList({
   compare: (from: number, to: number) => void;
 }) {
   const [moving, setMoving] = useState<number | null>(null);
+  const develops = useCan()('develop');
   return (
     <Stack>
       {/* Keyed by the newest version: a new version opens (and the rest close). */}
@@ -79,7 +81,7 @@ function VersionList({
                     promptName={prompt.name}
                     version={v.version}
                   />
-                  {!v.labels.includes('production') && (
+                  {develops && !v.labels.includes('production') && (
                     <Button
                       size="compact-sm"
                       variant="light"
@@ -124,6 +126,7 @@ export function PromptDetail({ projectId, name }: { projectId: string; name: str
   const navigate = useNavigate();
   const [params, setParams] = useSearchParams();
   const [adding, setAdding] = useState(false);
+  const develops = useCan()('develop');
   if (prompt.isLoading || versions.isLoading) return <Loading what="Loading the prompt" />;
   if (prompt.error || versions.error || !prompt.data || !versions.data)
     return (
@@ -150,15 +153,17 @@ export function PromptDetail({ projectId, name }: { projectId: string; name: str
       </Breadcrumbs>
       <Group justify="space-between">
         <Title order={3}>{p.name}</Title>
-        <Group gap="xs">
-          <Button onClick={() => setAdding(true)}>New version</Button>
-          <DeleteButton
-            what={p.name}
-            label="Delete prompt"
-            explain="Every version goes with it. Refused while an agent uses the prompt."
-            onDelete={() => del.mutateAsync(p.name).then(() => navigate('/prompts'))}
-          />
-        </Group>
+        {develops && (
+          <Group gap="xs">
+            <Button onClick={() => setAdding(true)}>New version</Button>
+            <DeleteButton
+              what={p.name}
+              label="Delete prompt"
+              explain="Every version goes with it. Refused while an agent uses the prompt."
+              onDelete={() => del.mutateAsync(p.name).then(() => navigate('/prompts'))}
+            />
+          </Group>
+        )}
       </Group>
       <LabelsPanel projectId={projectId} prompt={p} versions={list} />
       <Tabs value={view} onChange={(v) => v && setView({ view: v })}>

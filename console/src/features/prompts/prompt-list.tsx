@@ -6,6 +6,7 @@ import { Empty } from '../../components/empty.js';
 import { ResourceTable, type Column } from '../../components/resource-table.js';
 import { PromptVersionForm } from './new-prompt-form.js';
 import { usePrompts } from './queries.js';
+import { useCan } from '../../app/auth.js';
 
 const COLUMNS: Column<Prompt>[] = [
   {
@@ -36,11 +37,14 @@ const COLUMNS: Column<Prompt>[] = [
 export function PromptList({ projectId }: { projectId: string }) {
   const navigate = useNavigate();
   const [creating, setCreating] = useState(false);
+  const develops = useCan()('develop');
   return (
     <>
-      <Button onClick={() => setCreating(true)} mb="md">
-        New prompt
-      </Button>
+      {develops && (
+        <Button onClick={() => setCreating(true)} mb="md">
+          New prompt
+        </Button>
+      )}
       <ResourceTable
         query={usePrompts(projectId)}
         loading="Loading prompts"

@@ -18,6 +18,7 @@ import {
 } from './queries.js';
 import { RunsTable } from './runs-table.js';
 import { Transcript, type ForkAction } from './transcript.js';
+import { useCan } from '../../app/auth.js';
 
 /**
  * Where the playground takes the conversation up: its transcript, and the
@@ -44,6 +45,7 @@ export function ConversationPage() {
   const live = (runs.data ?? []).some((r) => LIVE.has(r.status ?? ''));
   const navigate = useNavigate();
   const forking = useForkConversation(id, project?.id);
+  const develops = useCan()('develop');
   // The fork opens at once: it is an ordinary conversation, continued from its own page.
   const fork: ForkAction = {
     fork: (messageId) =>
@@ -150,7 +152,12 @@ export function ConversationPage() {
         {threads.isLoading ? (
           <Loading what="Loading threads" />
         ) : (
-          <Transcript threads={threads.data ?? []} agentName={agentName} live={live} fork={fork} />
+          <Transcript
+            threads={threads.data ?? []}
+            agentName={agentName}
+            live={live}
+            fork={develops ? fork : undefined}
+          />
         )}
       </Stack>
     </Stack>

@@ -4,6 +4,7 @@ import { ErrorAlert } from '../../components/error-alert.js';
 import { fmtDate, fmtDuration, prettyJson } from './format.js';
 import { LIVE, useCancelRun } from './queries.js';
 import { SubAgentRuns } from './sub-agent-runs.js';
+import { useCan } from '../../app/auth.js';
 
 interface ToolCall {
   id?: string;
@@ -75,6 +76,7 @@ function CancelRun({ run }: { run: Run }) {
 
 /** One run in full: output, tool calls per step, approvals, errors, warnings, timing, overrides. */
 export function RunDetails({ run }: { run: Run }) {
+  const operates = useCan()('operate', run.project_id);
   const calls = (run.tool_calls ?? []) as ToolCall[];
   const decisions = (run.approvals ?? []) as Array<{
     id?: string;
@@ -110,7 +112,7 @@ export function RunDetails({ run }: { run: Run }) {
           </Text>
         )}
       </Group>
-      {LIVE.has(run.status ?? '') && <CancelRun run={run} />}
+      {operates && LIVE.has(run.status ?? '') && <CancelRun run={run} />}
       <SubAgentRuns run={run} />
       {run.rolled_back && (
         <Alert color="gray" variant="light" p="xs" title="Rolled back">

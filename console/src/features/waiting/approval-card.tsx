@@ -4,6 +4,7 @@ import { prettyJson } from '../sessions/format.js';
 import type { PendingApproval } from '../../api/types.js';
 import { useDecide } from './queries.js';
 import { WaitCard } from './wait-card.js';
+import { useCan } from '../../app/auth.js';
 
 /** A run waiting for approval: the calls it waits on, each with Approve and Decline. */
 export function ApprovalCard({ item }: { item: PendingApproval }) {
@@ -12,6 +13,8 @@ export function ApprovalCard({ item }: { item: PendingApproval }) {
   const runId = item.run_id ?? '';
   const send = (approved: string[], rejected: string[]) => decide.mutate({ runId, approved, rejected });
   const ids = calls.map((c) => c.id ?? '');
+  // Deciding needs the operator role; a viewer sees what waits.
+  const operates = useCan()('operate');
   return (
     <WaitCard
       label={`Approval for run ${runId}`}
@@ -32,7 +35,7 @@ export function ApprovalCard({ item }: { item: PendingApproval }) {
           <Table.Tr>
             <Table.Th>Tool</Table.Th>
             <Table.Th>Arguments</Table.Th>
-            <Table.Th w={220}>Decision</Table.Th>
+            {operates && <Table.Th w={220}>Decision</Table.Th>}
           </Table.Tr>
         </Table.Thead>
         <Table.Tbody>
@@ -56,34 +59,36 @@ export function ApprovalCard({ item }: { item: PendingApproval }) {
               <Table.Td>
                 <Code block>{prettyJson(c.arguments ?? '')}</Code>
               </Table.Td>
-              <Table.Td>
-                <Group gap="xs">
-                  <Button
-                    size="xs"
-                    color="green"
-                    loading={decide.isPending}
-                    onClick={() => send([c.id ?? ''], [])}
-                    aria-label={`Approve ${c.name ?? 'call'}`}
-                  >
-                    Approve
-                  </Button>
-                  <Button
-                    size="xs"
-                    color="red"
-                    variant="light"
-                    loading={decide.isPending}
-                    onClick={() => send([], [c.id ?? ''])}
-                    aria-label={`Decline ${c.name ?? 'call'}`}
-                  >
-                    Decline
-                  </Button>
-                </Group>
-              </Table.Td>
+              {operates && (
+                <Table.Td>
+                  <Group gap="xs">
+                    <Button
+                      size="xs"
+                      color="green"
+                      loading={decide.isPending}
+                      onClick={() => send([c.id ?? ''], [])}
+                      aria-label={`Approve ${c.name ?? 'call'}`}
+                    >
+                      Approve
+                    </Button>
+                    <Button
+                      size="xs"
+                      color="red"
+                      variant="light"
+                      loading={decide.isPending}
+                      onClick={() => send([], [c.id ?? ''])}
+                      aria-label={`Decline ${c.name ?? 'call'}`}
+                    >
+                      Decline
+                    </Button>
+                  </Group>
+                </Table.Td>
+              )}
             </Table.Tr>
           ))}
         </Table.Tbody>
       </Table>
-      {calls.length > 1 && (
+      {operates && calls.length > 1 && (
         <Group justify="flex-end" mt="xs" gap="xs">
           <Button
             size="xs"

@@ -7,6 +7,7 @@ import { fmtCost, fmtDate, fmtInt } from '../sessions/format.js';
 import { RaiseConversationBudget } from './conversation-budget.js';
 import { useBudgetDecision } from './queries.js';
 import { WaitCard, headOfRun } from './wait-card.js';
+import { useCan } from '../../app/auth.js';
 
 type Details = NonNullable<RunPause['details']>;
 
@@ -91,6 +92,7 @@ export function BudgetCard({ run }: { run: Run }) {
   const head = headOfRun(run, 'cancelled');
   const decide = useBudgetDecision(head.runId);
   const d: Details = run.pause?.details ?? {};
+  const operates = useCan()('operate');
   return (
     <WaitCard label={`Budget wait for run ${head.runId}`} reason="budget" colour="orange" head={head}>
       <Text size="sm" mb="xs">
@@ -98,29 +100,31 @@ export function BudgetCard({ run }: { run: Run }) {
         go on by itself, as does the start of the budget's next period.
       </Text>
       <BudgetFigures d={d} />
-      <Group gap="xs">
-        <Button
-          size="xs"
-          color="green"
-          loading={decide.isPending && decide.variables === 'resume'}
-          disabled={decide.isPending}
-          onClick={() => decide.mutate('resume')}
-        >
-          Resume
-        </Button>
-        <Button
-          size="xs"
-          color="red"
-          variant="light"
-          loading={decide.isPending && decide.variables === 'cancel'}
-          disabled={decide.isPending}
-          onClick={() => decide.mutate('cancel')}
-        >
-          Cancel run
-        </Button>
-        <EditBudgetLink d={d} />
-      </Group>
-      {d.scope === 'conversation' && <RaiseConversationBudget run={run} d={d} />}
+      {operates && (
+        <Group gap="xs">
+          <Button
+            size="xs"
+            color="green"
+            loading={decide.isPending && decide.variables === 'resume'}
+            disabled={decide.isPending}
+            onClick={() => decide.mutate('resume')}
+          >
+            Resume
+          </Button>
+          <Button
+            size="xs"
+            color="red"
+            variant="light"
+            loading={decide.isPending && decide.variables === 'cancel'}
+            disabled={decide.isPending}
+            onClick={() => decide.mutate('cancel')}
+          >
+            Cancel run
+          </Button>
+          <EditBudgetLink d={d} />
+        </Group>
+      )}
+      {operates && d.scope === 'conversation' && <RaiseConversationBudget run={run} d={d} />}
       <DecisionError error={decide.error} />
     </WaitCard>
   );

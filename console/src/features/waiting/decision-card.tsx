@@ -6,6 +6,7 @@ import { fieldErrorUnder, unplacedError } from '../../components/field-errors.js
 import { prettyJson } from '../sessions/format.js';
 import { useToolDecision } from './queries.js';
 import { WaitCard, headOfRun } from './wait-card.js';
+import { useCan } from '../../app/auth.js';
 
 type Decide = ReturnType<typeof useToolDecision>;
 
@@ -61,6 +62,7 @@ export function DecisionCard({ run }: { run: Run }) {
   const head = headOfRun(run, 'the call fails');
   const decide = useToolDecision(head.runId);
   const [supplying, setSupplying] = useState(false);
+  const operates = useCan()('operate');
   const d = run.pause?.details ?? {};
   const server = typeof d.server === 'string' ? d.server : undefined;
   const step = typeof d.step === 'number' ? d.step : undefined;
@@ -98,19 +100,21 @@ export function DecisionCard({ run }: { run: Run }) {
           </Table.Tr>
         </Table.Tbody>
       </Table>
-      <Group gap="xs">
-        <Button
-          size="xs"
-          loading={decide.isPending && decide.variables?.action === 'retry'}
-          disabled={decide.isPending}
-          onClick={() => decide.mutate({ action: 'retry' })}
-        >
-          Call again
-        </Button>
-        <Button size="xs" variant="light" disabled={supplying} onClick={() => setSupplying(true)}>
-          Supply result
-        </Button>
-      </Group>
+      {operates && (
+        <Group gap="xs">
+          <Button
+            size="xs"
+            loading={decide.isPending && decide.variables?.action === 'retry'}
+            disabled={decide.isPending}
+            onClick={() => decide.mutate({ action: 'retry' })}
+          >
+            Call again
+          </Button>
+          <Button size="xs" variant="light" disabled={supplying} onClick={() => setSupplying(true)}>
+            Supply result
+          </Button>
+        </Group>
+      )}
       {supplying && <SupplyForm decide={decide} onCancel={() => setSupplying(false)} />}
       <ErrorAlert error={unplacedError(decide.error, supplying ? ['result'] : [])} />
     </WaitCard>

@@ -26,6 +26,7 @@ import {
   type AskedValue,
   type AskedValues,
 } from './requested-schema.js';
+import { useCan } from '../../app/auth.js';
 
 type Answer = ReturnType<typeof useAnswerInput>;
 type Details = NonNullable<RunPause['details']>;
@@ -211,6 +212,7 @@ export function InputQuestion({ runId, pause }: { runId: string; pause: RunPause
   const answer = useAnswerInput(runId);
   const d = pause.details ?? {};
   const server = typeof d.server === 'string' ? d.server : undefined;
+  const operates = useCan()('operate');
   return (
     <Stack gap="xs">
       <Group gap={6}>
@@ -226,7 +228,7 @@ export function InputQuestion({ runId, pause }: { runId: string; pause: RunPause
       <Text size="sm" fw={500} style={{ whiteSpace: 'pre-wrap' }} data-testid="input-message">
         {d.message ?? '(no message)'}
       </Text>
-      {d.mode === 'url' ? (
+      {!operates ? null : d.mode === 'url' ? (
         <AskedPage details={d} answer={answer} />
       ) : (
         <AskedForm details={d} answer={answer} />
