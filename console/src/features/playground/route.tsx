@@ -18,6 +18,7 @@ import { useRunEvents } from './run-events.js';
 import { SendingTurn, Turn, type TurnContext } from './turn.js';
 import { TryChangesPanel } from './try-changes.js';
 import type { ConverseBody } from '../../api/types.js';
+import { useCan } from '../../app/auth.js';
 
 /** The panel's changes as converse `overrides` (left out when nothing is tried). */
 function overridesOf(t: TryChanges): Pick<ConverseBody, 'overrides'> {
@@ -87,6 +88,7 @@ export function Component() {
   const schema = useSchema(agent?.schema_id);
   const models = useModels(projectId);
   const send = useSend(projectId);
+  const operates = useCan()('operate', projectId);
 
   const known = new Set((history.data ?? []).map((t) => t.runId));
   const turns: Array<{ key: string; runId?: string; text: string }> = [
@@ -230,13 +232,15 @@ export function Component() {
         kept={kept.data ?? {}}
         busy={send.isPending}
         blockedBy={
-          !agent
-            ? 'Choose an agent first'
-            : lastPaused
-              ? 'Approve or decline the waiting tool call first'
-              : lastLive
-                ? 'Waiting for the current turn to end'
-                : undefined
+          !operates
+            ? 'Your role in this project reads only: talking to an agent needs the operator role'
+            : !agent
+              ? 'Choose an agent first'
+              : lastPaused
+                ? 'Approve or decline the waiting tool call first'
+                : lastLive
+                  ? 'Waiting for the current turn to end'
+                  : undefined
         }
         error={send.error}
         onSend={onSend}
