@@ -1,13 +1,12 @@
 /**
  * The provisioning scenario across two real API processes on one database:
  * an identity provider creates a user over SCIM, the user works with a
- * token and a console session, the provider deactivates them on one replica,
+ * token and signs in with a password, the provider deactivates them on one replica,
  * and the very next request on the other replica is refused.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createDb, migrateLatest, type Db } from '../../../core/db/knex.js';
-import { credentialDigest, newCredential } from '../../../core/auth/secrets.js';
 import { gatewayReplicaEnv, spawnApi, type ApiProcess } from '../../helpers/api-process.js';
 import { createScratchDatabase } from '../../helpers/scratch-db.js';
 import { createTestToken, createTestUser } from '../../helpers/users.js';
@@ -33,17 +32,29 @@ afterAll(async () => {
   await scratch?.drop();
 });
 
-/** A console session of `userId`, as the login route would make one. */
-async function sessionOf(userId: string): Promise<string> {
-  const secret = newCredential('session');
-  await db('user_sessions').insert({
-    token_hash: credentialDigest(secret),
-    csrf_token: 'csrf',
-    user_id: userId,
-    method: 'password',
-    expires_at: new Date(Date.now() + 3_600_000),
+/**
+ * Signs `userName` in with a password on `baseUrl`, as the console does:
+ * an organisation admin gives the SCIM-made user a password through the
+ * users API first (SCIM keeps none). Answers the session cookie.
+ */
+async function signIn(baseUrl: string, userId: string, userName: string): Promise<string> {
+  const admin = await createTestUser(db, { orgRole: 'admin' });
+  const password = randomBytes(18).toString('base64url');
+  const set = await fetch(`${baseUrl}/api/agent-server/users/${userId}`, {
+    method: 'PATCH',
+    headers: { authorization: `Bearer ${admin.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ password }),
   });
-  return secret;
+  expect(set.status).toBe(200);
+  const login = await fetch(`${baseUrl}/api/agent-server/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ user_name: userName, password }),
+  });
+  expect(login.status).toBe(200);
+  const cookie = /ags_session=([^;]+)/.exec(login.headers.get('set-cookie') ?? '')?.[1];
+  expect(cookie).toBeDefined();
+  return cookie!;
 }
 
 describe('SCIM deactivation across replicas', () => {
@@ -62,7 +73,7 @@ describe('SCIM deactivation across replicas', () => {
     const userId = created.body.id;
 
     const token = await createTestToken(db, { userId });
-    const session = await sessionOf(userId);
+    const session = await signIn(b.url, userId, 'ann.replica@example.test');
     const asToken = () =>
       fetch(`${b.url}/api/agent-server/projects`, { headers: { authorization: `Bearer ${token}` } });
     const asSession = () =>
