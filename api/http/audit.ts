@@ -8,8 +8,8 @@ import type { ProjectLocator } from './project-of.js';
  * The audit trail of the routes mounted through ApiRouter (docs/audit-log.md):
  * one row per change that succeeded, per change refused with 403, and per
  * request of any kind made with the break-glass ADMIN_TOKEN in users mode.
- * Routes that record richer events of their own (logins, users, tokens) opt
- * out with `audit: false`.
+ * A handler that records its own event (logins, users, tokens) gets no
+ * second row; a route may opt out altogether with `audit: false`.
  */
 
 /** What a route's rows are called: `<resource>.<verb>`, e.g. `agent.update`, `virtual_key.rotate`. */
@@ -23,7 +23,7 @@ export interface AuditName {
 /** The configuration API's prefix: its resources are named without it; the doors keep their name (`langgraph.…`). */
 const CONFIGURATION_API = /^\/api\/agent-server\//;
 /** Permissions of routes that read, whatever their method (the Agent Protocol's `POST …/search`). */
-const READ_PERMISSIONS = new Set(['public', 'signed-in', 'org:read', 'project:read']);
+const READ_PERMISSIONS = new Set(['public', 'org:read', 'project:read']);
 const VERB_OF: Record<string, string> = {
   post: 'create',
   put: 'update',
