@@ -91,6 +91,21 @@ describe.skipIf(noTemporal() || noBrowser())('the console in users mode', () => 
     expect(await page.getByRole('button', { name: `Edit ${agent.name}` }).count()).toBe(1);
     expect(await page.getByRole('button', { name: 'New agent' }).count()).toBe(1);
     const nav = page.getByRole('navigation', { name: 'Pages' });
-    expect(await nav.getByRole('link', { name: 'Users' }).count()).toBe(1);
+
+    // The organisation's pages, against the real API: the viewer among the users, a token's
+    // secret shown once, the sign-ins in the audit log.
+    await nav.getByRole('link', { name: 'Users' }).click();
+    await page.getByRole('table', { name: 'Users' }).getByText(viewer, { exact: true }).waitFor();
+    await nav.getByRole('link', { name: 'API tokens' }).click();
+    await page.getByRole('button', { name: 'New token' }).click();
+    const dialog = page.getByRole('dialog', { name: 'New API token' });
+    await dialog.getByLabel('Name').fill('ci job');
+    await dialog.getByRole('button', { name: 'Create token' }).click();
+    expect(await page.getByTestId('issued-token').textContent()).toMatch(/^\S{20,}$/);
+    await page.getByRole('button', { name: 'I have copied it' }).click();
+    await page.getByRole('table', { name: 'API tokens' }).getByText('ci job').waitFor();
+    await nav.getByRole('link', { name: 'Audit log' }).click();
+    await page.getByRole('table', { name: 'Audit events' }).getByText(admin).first().waitFor();
+    await stack.screenshot(page, 'audit-log');
   });
 });
