@@ -96,17 +96,21 @@ export class ScimUsersStore {
   }
 
   /**
-   * Changes a user; one that stops being active loses its console sessions
-   * in the same transaction (its API tokens are refused while it is inactive:
-   * core/auth/credentials.ts reads `active` on every request).
+   * Changes a user by what `change` makes of its row, read under a lock (two
+   * PATCHes in turn, neither lost). One that stops being active loses its
+   * console sessions in the same transaction (its API tokens are refused
+   * while it is inactive: core/auth/credentials.ts reads `active` on every
+   * request). Undefined when the user is gone.
    */
   update(
     id: string,
-    fields: ScimUserFields,
+    change: (before: ScimUserRow) => ScimUserFields,
   ): Promise<{ before: ScimUserRow; after: ScimUserRow } | undefined> {
     return this.db.transaction(async (trx) => {
       const before = await trx('users').where({ id }).forUpdate().first<ScimUserRow | undefined>(COLUMNS);
       if (!before) return undefined;
+      const fields = change(before);
+      if (Object.keys(fields).length === 0) return { before, after: before };
       if (before.active && fields.active === false) await keepAnOwner(trx, id);
       const [after] = await trx('users')
         .where({ id })

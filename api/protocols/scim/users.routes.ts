@@ -18,7 +18,7 @@ import {
 } from './door.js';
 import { userPatch } from './user-patch.js';
 import { userFieldsOf, userResource } from './users-view.js';
-import { USER_FILTERS, ScimUsersStore, type ScimUserRow } from './users-store.js';
+import { USER_FILTERS, ScimUsersStore, type ScimUserFields, type ScimUserRow } from './users-store.js';
 import { SCIM_CONTENT_TYPE } from './urns.js';
 
 const idParams = Joi.object({ id: Joi.string().max(200).required() });
@@ -62,22 +62,23 @@ export function scimUserRoutes(deps: AppDeps): ApiRouter {
     if (!row) throw notFound(id);
     return row;
   };
-  /** Applies a change, refusing a userName another user holds; undefined when the user is gone. */
-  const change = async (ctx: Context, row: ScimUserRow, fields: ReturnType<typeof userPatch>) => {
-    if (Object.keys(fields).length === 0) {
-      const [unchanged] = await render(ctx, [row], {});
-      return sendScim(ctx, unchanged);
-    }
-    if (fields.user_name !== undefined && (await store.userNameTaken(fields.user_name, row.id)))
-      throw taken(fields.user_name);
-    const result = await store.update(row.id, fields);
-    if (!result) throw notFound(row.id);
+  /**
+   * Applies what `compute` makes of the user: first on the row as read, so a
+   * bad request or a userName another user holds is refused before anything
+   * is locked, then on the row locked for the change.
+   */
+  const change = async (ctx: Context, id: string, compute: (row: ScimUserRow) => ScimUserFields) => {
+    const preview = compute(await existing(id));
+    if (preview.user_name !== undefined && (await store.userNameTaken(preview.user_name, id)))
+      throw taken(preview.user_name);
+    const result = await store.update(id, compute);
+    if (!result) throw notFound(id);
     const { before, after } = result;
-    const deactivated = before.active && !after.active;
     const [resource] = await render(ctx, [after], {});
     sendScim(ctx, resource);
+    if (after === before) return; // nothing changed, nothing to record
     await auditScim(ctx, deps, {
-      action: deactivated ? 'user.deactivate' : 'user.update',
+      action: before.active && !after.active ? 'user.deactivate' : 'user.update',
       resourceType: 'user',
       resourceId: after.id,
       before: audited(before),
@@ -157,7 +158,8 @@ export function scimUserRoutes(deps: AppDeps): ApiRouter {
         produces: SCIM_CONTENT_TYPE,
       },
       async (ctx, { params, body }: { params: { id: string }; body: unknown }) => {
-        await change(ctx, await existing(params.id), userFieldsOf(body));
+        const fields = userFieldsOf(body);
+        await change(ctx, params.id, () => fields);
       },
     )
     .route(
@@ -174,8 +176,7 @@ export function scimUserRoutes(deps: AppDeps): ApiRouter {
         produces: SCIM_CONTENT_TYPE,
       },
       async (ctx, { params, body }: { params: { id: string }; body: unknown }) => {
-        const row = await existing(params.id);
-        await change(ctx, row, userPatch(row, body));
+        await change(ctx, params.id, (row) => userPatch(row, body));
       },
     )
     .route(
