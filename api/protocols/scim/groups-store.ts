@@ -106,9 +106,10 @@ export class ScimGroupsStore {
   }
 
   /**
-   * Changes a group and, when `members` is given, makes its members exactly
-   * those; the group is locked so two changes to one group apply in turn.
-   * Undefined when the group is gone.
+   * Changes a group and makes its members exactly `members`; the group is
+   * locked so two changes to one group apply in turn. A change that changes
+   * nothing writes nothing (`after` is then `before`). Undefined when the
+   * group is gone.
    */
   update(
     id: string,
@@ -124,13 +125,18 @@ export class ScimGroupsStore {
       if (!before) return undefined;
       const held = await trx('user_group_members').where({ group_id: id }).pluck<string[]>('user_id');
       const { fields, members } = change(before, held);
+      const keep = new Set(members);
+      const gone = held.filter((u) => !keep.has(u));
+      const added = members.filter((u) => !held.includes(u));
+      const same = { ...before, members: held };
+      const unchanged = (Object.keys(fields) as Array<keyof ScimGroupFields>).every(
+        (k) => fields[k] === before[k],
+      );
+      if (unchanged && gone.length === 0 && added.length === 0) return { before: same, after: same };
       const [after] = await trx('user_groups')
         .where({ id })
         .update({ ...fields, updated_at: trx.fn.now() })
         .returning<ScimGroupRow[]>(COLUMNS);
-      const keep = new Set(members);
-      const gone = held.filter((u) => !keep.has(u));
-      const added = members.filter((u) => !held.includes(u));
       if (gone.length > 0)
         await trx('user_group_members').where({ group_id: id }).whereIn('user_id', gone).delete();
       if (added.length > 0)

@@ -78,6 +78,7 @@ export function scimGroupRoutes(deps: AppDeps): ApiRouter {
     if (!result) throw notFound(id);
     const [resource] = await render(ctx, [result.after], {});
     sendScim(ctx, resource);
+    if (result.after === result.before) return; // nothing changed, nothing to record
     await auditScim(ctx, deps, {
       action: 'group.update',
       resourceType: 'group',

@@ -158,6 +158,12 @@ describe('SCIM Groups', () => {
     });
     expect(replaced.status).toBe(200);
     expect(replaced.body.members!.map((m) => m.value)).toEqual([cy.id]);
+    // Adding a member already there changes nothing, and records nothing.
+    const again = await scim('PATCH', `/Groups/${group.id}`, {
+      schemas: [PATCH_OP],
+      Operations: [{ op: 'add', path: 'members', value: [{ value: cy.id }] }],
+    });
+    expect(again.status).toBe(200);
     const audit = await db('audit_events')
       .where({ resource_id: group.id })
       .orderBy('at')
