@@ -174,6 +174,16 @@ describe('SCIM Users', () => {
     );
     expect(page.body).toMatchObject({ totalResults: 3, startIndex: 2, itemsPerPage: 1 });
     expect(page.body.Resources.map((u) => u.userName)).toEqual([names[1]]);
+    const only = await scim<ListResponse<Record<string, unknown>>>(
+      'GET',
+      `/Users?filter=${encodeURIComponent(`userName eq "${names[0]}"`)}&attributes=userName`,
+    );
+    expect(Object.keys(only.body.Resources[0]!).sort()).toEqual(['id', 'schemas', 'userName']);
+    const counted = await scim<ListResponse<ScimUser>>(
+      'GET',
+      `/Users?filter=${encodeURIComponent(`externalId eq "${externalId}"`)}&count=0`,
+    );
+    expect(counted.body).toMatchObject({ totalResults: 3, itemsPerPage: 0, Resources: [] });
     const bad = await scim('GET', `/Users?filter=${encodeURIComponent('userName co "a"')}`);
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ schemas: [ERROR], status: '400', scimType: 'invalidFilter' });
@@ -240,6 +250,16 @@ describe('SCIM Users', () => {
     expect(new Date(replaced.body.meta.lastModified).getTime()).toBeGreaterThanOrEqual(
       new Date(replaced.body.meta.created).getTime(),
     );
+  });
+
+  it('refuses a body that is not JSON with 400 invalidSyntax', async () => {
+    const res = await fetch(`${api.url}/scim/v2/Users`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${SCIM_TOKEN}`, 'content-type': 'application/scim+json' },
+      body: '{"userName": ',
+    });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ schemas: [ERROR], status: '400', scimType: 'invalidSyntax' });
   });
 
   it('deletes a user (204, then 404), freeing its userName', async () => {
