@@ -120,6 +120,20 @@ describe('the login page', () => {
     expect(csrf).toBe('csrf-123');
   });
 
+  it('brings the login page back when a later call answers 401 (the session ended)', async () => {
+    answer('GET /api/agent-server/auth/config', ok(CONFIG));
+    let live = true;
+    answer('GET /api/agent-server/auth/session', () => (live ? ok(SESSION) : failure(401, 'Unauthorized')));
+    answer('GET /api/agent-server/projects', failure(401, 'Unauthorized'));
+    renderGate();
+    await screen.findByTestId('pages');
+    live = false;
+    const { api } = await import('../src/api/client.js');
+    await api.GET('/api/agent-server/projects');
+    expect(await screen.findByRole('button', { name: 'Sign in' })).toBeTruthy();
+    expect(screen.queryByTestId('pages')).toBeNull();
+  });
+
   it('keeps open mode as it was: no login page, straight to the pages', async () => {
     answer('GET /api/agent-server/auth/config', ok({ ...CONFIG, mode: 'open' }));
     renderGate();
