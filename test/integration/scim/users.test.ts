@@ -97,14 +97,18 @@ describe('SCIM credential', () => {
     }
   });
 
-  it('is not served in open mode without SCIM_TOKEN', async () => {
+  it('is served in open mode only once SCIM_TOKEN is set, and then behind it', async () => {
     const open = await startTestApi({ AUTH_MODE: 'open' });
+    const openWithToken = await startTestApi({ AUTH_MODE: 'open', SCIM_TOKEN });
     try {
-      const res = await scimClient(open.url, undefined)('GET', '/Users');
-      expect(res.status).toBe(404);
-      expect(res.body).toMatchObject({ schemas: [ERROR], status: '404' });
+      const absent = await scimClient(open.url, undefined)('GET', '/Users');
+      expect(absent.status).toBe(404);
+      expect(absent.body).toMatchObject({ schemas: [ERROR], status: '404' });
+      expect((await scimClient(openWithToken.url, undefined)('GET', '/Users')).status).toBe(401);
+      expect((await scimClient(openWithToken.url, SCIM_TOKEN)('GET', '/Users')).status).toBe(200);
     } finally {
       await open.close();
+      await openWithToken.close();
     }
   });
 });
