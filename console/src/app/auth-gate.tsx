@@ -81,9 +81,13 @@ export function AuthGate({ children }: { children: ReactNode }) {
         }}
         onSetup={async (v) => {
           await authApi.setup(v);
-          await authApi.login({ user_name: v.user_name, password: v.password });
           await client.invalidateQueries({ queryKey: ['auth', 'config'] });
-          await signIn();
+          // Setup signs the new owner in; a server that did not is asked to.
+          await signIn().catch(async (e: unknown) => {
+            if (!(e instanceof ApiError && e.status === 401)) throw e;
+            await authApi.login({ user_name: v.user_name, password: v.password });
+            await signIn();
+          });
         }}
       />
     );
