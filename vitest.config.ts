@@ -29,6 +29,8 @@ export default defineConfig({
           include: ['console/test/**/*.test.tsx'],
           environment: 'jsdom',
           setupFiles: ['console/test/setup.ts'],
+          // A form rendered in jsdom takes seconds on a loaded 2-core machine; vitest's 5 s default flakes there.
+          testTimeout: 20_000,
         },
       },
     ],
