@@ -14,7 +14,7 @@ const HOW = '(POST /api/agent-server/auth/setup or the console)';
 export async function announceSetupToken(db: Db, config: Config, logger: Logger): Promise<void> {
   if (config.auth.mode !== 'users' || (await hasUsers(db))) return;
   if (config.auth.setupToken) {
-    logger.warn(`no users yet: create the first owner with the setup token AUTH_SETUP_TOKEN ${HOW}`);
+    logger.warn(`no users yet: create the first owner with AUTH_SETUP_TOKEN as the setup token ${HOW}`);
     return;
   }
   const token = await issueSetupToken(db);

@@ -160,3 +160,34 @@ describe('users mode: setup, login, logout', () => {
     });
   });
 });
+
+describe('users mode: a fixed setup token, behind https', () => {
+  let env: UsersModeApi;
+  const SETUP = 'a-setup-token-chosen-by-the-operator';
+
+  beforeAll(async () => {
+    env = await startUsersModeApi('auth_fixed', {
+      AUTH_SETUP_TOKEN: SETUP,
+      PUBLIC_URL: 'https://agents.example.test',
+      ALLOWED_HOSTS: '127.0.0.1',
+    });
+  });
+  afterAll(async () => {
+    await env?.close();
+  });
+
+  it('takes AUTH_SETUP_TOKEN (never printing it) and sets a Secure cookie', async () => {
+    expect(env.api.logs.text).toContain('AUTH_SETUP_TOKEN');
+    expect(env.api.logs.text).not.toContain(SETUP);
+    expect(env.api.logs.text).not.toMatch(/ags_setup_/);
+    const browser = new Browser(env.api);
+    const res = await browser.request('POST', '/api/agent-server/auth/setup', {
+      setup_token: SETUP,
+      user_name: 'root',
+      password: PASSWORD,
+    });
+    expect(res.status).toBe(200);
+    expect(browser.lastSetCookie[0]).toMatch(/; HttpOnly; SameSite=Lax; Secure$/);
+    expect((await browser.request('GET', '/api/agent-server/auth/session')).status).toBe(200);
+  });
+});
