@@ -1,7 +1,7 @@
 import type { Context, Middleware, Next } from 'koa';
 import { auditScope, recordAudit } from '../../core/audit/audit-log.js';
 import type { Db } from '../../core/db/knex.js';
-import type { RegisteredRoute } from './api-router.js';
+import type { RegisteredRoute } from './route-spec.js';
 import type { ProjectLocator } from './project-of.js';
 
 /**

@@ -2,7 +2,7 @@ import type { Context, Middleware, Next } from 'koa';
 import { ForbiddenError } from '../../core/errors.js';
 import { allows } from '../../core/auth/roles.js';
 import type { Principal } from '../../core/auth/principal.js';
-import type { RegisteredRoute } from './api-router.js';
+import type { RegisteredRoute } from './route-spec.js';
 import type { AuthDeps } from './authenticate.js';
 import { projectOf } from './project-of.js';
 

@@ -27,7 +27,10 @@ export function parseGroupRoles(raw: string | undefined, problems: string[]): Re
     );
     return {};
   }
-  const { value, error } = groupRolesSchema.validate(parsed) as { value: unknown; error?: Joi.ValidationError };
+  const { value, error } = groupRolesSchema.validate(parsed) as {
+    value: unknown;
+    error?: Joi.ValidationError;
+  };
   if (error) {
     problems.push(`AUTH_GROUP_ROLES: ${error.message}`);
     return {};
