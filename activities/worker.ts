@@ -31,6 +31,7 @@ import { loadSandboxConfig, type SandboxConfig } from './sandbox/sandbox-config.
 import { SandboxReaper } from './sandbox/sandbox-reaper.js';
 import type { SandboxManager } from './sandbox/sandbox-manager.js';
 import { pruneAuditEvents } from '../core/audit/audit-events.js';
+import { pruneExpiredSignIns } from '../core/auth/housekeeping.js';
 
 const require = createRequire(import.meta.url);
 
@@ -173,8 +174,8 @@ export async function startWorker(
     maxHeartbeatThrottleInterval: '400 ms',
   });
   // Housekeeping: stream events of long-finished runs, ended webhook deliveries (one replica
-  // prunes each at a time), budget reservations of workers that died, expired memory store items, and
-  // audit events older than AUDIT_RETENTION_DAYS.
+  // prunes each at a time), budget reservations of workers that died, expired memory store items,
+  // audit events older than AUDIT_RETENTION_DAYS, and expired console sessions and sign-in flows.
   const runEvents = new RunEventsRepository(db);
   const deliveries = new WebhooksRepository(db);
   const reservations = new BudgetsRepository(db);
@@ -194,6 +195,9 @@ export async function startWorker(
       .catch((err: unknown) => logger.warn({ err }, 'expired memory store items prune failed'));
     void pruneAuditEvents(db, config.auth.auditRetentionDays).catch((err: unknown) =>
       logger.warn({ err }, 'audit events retention prune failed'),
+    );
+    void pruneExpiredSignIns(db).catch((err: unknown) =>
+      logger.warn({ err }, 'expired console sessions prune failed'),
     );
   };
   const pruneTimer = setInterval(pruneRunEventsNow, config.session.runEventsPruneIntervalMs);
