@@ -6,7 +6,14 @@ import { createFirstOwner, hasUsers, isSetupToken } from '../../core/auth/first-
 import { verifyPassword } from '../../core/auth/passwords.js';
 import type { Principal } from '../../core/auth/principal.js';
 import type { OrgRole, ProjectRole } from '../../core/auth/roles.js';
-import { ConflictError, UnauthorizedError, ValidationError } from '../../core/errors.js';
+import {
+  AppError,
+  ConflictError,
+  STATUS_MESSAGES,
+  UnauthorizedError,
+  ValidationError,
+} from '../../core/errors.js';
+import { loginRetryAfter } from '../../core/auth/login-throttle.js';
 import type { LoginBody, SetupBody } from '../schemas/auth.schemas.js';
 import { auditOrigin } from './audit-origin.js';
 import { endSession, startSession } from './sessions.js';
@@ -100,6 +107,19 @@ export class AuthService {
    */
   async login(ctx: Context, body: LoginBody): Promise<SignedIn> {
     this.usersModeOnly();
+    const wait = await loginRetryAfter(
+      this.db,
+      this.config.auth.loginThrottle,
+      body.user_name,
+      ctx.ip || undefined,
+    );
+    if (wait > 0) {
+      ctx.set('Retry-After', String(wait));
+      throw new AppError(429, STATUS_MESSAGES[429]!, {
+        reason: `too many failed sign-ins: try again in ${wait} s`,
+        retry_after_seconds: wait,
+      });
+    }
     const row = await this.db('users')
       .whereRaw('lower(user_name) = lower(?)', [body.user_name])
       .first<UserRow | undefined>('*');

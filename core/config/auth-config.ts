@@ -66,6 +66,10 @@ export function authConfig(v: Record<string, unknown>, groupRoles: Record<string
             buttonLabel: v.OIDC_BUTTON_LABEL as string,
             jit: v.OIDC_JIT as boolean,
           },
+    loginThrottle: {
+      maxFailures: v.AUTH_LOGIN_MAX_FAILURES as number,
+      windowSeconds: v.AUTH_LOGIN_FAILURE_WINDOW_SECONDS as number,
+    },
     auditRetentionDays: v.AUDIT_RETENTION_DAYS as number,
   };
 }

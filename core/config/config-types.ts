@@ -229,6 +229,12 @@ export interface AuthConfig {
         jit: boolean;
       }
     | undefined;
+  /**
+   * AUTH_LOGIN_MAX_FAILURES within AUTH_LOGIN_FAILURE_WINDOW_SECONDS: failed
+   * password sign-ins for one user name (ten times that from one address)
+   * before further attempts are refused with 429 until the window has passed.
+   */
+  loginThrottle: { maxFailures: number; windowSeconds: number };
   /** AUDIT_RETENTION_DAYS: audit events older than this are deleted (default 365). */
   auditRetentionDays: number;
 }

@@ -80,6 +80,8 @@ export const envSchema = Joi.object({
   OIDC_GROUPS_CLAIM: Joi.string().max(200).default('groups'),
   OIDC_BUTTON_LABEL: Joi.string().max(100).default('Sign in with SSO'),
   OIDC_JIT: Joi.boolean().truthy('1', 'yes', 'on').falsy('0', 'no', 'off').default(true),
+  AUTH_LOGIN_MAX_FAILURES: Joi.number().integer().min(1).max(10_000).default(10),
+  AUTH_LOGIN_FAILURE_WINDOW_SECONDS: Joi.number().integer().min(1).max(86_400).default(900),
   AUDIT_RETENTION_DAYS: Joi.number().min(0.001).max(36_500).default(365),
   // Also where authorization servers send people back (/oauth/callback): no query or fragment.
   PUBLIC_URL: Joi.string()
