@@ -65,6 +65,8 @@ export async function recordAudit(db: Db, event: AuditInput): Promise<void> {
 /** Keys whose values are secrets, whatever object they sit in: their value is replaced. */
 const SECRET_KEY =
   /(^|_)(password|secret|token|api_key|apikey|authorization|cookie|client_secret|private_key|credentials?)(_|$)/i;
+/** Named like a secret but shown to people anyway: a token's first characters, how they tell tokens apart. */
+const SHOWN_KEY = /^(token|key)_prefix$/i;
 /** Columns holding a secret in another form (sealed, digested): left out altogether, not even "[redacted]". */
 const SEALED_KEY = /_(enc|hash)$/i;
 
@@ -85,7 +87,7 @@ export function redactForAudit(value: unknown): unknown {
     for (const [k, v] of Object.entries(value)) {
       if (SEALED_KEY.test(k)) continue;
       if (v === null || v === undefined) out[k] = v;
-      else if (SECRET_KEY.test(k)) out[k] = REDACTED;
+      else if (SECRET_KEY.test(k) && !SHOWN_KEY.test(k)) out[k] = REDACTED;
       else if (/^headers$/i.test(k)) out[k] = redactHeaderValues(v);
       else out[k] = redactForAudit(v);
     }
