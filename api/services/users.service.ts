@@ -47,15 +47,17 @@ export class UsersService {
     const passwordHash = body.password ? await hashPassword(body.password) : null;
     let row: UserRow;
     try {
-      [row] = (await this.db('users')
-        .insert({
-          user_name: body.user_name,
-          display_name: body.display_name || null,
-          email: body.email ?? null,
-          org_role: body.org_role,
-          password_hash: passwordHash,
-        })
-        .returning('*')) as [UserRow];
+      row = (
+        await this.db('users')
+          .insert({
+            user_name: body.user_name,
+            display_name: body.display_name || null,
+            email: body.email ?? null,
+            org_role: body.org_role,
+            password_hash: passwordHash,
+          })
+          .returning('*')
+      )[0]!;
     } catch (err) {
       if (isUniqueViolation(err)) throw userNameTaken();
       throw err;
@@ -92,7 +94,7 @@ export class UsersService {
       if (body.org_role !== undefined) changes.org_role = body.org_role;
       if (body.active !== undefined) changes.active = body.active;
       if (passwordHash !== undefined) changes.password_hash = passwordHash;
-      const [row] = (await trx('users').where({ id }).update(changes).returning('*')) as [UserRow];
+      const row: UserRow = (await trx('users').where({ id }).update(changes).returning('*'))[0]!;
       // A deactivated user is signed out everywhere; a password set by someone else ends the old sessions too.
       if (deactivated || (passwordHash !== undefined && actor.userId !== id)) await endUserSessions(trx, id);
       return { before: userView(current), after: userView(row) };

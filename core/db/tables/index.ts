@@ -93,6 +93,8 @@ export * from './run-input-requests.js';
 export * from './crons.js';
 // store-items.ts registers its table with Knex itself.
 export * from './store-items.js';
+// users.ts registers users mode's tables with Knex itself.
+export * from './users.js';
 
 declare module 'knex/types/tables.js' {
   interface Tables {
