@@ -1,27 +1,10 @@
 import type { Knex } from 'knex';
 import type { Db } from '../db/knex.js';
 import { deleteInChunks } from '../db/prune.js';
+import type { DbAuditEvent } from '../db/tables/users.js';
 
-/** One row of the audit log, as the API shows it. */
-export interface AuditEvent {
-  id: string;
-  at: Date;
-  actor_type: string;
-  actor_id: string | null;
-  actor_name: string | null;
-  action: string;
-  resource_type: string | null;
-  resource_id: string | null;
-  project_id: string | null;
-  method: string | null;
-  path: string | null;
-  status: number | null;
-  ip: string | null;
-  user_agent: string | null;
-  before: unknown;
-  after: unknown;
-  details: unknown;
-}
+/** One row of the audit log, as the API shows it: the table's row as it is. */
+export type AuditEvent = DbAuditEvent;
 
 /** What a list of the audit log is narrowed to; `action` ending in `*` is a prefix (`agent.*`). */
 export interface AuditFilter {
